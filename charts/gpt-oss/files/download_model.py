@@ -1,0 +1,48 @@
+"""Download the pinned model revision into the cache volume, once.
+
+Idempotent: when the marker of this revision exists the script exits at once, before
+installing anything; the marker is written only after snapshot_download returns.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+model_id = os.environ["MODEL_ID"]
+revision = os.environ["MODEL_REVISION"]
+model_dir = os.environ["MODEL_DIR"]
+marker = os.environ["MARKER"]
+ignore_patterns = json.loads(os.environ["IGNORE_PATTERNS"])
+pip_packages = os.environ.get("PIP_PACKAGES", "").split()
+
+if os.path.exists(marker):
+    print(f"{model_id}@{revision} is already complete ({marker}); nothing to do", flush=True)
+    sys.exit(0)
+
+if pip_packages:
+    print(f"installing {' '.join(pip_packages)}", flush=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--user", "--no-cache-dir", *pip_packages],
+        check=True,
+    )
+    import site
+
+    sys.path.insert(0, site.getusersitepackages())
+
+from huggingface_hub import snapshot_download  # noqa: E402  (installed just above)
+
+print(f"downloading {model_id}@{revision} to {model_dir}, skipping {ignore_patterns}", flush=True)
+started = time.monotonic()
+snapshot_download(
+    repo_id=model_id,
+    revision=revision,
+    local_dir=model_dir,
+    # Two CLI --exclude flags mis-parse and fill the PVC with original/ and metal/ copies.
+    ignore_patterns=ignore_patterns,
+    token=os.environ.get("HF_TOKEN") or None,
+)
+with open(marker + ".tmp", "w") as out:
+    json.dump({"model": model_id, "revision": revision, "finished": int(time.time())}, out)
+os.replace(marker + ".tmp", marker)
+print(f"done in {time.monotonic() - started:.0f}s; wrote {marker}", flush=True)

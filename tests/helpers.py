@@ -1,0 +1,141 @@
+"""Render the chart with Helm's own engine (helm-python-sdk, Helm v4 Go SDK) and parse the result."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+import helm_python
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CHART_DIR = REPO_ROOT / "charts" / "gpt-oss"
+VALUES_DIR = REPO_ROOT / "values"
+OVERLAYS = sorted(path.name for path in VALUES_DIR.glob("*.yaml"))
+RELEASE_NAME = "gpt-oss"
+NAMESPACE = "llm"
+
+
+class ChartRenderError(Exception):
+    """Helm refused the values or a template failed; the message is Helm's."""
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    """Merge like Helm's -f files: maps merge key by key, anything else replaces."""
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def load_values(values_files: Iterable[str | os.PathLike] = (), values: dict | None = None) -> dict:
+    """The user-supplied values of `helm install -f F1 -f F2 --set-json ...`, in that order."""
+    merged: dict[str, Any] = {}
+    for values_file in values_files:
+        path = Path(values_file)
+        if not path.is_absolute() and not path.exists():
+            path = VALUES_DIR / path
+        merged = deep_merge(merged, yaml.safe_load(path.read_text()) or {})
+    return deep_merge(merged, values or {})
+
+
+_chart_cache: dict[str, helm_python.Chart] = {}
+
+
+def load_chart(chart_dir: Path = CHART_DIR) -> helm_python.Chart:
+    key = str(chart_dir)
+    if key not in _chart_cache:
+        _chart_cache[key] = helm_python.Chart.load(chart_dir)
+    return _chart_cache[key]
+
+
+def render_manifests(values_files=(), values=None, name=RELEASE_NAME, namespace=NAMESPACE) -> dict[str, str]:
+    """Template path -> rendered text, NOTES.txt included; raises ChartRenderError with Helm's message."""
+    try:
+        return load_chart().render(load_values(values_files, values), name=name, namespace=namespace,
+                                   is_install=True)
+    except helm_python.HelmError as error:
+        raise ChartRenderError(str(error)) from error
+
+
+def render_chart(values_files=(), values=None, show_only: Iterable[str] | None = None,
+                 name=RELEASE_NAME, namespace=NAMESPACE) -> list[dict]:
+    """Render like `helm template` and return the parsed objects.
+
+    show_only: template paths relative to the chart, e.g. ["templates/dynamographdeployment.yaml"].
+    """
+    manifests = render_manifests(values_files, values, name=name, namespace=namespace)
+    wanted = None if show_only is None else {f"{CHART_DIR.name}/{path}" for path in show_only}
+    if wanted is not None and not wanted <= manifests.keys():
+        raise ChartRenderError(f"no such template(s): {sorted(wanted - manifests.keys())}")
+    objects = []
+    for path in sorted(manifests):
+        if not path.endswith(".yaml") or (wanted is not None and path not in wanted):
+            continue
+        objects.extend(doc for doc in yaml.safe_load_all(manifests[path]) if doc)
+    return objects
+
+
+def render_notes(values_files=(), values=None) -> str:
+    return render_manifests(values_files, values)[f"{CHART_DIR.name}/templates/NOTES.txt"]
+
+
+def find(objects: list[dict], kind: str, name: str | None = None) -> dict:
+    """The one object of that kind (and name); fails loudly when absent or ambiguous."""
+    matches = [o for o in objects if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)]
+    assert len(matches) == 1, f"expected one {kind} {name or ''}, found {[o['metadata']['name'] for o in matches]}"
+    return matches[0]
+
+
+def flag_value(argv: list[str], flag: str) -> str:
+    """The value after `flag` in an argument list (the flag must appear exactly once)."""
+    assert argv.count(flag) == 1, f"{flag} appears {argv.count(flag)} times in {argv}"
+    return argv[argv.index(flag) + 1]
+
+
+def dgd_workers(dgd: dict) -> dict[str, dict]:
+    """Worker components of a DynamoGraphDeployment as {component name: normalized view}, either API version.
+
+    The view has: gpus (per replica), replicas, env (name -> value or valueFrom), args, engine_file,
+    pod_spec, main (the main container).
+    """
+    workers = {}
+    if dgd["apiVersion"] == "nvidia.com/v1beta1":
+        for component in dgd["spec"]["components"]:
+            if component.get("type") == "frontend":
+                continue
+            pod = component["podTemplate"]["spec"]
+            main = next(c for c in pod["containers"] if c["name"] == "main")
+            workers[component["name"]] = {
+                "type": component["type"],
+                "replicas": component["replicas"],
+                "gpus": int(main["resources"]["limits"]["nvidia.com/gpu"]),
+                "env": {e["name"]: e.get("value", e.get("valueFrom")) for e in main.get("env", [])},
+                "args": main["args"],
+                "pod_spec": pod,
+                "main": main,
+            }
+    else:
+        for name, service in dgd["spec"]["services"].items():
+            if service["componentType"] == "frontend":
+                continue
+            pod = service["extraPodSpec"]
+            workers[name] = {
+                "type": service.get("subComponentType", "worker"),
+                "replicas": service["replicas"],
+                "gpus": int(service["resources"]["limits"]["gpu"]),
+                "env": {e["name"]: e.get("value", e.get("valueFrom")) for e in service.get("envs", [])},
+                "args": pod["mainContainer"]["args"],
+                "pod_spec": pod,
+                "main": pod["mainContainer"],
+            }
+    return workers
+
+
+def dump(obj: Any) -> str:
+    return json.dumps(obj, indent=1, sort_keys=True)
