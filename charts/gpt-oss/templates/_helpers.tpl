@@ -452,3 +452,50 @@ args:
   - {{ int .Values.frontend.httpPort | quote }}
 securityContext: {{ toYaml .Values.securityContext.container | nindent 2 }}
 {{- end }}
+
+{{/*
+Sizing warnings: configurations that render and run, but badly. Uses FACTS.md's KV formula
+(18*L*1024*b + 18*min(L,128)*1024*b bytes per sequence of L tokens) and GPU memory, and the sizing
+assumptions in values (sizing.*). Returns a YAML list of sentences.
+Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
+*/}}
+{{- define "gpt-oss.warnings" -}}
+{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $bench := .Values.benchmark }}
+{{- $sizing := .Values.sizing }}
+{{- $concurrency := int $plan.benchmark.concurrency }}
+{{- $isl := int $bench.inputTokensMean }}
+{{- $osl := int $bench.outputTokensMean }}
+{{- $warnings := list }}
+{{- $slots := int (include "gpt-oss.decodeSlots" $plan) }}
+{{- if gt $concurrency $slots }}
+{{- $parts := list }}
+{{- range $plan.roles }}{{ if ne .mode "prefill" }}{{ $parts = append $parts (printf "workers.%s: maxBatchSize %d x %d attention-DP ranks x %d replicas" .key (int (get $.Values.workers .key).maxBatchSize) (int .attentionDpRanks) (int .replicas)) }}{{ end }}{{ end }}
+{{- $warnings = append $warnings (printf "benchmark concurrency %d exceeds the %d decode slots (%s): %d requests will queue and inflate TTFT" $concurrency $slots (join "; " $parts) (sub $concurrency $slots)) }}
+{{- end }}
+{{- range $plan.roles }}
+{{- if ne .mode "prefill" }}
+{{- $role := get $.Values.workers .key }}
+{{- $kvDtype := get (get (default dict $role.engine) "kv_cache_config" | default dict) "dtype" | default "auto" }}
+{{- $bytesPerValue := ternary 1 2 (eq $kvDtype "fp8") }}
+{{- $tokens := add $isl $osl }}
+{{- $perSequence := mul 18 1024 $bytesPerValue (add $tokens (min $tokens 128)) }}
+{{- $needGiB := divf (mul $perSequence $concurrency) 1073741824.0 }}
+{{- $gpuGiB := divf (int $gpu.memoryMiB) 1024.0 }}
+{{- $weightsGiB := divf $sizing.weightsGiB (int .gpusPerReplica) }}
+{{- $freeGiB := mulf (subf $gpuGiB $weightsGiB) $role.freeGpuMemoryFraction (int .gpus) }}
+{{- if gt $needGiB $freeGiB }}
+{{- $warnings = append $warnings (printf "KV cache too small for the benchmark on workers.%s: %d sequences of %d tokens need %.0f GiB of %s KV cache, but %d %s GPUs keep about %.0f GiB (free_gpu_memory_fraction %v of the memory left after %.1f GiB of weights per GPU); requests will be evicted or queue" .key $concurrency $tokens $needGiB (ternary "fp8" "bf16" (eq $kvDtype "fp8")) (int .gpus) $.Values.gpu.type $freeGiB $role.freeGpuMemoryFraction $weightsGiB) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $prefillGpus := 0 }}
+{{- range $plan.roles }}{{ if ne .mode "decode" }}{{ $prefillGpus = add $prefillGpus .gpus }}{{ end }}{{ end }}
+{{- $prefillRate := divf (mul $prefillGpus (int $sizing.prefillTokensPerSecondPerGpu)) $isl }}
+{{- $neededRate := divf (mul $concurrency 1000) (mul $osl (int $sizing.interTokenLatencyMs)) }}
+{{- if lt (mulf $prefillRate 2) $neededRate }}
+{{- $warnings = append $warnings (printf "prefill-bound: %d prefill GPUs serve about %.1f requests/s of %d tokens, but %d users finishing %d tokens at %d ms/token need about %.0f requests/s; expect TTFT to grow while requests queue for prefill (add prefill GPUs or replicas)" $prefillGpus $prefillRate $isl $concurrency $osl (int $sizing.interTokenLatencyMs) $neededRate) }}
+{{- end }}
+{{- toYaml $warnings }}
+{{- end }}

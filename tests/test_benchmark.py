@@ -1,0 +1,136 @@
+"""The AIPerf benchmark: concurrency and request math, traffic shape, and that it only runs on demand."""
+import pytest
+
+from tests.helpers import OVERLAYS, find, flag_value, render_chart
+
+BENCHMARK = "templates/tests/job-benchmark.yaml"
+
+# overlay -> (GPUs counted, concurrency, requests), FACTS.md "The four deployment targets".
+EXPECTED = {
+    "agg.yaml": (4, 3600, 36000),
+    "disagg-k8s.yaml": (5, 1536, 15360),
+    "8xb200-single-node.yaml": (8, 256, 6144),
+    "2xh100-truss.yaml": (2, 16, 150),
+}
+# overlay -> (ISL, OSL)
+TRAFFIC = {
+    "agg.yaml": ("128", "1000"),
+    "disagg-k8s.yaml": ("8192", "1024"),
+    "8xb200-single-node.yaml": ("32000", "256"),
+    "2xh100-truss.yaml": ("4000", "1000"),
+}
+
+
+def benchmark_job(values_files, values=None):
+    return find(render_chart(values_files, values, show_only=[BENCHMARK]), "Job")
+
+
+def aiperf_args(job):
+    return job["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def test_should_cover_every_overlay():
+    assert sorted(EXPECTED) == OVERLAYS == sorted(TRAFFIC)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+class TestBenchmarkNumbers:
+    def test_should_put_the_final_concurrency_and_request_count_on_the_command_line(self, overlay):
+        _, concurrency, requests = EXPECTED[overlay]
+        args = aiperf_args(benchmark_job([overlay]))
+        assert flag_value(args, "--concurrency") == str(concurrency)
+        assert flag_value(args, "--request-count") == str(requests)
+
+    def test_should_show_the_numbers_as_annotations(self, overlay):
+        gpus, concurrency, requests = EXPECTED[overlay]
+        annotations = benchmark_job([overlay])["metadata"]["annotations"]
+        assert annotations["gpt-oss/benchmark-gpus"] == str(gpus)
+        assert annotations["gpt-oss/benchmark-concurrency"] == str(concurrency)
+        assert annotations["gpt-oss/benchmark-request-count"] == str(requests)
+
+    def test_should_tell_the_summary_how_many_requests_to_expect(self, overlay):
+        _, _, requests = EXPECTED[overlay]
+        env = {e["name"]: e["value"] for e in benchmark_job([overlay])["spec"]["template"]["spec"]["containers"][0]["env"]}
+        assert env["EXPECTED_REQUESTS"] == str(requests)
+
+    def test_should_use_the_target_traffic_shape(self, overlay):
+        args = aiperf_args(benchmark_job([overlay]))
+        isl, osl = TRAFFIC[overlay]
+        assert flag_value(args, "--synthetic-input-tokens-mean") == isl
+        assert flag_value(args, "--output-tokens-mean") == osl
+        assert args[:2] == ["aiperf", "profile"]
+        assert flag_value(args, "--model") == "openai/gpt-oss-120b"
+        assert flag_value(args, "--endpoint-type") == "chat"
+        assert flag_value(args, "--endpoint") == "/v1/chat/completions"
+        assert "--streaming" in args
+        assert "ignore_eos:true" in args
+        assert flag_value(args, "--url") == "http://gpt-oss-frontend.llm.svc:8000"
+
+
+class TestBenchmarkDerivation:
+    def test_should_count_five_gpus_for_disagg_without_the_published_total(self):
+        args = aiperf_args(benchmark_job(["disagg-k8s.yaml"], {"benchmark": {"concurrency": None}}))
+        assert flag_value(args, "--concurrency") == "1280"
+        assert flag_value(args, "--request-count") == "12800"
+
+    def test_should_take_a_gpu_count_from_values(self):
+        args = aiperf_args(benchmark_job(["disagg-k8s.yaml"], {"benchmark": {"concurrency": None, "gpuCount": 6}}))
+        assert flag_value(args, "--concurrency") == "1536"
+        assert flag_value(args, "--request-count") == "15360"
+
+    def test_should_follow_the_topology_when_replicas_change(self):
+        args = aiperf_args(benchmark_job(["agg.yaml"], {"workers": {"worker": {"replicas": 2}}}))
+        assert flag_value(args, "--concurrency") == "7200"
+        assert flag_value(args, "--request-count") == "72000"
+
+    def test_should_take_an_explicit_request_count(self):
+        args = aiperf_args(benchmark_job(["agg.yaml"], {"benchmark": {"requestCount": 500}}))
+        assert flag_value(args, "--request-count") == "500"
+
+    def test_should_pass_the_8xb200_published_flags(self):
+        args = aiperf_args(benchmark_job(["8xb200-single-node.yaml"]))
+        assert flag_value(args, "--warmup-request-count") == "1000"
+        assert flag_value(args, "--num-dataset-entries") == "8000"
+        assert flag_value(args, "--random-seed") == "100"
+        assert flag_value(args, "--synthetic-input-tokens-stddev") == "0"
+        assert flag_value(args, "--output-tokens-stddev") == "0"
+        extra = [args[i + 1] for i, a in enumerate(args) if a == "--extra-inputs"]
+        assert extra == ["max_tokens:256", "min_tokens:256", "ignore_eos:true", '{"nvext":{"ignore_eos":true}}']
+
+    def test_should_leave_out_unset_optional_flags(self):
+        args = aiperf_args(benchmark_job(["agg.yaml"]))
+        for flag in ("--warmup-request-count", "--num-dataset-entries", "--random-seed",
+                     "--synthetic-input-tokens-stddev"):
+            assert flag not in args
+
+
+class TestBenchmarkSafety:
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_render_the_benchmark_as_an_on_demand_test_hook(self, overlay):
+        job = benchmark_job([overlay])
+        assert job["metadata"]["annotations"]["helm.sh/hook"] == "test"
+        assert "argocd.argoproj.io/sync-wave" not in job["metadata"]["annotations"]
+        assert job["spec"]["backoffLimit"] == 0
+
+    def test_should_not_render_when_disabled(self):
+        assert render_chart(["agg.yaml"], {"benchmark": {"enabled": False}}, show_only=[BENCHMARK]) == []
+
+    def test_should_run_unprivileged_with_the_safe_port_range_sysctl(self):
+        pod = benchmark_job(["agg.yaml"])["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["sysctls"] == [{"name": "net.ipv4.ip_local_port_range", "value": "1024 65000"}]
+        assert pod["containers"][0]["securityContext"]["allowPrivilegeEscalation"] is False
+
+    def test_should_wait_for_the_model_and_keep_artifacts_on_the_cache(self):
+        container = benchmark_job(["agg.yaml"])["spec"]["template"]["spec"]["containers"][0]
+        env = {e["name"]: e["value"] for e in container["env"]}
+        assert container["command"] == ["bash", "/opt/gpt-oss/scripts/benchmark.sh"]
+        assert env["ARTIFACTS_ROOT"] == "/model-cache/perf"
+        assert env["READY_TIMEOUT_SECONDS"] == "3600"
+        assert {"name": "model-cache", "mountPath": "/model-cache"} in container["volumeMounts"]
+
+    def test_should_use_the_dynamo_image_unless_another_is_given(self):
+        image = lambda job: job["spec"]["template"]["spec"]["containers"][0]["image"]  # noqa: E731
+        assert image(benchmark_job(["agg.yaml"])) == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.2.1"
+        other = {"benchmark": {"image": {"repository": "example.com/aiperf", "tag": "0.13.0"}}}
+        assert image(benchmark_job(["agg.yaml"], other)) == "example.com/aiperf:0.13.0"

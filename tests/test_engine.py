@@ -1,0 +1,123 @@
+"""TensorRT-LLM engine configs per role, against FACTS.md, and only with real TensorRT-LLM keys."""
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from tests.helpers import OVERLAYS, REPO_ROOT, dgd_workers, find, render_chart
+
+# The whole extra-engine-args YAML of each role, as FACTS.md lists it (flags folded into keys:
+# --tensor-parallel-size -> tensor_parallel_size, --free-gpu-memory-fraction ->
+# kv_cache_config.free_gpu_memory_fraction, ...).
+EXPECTED_ENGINE = {
+    "agg.yaml": {
+        "worker": {
+            "tensor_parallel_size": 4, "moe_expert_parallel_size": 4, "pipeline_parallel_size": 1,
+            "enable_attention_dp": True, "max_batch_size": 800,
+            "cuda_graph_config": {"max_batch_size": 800, "enable_padding": True},
+            "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.9},
+            "stream_interval": 20, "moe_config": {"backend": "CUTLASS"},
+        },
+    },
+    "disagg-k8s.yaml": {
+        "prefill": {
+            "tensor_parallel_size": 1, "moe_expert_parallel_size": 1, "pipeline_parallel_size": 1,
+            "max_batch_size": 64, "max_num_tokens": 20000, "max_seq_len": 9000,
+            "disable_overlap_scheduler": True, "enable_attention_dp": False,
+            "kv_cache_config": {"dtype": "fp8", "enable_block_reuse": False, "free_gpu_memory_fraction": 0.8},
+            "cuda_graph_config": {"enable_padding": True, "max_batch_size": 30},
+            "cache_transceiver_config": {"backend": "UCX", "max_tokens_in_buffer": 9216},
+            "moe_config": {"backend": "TRTLLM"}, "stream_interval": 20, "print_iter_log": True,
+            "trust_remote_code": True,
+        },
+        "decode": {
+            "tensor_parallel_size": 4, "moe_expert_parallel_size": 1, "pipeline_parallel_size": 1,
+            "max_batch_size": 1280, "max_num_tokens": 20000, "max_seq_len": 11000,
+            "disable_overlap_scheduler": False, "enable_attention_dp": False,
+            "kv_cache_config": {"dtype": "fp8", "enable_block_reuse": False, "free_gpu_memory_fraction": 0.85},
+            "cuda_graph_config": {"enable_padding": True, "max_batch_size": 1280},
+            "cache_transceiver_config": {"backend": "UCX", "max_tokens_in_buffer": 9216},
+            "moe_config": {"backend": "TRTLLM"}, "stream_interval": 20, "print_iter_log": True,
+            "trust_remote_code": True, "allreduce_strategy": "AUTO",
+            "attention_dp_config": {"enable_balance": True},
+        },
+    },
+    "8xb200-single-node.yaml": {
+        "prefill": {
+            "tensor_parallel_size": 4, "moe_expert_parallel_size": 4, "pipeline_parallel_size": 1,
+            "enable_attention_dp": False, "enable_chunked_prefill": True, "disable_overlap_scheduler": True,
+            "moe_config": {"backend": "CUTLASS"}, "cache_transceiver_config": {"backend": "UCX"},
+            "cuda_graph_config": {"max_batch_size": 32, "enable_padding": True},
+            "max_num_tokens": 20000, "max_batch_size": 32,
+            "kv_cache_config": {"free_gpu_memory_fraction": 0.9},
+        },
+        "decode": {
+            "tensor_parallel_size": 4, "moe_expert_parallel_size": 4, "pipeline_parallel_size": 1,
+            "enable_attention_dp": True, "disable_overlap_scheduler": False,
+            "moe_config": {"backend": "CUTLASS"}, "cache_transceiver_config": {"backend": "UCX"},
+            "cuda_graph_config": {"max_batch_size": 128, "enable_padding": True},
+            "max_num_tokens": 16384, "max_batch_size": 128,
+            "kv_cache_config": {"free_gpu_memory_fraction": 0.9},
+        },
+    },
+    "2xh100-truss.yaml": {
+        "worker": {
+            "tensor_parallel_size": 2, "moe_expert_parallel_size": 2, "pipeline_parallel_size": 1,
+            "enable_attention_dp": False, "max_batch_size": 64, "max_seq_len": 98304,
+            "enable_chunked_prefill": True, "max_num_tokens": 8192,
+            "cuda_graph_config": {"enable_padding": True},
+            "kv_cache_config": {"free_gpu_memory_fraction": 0.8, "enable_block_reuse": True},
+            "moe_config": {"backend": "TRITON"}, "disable_overlap_scheduler": True,
+        },
+    },
+}
+
+
+def engine_configs(overlay):
+    configmap = find(render_chart([overlay], show_only=["templates/configmap-engine.yaml"]), "ConfigMap")
+    return {name.removesuffix(".yaml"): yaml.safe_load(text) for name, text in configmap["data"].items()}
+
+
+def test_should_cover_every_overlay():
+    assert sorted(EXPECTED_ENGINE) == OVERLAYS
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+class TestEngineConfig:
+    def test_should_write_the_facts_engine_settings_per_role(self, overlay):
+        assert engine_configs(overlay) == EXPECTED_ENGINE[overlay]
+
+    def test_should_point_each_worker_at_its_own_engine_file(self, overlay):
+        dgd = find(render_chart([overlay]), "DynamoGraphDeployment")
+        files = {w["args"][w["args"].index("--extra-engine-args") + 1] for w in dgd_workers(dgd).values()}
+        assert files == {f"/engine/{role}.yaml" for role in EXPECTED_ENGINE[overlay]}
+
+    def test_should_use_only_tensorrt_llm_keys(self, overlay, shared_dir):
+        fields = json.loads((shared_dir / "trtllm" / "llmargs-fields.json").read_text())["fields"]
+        nested = {"cuda_graph_config": "CudaGraphConfig", "moe_config": "MoeConfig",
+                  "kv_cache_config": "KvCacheConfig", "cache_transceiver_config": "CacheTransceiverConfig",
+                  "attention_dp_config": "AttentionDpConfig"}
+        for role, config in engine_configs(overlay).items():
+            assert set(config) <= set(fields["LlmArgs"]), (role, set(config) - set(fields["LlmArgs"]))
+            for key, config_class in nested.items():
+                assert set(config.get(key, {})) <= set(fields[config_class]), (role, key)
+
+
+class TestEngineKeyList:
+    def test_should_carry_the_same_key_list_as_the_source(self, shared_dir, tmp_path):
+        """The chart's copy (templates/_trtllm-fields.tpl) must match trtllm/llmargs-fields.json."""
+        target = REPO_ROOT / "charts" / "gpt-oss" / "templates" / "_trtllm-fields.tpl"
+        before = target.read_text()
+        try:
+            subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "sync-trtllm-fields.py"),
+                            str(shared_dir / "trtllm" / "llmargs-fields.json")], check=True, capture_output=True)
+            assert target.read_text() == before, "run ci/sync-trtllm-fields.py and commit the result"
+        finally:
+            target.write_text(before)
+
+    def test_should_not_know_enable_mixed_sampler(self):
+        text = (REPO_ROOT / "charts" / "gpt-oss" / "templates" / "_trtllm-fields.tpl").read_text()
+        assert "  - enable_attention_dp\n" in text
+        assert "enable_mixed_sampler" not in text

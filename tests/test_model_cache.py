@@ -1,0 +1,104 @@
+"""The model cache: a PVC that outlives the release, and an idempotent, pinned download Job."""
+import json
+
+import pytest
+
+from tests.helpers import OVERLAYS, find, render_chart
+
+PVC = "templates/persistentvolumeclaim.yaml"
+JOB = "templates/job-model-download.yaml"
+
+
+def download_job(values=None):
+    return find(render_chart(["agg.yaml"], values, show_only=[JOB]), "Job")
+
+
+def env_of(job):
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+
+
+class TestModelCachePvc:
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_keep_the_pvc_on_uninstall(self, overlay):
+        pvc = find(render_chart([overlay], show_only=[PVC]), "PersistentVolumeClaim")
+        assert pvc["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+        assert pvc["spec"]["accessModes"] == ["ReadWriteMany"]
+
+    def test_should_take_size_class_and_access_mode_from_values(self):
+        values = {"modelCache": {"size": "300Gi", "storageClassName": "fast-nfs", "accessMode": "ReadWriteOnce"}}
+        spec = find(render_chart(["agg.yaml"], values, show_only=[PVC]), "PersistentVolumeClaim")["spec"]
+        assert spec == {"accessModes": ["ReadWriteOnce"], "storageClassName": "fast-nfs",
+                        "resources": {"requests": {"storage": "300Gi"}}}
+
+    def test_should_reuse_an_existing_claim_everywhere(self):
+        objects = render_chart(["disagg-k8s.yaml"], {"modelCache": {"existingClaim": "shared-gpt-oss"}})
+        assert not [o for o in objects if o["kind"] == "PersistentVolumeClaim"]
+        claims = {v["persistentVolumeClaim"]["claimName"] for v in _volumes(objects) if "persistentVolumeClaim" in v}
+        assert claims == {"shared-gpt-oss"}
+
+
+def _volumes(objects):
+    for obj in objects:
+        if obj["kind"] == "Job":
+            yield from obj["spec"]["template"]["spec"]["volumes"]
+        if obj["kind"] == "DynamoGraphDeployment":
+            for component in obj["spec"]["components"]:
+                yield from component["podTemplate"]["spec"].get("volumes", [])
+
+
+class TestDownloadJob:
+    def test_should_download_the_pinned_revision_without_original_and_metal(self):
+        env = env_of(download_job())
+        assert env["MODEL_ID"] == "openai/gpt-oss-120b"
+        assert env["MODEL_REVISION"] == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
+        assert json.loads(env["IGNORE_PATTERNS"]) == ["original/*", "metal/*"]
+        assert env["MODEL_DIR"] == "/model-cache/openai/gpt-oss-120b"
+        assert env["MARKER"] == "/model-cache/openai/gpt-oss-120b/.download-complete-b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
+
+    def test_should_pin_image_and_huggingface_hub(self):
+        job = download_job()
+        assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "docker.io/library/python:3.12.8-slim-bookworm"
+        assert env_of(job)["PIP_PACKAGES"] == "huggingface_hub==0.35.3"
+
+    def test_should_read_the_optional_token_by_reference(self):
+        env = env_of(download_job())
+        assert env["HF_TOKEN"] == {"secretKeyRef": {"name": "hf-token-secret", "key": "HF_TOKEN", "optional": True}}
+
+    def test_should_pass_no_token_when_no_secret_is_named(self):
+        assert "HF_TOKEN" not in env_of(download_job({"huggingface": {"tokenSecret": {"name": ""}}}))
+
+    @pytest.mark.parametrize("transfer,expected,absent", [
+        ("xet", {"HF_XET_HIGH_PERFORMANCE": "1"}, ["HF_HUB_ENABLE_HF_TRANSFER"]),
+        ("hf_transfer", {"HF_HUB_ENABLE_HF_TRANSFER": "1", "HF_HUB_DISABLE_XET": "1"}, ["HF_XET_HIGH_PERFORMANCE"]),
+        ("default", {}, ["HF_XET_HIGH_PERFORMANCE", "HF_HUB_ENABLE_HF_TRANSFER"]),
+    ])
+    def test_should_set_the_chosen_transfer_backend(self, transfer, expected, absent):
+        env = env_of(download_job({"modelCache": {"download": {"transfer": transfer}}}))
+        assert expected.items() <= env.items()
+        assert not set(absent) & env.keys()
+
+    def test_should_install_hf_transfer_only_when_chosen(self):
+        env = env_of(download_job({"modelCache": {"download": {"transfer": "hf_transfer"}}}))
+        assert env["PIP_PACKAGES"] == "huggingface_hub==0.35.3 hf_transfer==0.1.9"
+
+    def test_should_rename_the_job_when_what_it_runs_changes(self):
+        """Job pod templates are immutable: an upgrade creates a new Job instead of patching."""
+        first = download_job()["metadata"]["name"]
+        assert first == download_job()["metadata"]["name"]
+        changed = download_job({"modelCache": {"download": {"image": {"tag": "3.12.9-slim-bookworm"}}}})
+        assert changed["metadata"]["name"] != first
+        assert first.startswith("gpt-oss-model-download-")
+
+    def test_should_prefer_nodes_without_gpus(self):
+        affinity = download_job()["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
+        term = affinity["preferredDuringSchedulingIgnoredDuringExecution"][0]["preference"]["matchExpressions"][0]
+        assert term == {"key": "nvidia.com/gpu.present", "operator": "NotIn", "values": ["true"]}
+
+    def test_should_not_render_when_disabled(self):
+        assert render_chart(["agg.yaml"], {"modelCache": {"download": {"enabled": False}}}, show_only=[JOB]) == []
+
+    def test_should_run_before_the_dgd_in_an_argo_cd_sync(self):
+        wave = lambda obj: int(obj["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])  # noqa: E731
+        pvc, dgd = (find(render_chart(["agg.yaml"], show_only=[path]), kind) for path, kind in
+                    ((PVC, "PersistentVolumeClaim"), ("templates/dynamographdeployment.yaml", "DynamoGraphDeployment")))
+        assert wave(pvc) < wave(download_job()) < wave(dgd)

@@ -1,0 +1,164 @@
+"""GPU counts, roles, quantization env and placement of each target, as FACTS.md gives them."""
+import pytest
+
+from tests.helpers import OVERLAYS, dgd_workers, find, render_chart
+
+API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+
+# overlay -> {component: (GPUs per pod, replicas)}, total GPUs, OVERRIDE_QUANT_ALGO (None = absent)
+EXPECTED = {
+    "agg.yaml": ({"TRTLLMWorker": (4, 1)}, 4, None),
+    "disagg-k8s.yaml": ({"TRTLLMPrefillWorker": (1, 1), "TRTLLMDecodeWorker": (4, 1)}, 5, "W4A8_MXFP4_MXFP8"),
+    "8xb200-single-node.yaml": ({"TRTLLMPrefillWorker": (4, 1), "TRTLLMDecodeWorker": (4, 1)}, 8, None),
+    "2xh100-truss.yaml": ({"TRTLLMWorker": (2, 1)}, 2, None),
+}
+
+
+def test_should_cover_every_overlay():
+    assert sorted(EXPECTED) == OVERLAYS
+
+
+def workers_of(overlay, api_version):
+    dgd = find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment")
+    assert dgd["apiVersion"] == api_version
+    return dgd, dgd_workers(dgd)
+
+
+@pytest.mark.parametrize("api_version", API_VERSIONS)
+@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+class TestGpus:
+    def test_should_request_the_gpus_of_each_role(self, overlay, api_version):
+        _, workers = workers_of(overlay, api_version)
+        roles, _, _ = EXPECTED[overlay]
+        assert {name: (w["gpus"], w["replicas"]) for name, w in workers.items()} == roles
+
+    def test_should_total_the_gpus_of_the_target(self, overlay, api_version):
+        dgd, workers = workers_of(overlay, api_version)
+        _, total, _ = EXPECTED[overlay]
+        assert sum(w["gpus"] * w["replicas"] for w in workers.values()) == total
+        assert dgd["metadata"]["annotations"]["gpt-oss/total-gpus"] == str(total)
+
+    def test_should_request_as_many_gpus_as_the_limit(self, overlay, api_version):
+        dgd, _ = workers_of(overlay, api_version)
+        if api_version.endswith("v1beta1"):
+            gpu, pods = "nvidia.com/gpu", [c["podTemplate"]["spec"]["containers"][0] for c in dgd["spec"]["components"]]
+        else:
+            gpu, pods = "gpu", list(dgd["spec"]["services"].values())
+        requested = [p["resources"] for p in pods if gpu in p["resources"].get("limits", {})]
+        assert requested and all(r["requests"][gpu] == r["limits"][gpu] for r in requested)
+
+
+@pytest.mark.parametrize("api_version", API_VERSIONS)
+@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+class TestQuantization:
+    def test_should_set_override_quant_algo_only_where_facts_put_it(self, overlay, api_version):
+        _, workers = workers_of(overlay, api_version)
+        _, _, quant = EXPECTED[overlay]
+        for name, worker in workers.items():
+            assert worker["env"].get("OVERRIDE_QUANT_ALGO") == quant, name
+
+    def test_should_keep_quantization_off_the_frontend(self, overlay, api_version):
+        dgd, _ = workers_of(overlay, api_version)
+        frontend = (next(c for c in dgd["spec"]["components"] if c["type"] == "frontend")["podTemplate"]["spec"]
+                    ["containers"][0] if api_version.endswith("v1beta1")
+                    else dgd["spec"]["services"]["Frontend"]["extraPodSpec"]["mainContainer"])
+        assert "OVERRIDE_QUANT_ALGO" not in str(frontend)
+
+    def test_should_set_the_recipe_worker_env(self, overlay, api_version):
+        _, workers = workers_of(overlay, api_version)
+        for worker in workers.values():
+            assert worker["env"]["TRTLLM_ENABLE_PDL"] == "1"
+            assert worker["env"]["TRT_LLM_DISABLE_LOAD_WEIGHTS_IN_PARALLEL"] == "True"
+
+
+class TestDisaggEnv:
+    def test_should_set_the_upstream_nccl_and_ompi_env_on_disagg_k8s(self):
+        _, workers = workers_of("disagg-k8s.yaml", "nvidia.com/v1beta1")
+        for worker in workers.values():
+            assert worker["env"]["NCCL_GRAPH_REGISTER"] == "0"
+            assert worker["env"]["OMPI_MCA_coll_ucc_enable"] == "0"
+
+
+class TestRoles:
+    @pytest.mark.parametrize("overlay,modes", [
+        ("agg.yaml", {"TRTLLMWorker": None}),
+        ("2xh100-truss.yaml", {"TRTLLMWorker": None}),
+        ("disagg-k8s.yaml", {"TRTLLMPrefillWorker": "prefill", "TRTLLMDecodeWorker": "decode"}),
+        ("8xb200-single-node.yaml", {"TRTLLMPrefillWorker": "prefill", "TRTLLMDecodeWorker": "decode"}),
+    ])
+    def test_should_pass_the_disaggregation_mode_of_each_role(self, overlay, modes):
+        _, workers = workers_of(overlay, "nvidia.com/v1beta1")
+        for name, mode in modes.items():
+            args = workers[name]["args"]
+            if mode is None:
+                assert "--disaggregation-mode" not in args
+            else:
+                assert args[args.index("--disaggregation-mode") + 1] == mode
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_serve_the_model_with_the_gpt_oss_parsers(self, overlay):
+        _, workers = workers_of(overlay, "nvidia.com/v1beta1")
+        for worker in workers.values():
+            args = worker["args"]
+            assert args[args.index("--served-model-name") + 1] == "openai/gpt-oss-120b"
+            assert args[args.index("--dyn-reasoning-parser") + 1] == "gpt_oss"
+            assert args[args.index("--dyn-tool-call-parser") + 1] == "harmony"
+            assert worker["main"]["command"] == ["python3", "-m", "dynamo.trtllm"]
+
+    def test_should_type_v1beta1_components_by_role(self):
+        dgd, _ = workers_of("disagg-k8s.yaml", "nvidia.com/v1beta1")
+        assert {c["name"]: c["type"] for c in dgd["spec"]["components"]} == {
+            "Frontend": "frontend", "TRTLLMPrefillWorker": "prefill", "TRTLLMDecodeWorker": "decode"}
+
+    def test_should_type_v1alpha1_services_as_worker_with_sub_type(self):
+        dgd, _ = workers_of("disagg-k8s.yaml", "nvidia.com/v1alpha1")
+        services = dgd["spec"]["services"]
+        assert services["TRTLLMPrefillWorker"]["componentType"] == "worker"
+        assert services["TRTLLMPrefillWorker"]["subComponentType"] == "prefill"
+        assert services["TRTLLMDecodeWorker"]["subComponentType"] == "decode"
+
+    def test_should_run_the_frontend_with_round_robin_on_port_8000(self):
+        dgd, _ = workers_of("agg.yaml", "nvidia.com/v1beta1")
+        frontend = next(c for c in dgd["spec"]["components"] if c["type"] == "frontend")
+        main = frontend["podTemplate"]["spec"]["containers"][0]
+        assert main["command"] == ["python3", "-m", "dynamo.frontend"]
+        assert main["args"] == ["--router-mode", "round-robin", "--http-port", "8000"]
+
+
+class TestPlacement:
+    @pytest.mark.parametrize("overlay,arch,product", [
+        ("agg.yaml", "arm64", "NVIDIA-GB200"),
+        ("disagg-k8s.yaml", "arm64", "NVIDIA-GB200"),
+        ("8xb200-single-node.yaml", "amd64", "NVIDIA-B200"),
+        ("2xh100-truss.yaml", "amd64", "NVIDIA-H100-80GB-HBM3"),
+    ])
+    def test_should_select_the_target_gpu_nodes(self, overlay, arch, product):
+        _, workers = workers_of(overlay, "nvidia.com/v1beta1")
+        for worker in workers.values():
+            assert worker["pod_spec"]["nodeSelector"] == {"kubernetes.io/arch": arch, "nvidia.com/gpu.product": product}
+
+    def test_should_put_both_8xb200_workers_on_one_node(self):
+        dgd, _ = workers_of("8xb200-single-node.yaml", "nvidia.com/v1beta1")
+        workers = [c for c in dgd["spec"]["components"] if c["type"] != "frontend"]
+        assert len(workers) == 2
+        for component in workers:
+            term = (component["podTemplate"]["spec"]["affinity"]["podAffinity"]
+                    ["requiredDuringSchedulingIgnoredDuringExecution"][0])
+            assert term["topologyKey"] == "kubernetes.io/hostname"
+            # Every worker pod matches the term itself, or the first of the pair could never schedule.
+            for other in workers:
+                assert term["labelSelector"]["matchLabels"].items() <= other["podTemplate"]["metadata"]["labels"].items()
+
+    @pytest.mark.parametrize("overlay", ["agg.yaml", "disagg-k8s.yaml", "2xh100-truss.yaml"])
+    def test_should_not_pin_other_targets_to_one_node(self, overlay):
+        _, workers = workers_of(overlay, "nvidia.com/v1beta1")
+        assert all("affinity" not in w["pod_spec"] for w in workers.values())
+
+    def test_should_hold_workers_until_the_model_is_downloaded(self):
+        _, workers = workers_of("agg.yaml", "nvidia.com/v1beta1")
+        init = workers["TRTLLMWorker"]["pod_spec"]["initContainers"][0]
+        script = init["command"][-1]
+        assert init["name"] == "wait-for-model"
+        assert ".download-complete-b5c939de8f754692c1647ca79fbf85e8c1e70f8a" in script
+        assert "echo \"waiting for $marker" in script
+

@@ -1,0 +1,51 @@
+"""Rendered objects against the upstream Dynamo CRD (both API versions) and the Kubernetes JSON schemas."""
+import copy
+
+import pytest
+
+from tests.helpers import OVERLAYS, find, render_chart
+from tests.schemas import KUBERNETES_VERSIONS, dgd_errors, kubernetes_errors
+
+API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+
+
+@pytest.mark.parametrize("api_version", API_VERSIONS)
+@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+class TestDynamoGraphDeploymentCrd:
+    def test_should_match_the_crd_of_its_api_version(self, overlay, api_version, shared_dir):
+        dgd = find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment")
+        assert dgd_errors(shared_dir, dgd) == []
+
+    def test_should_be_refused_under_the_other_api_version(self, overlay, api_version, shared_dir):
+        """The two versions differ in shape; a DGD relabelled to the other version must not pass."""
+        dgd = copy.deepcopy(find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment"))
+        dgd["apiVersion"] = next(v for v in API_VERSIONS if v != api_version)
+        assert dgd_errors(shared_dir, dgd)
+
+
+class TestCrdValidator:
+    def test_should_catch_a_misspelt_field(self, shared_dir):
+        dgd = copy.deepcopy(find(render_chart(["agg.yaml"]), "DynamoGraphDeployment"))
+        dgd["spec"]["components"][1]["sharedMemory"] = {"size": "80Gi"}
+        assert any("sharedMemory" in e for e in dgd_errors(shared_dir, dgd))
+
+    def test_should_catch_a_broken_cel_rule(self, shared_dir):
+        dgd = copy.deepcopy(find(render_chart(["agg.yaml"]), "DynamoGraphDeployment"))
+        dgd["spec"]["components"][1]["name"] = "frontend"
+        assert any("unique case-insensitively" in e for e in dgd_errors(shared_dir, dgd))
+
+
+@pytest.mark.parametrize("kubernetes_version", KUBERNETES_VERSIONS)
+@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+def test_should_render_core_objects_valid_for_kubernetes(overlay, kubernetes_version):
+    core = [o for o in render_chart([overlay]) if "/" not in o["apiVersion"] or o["apiVersion"].startswith("batch/")]
+    assert {o["kind"] for o in core} == {"ConfigMap", "PersistentVolumeClaim", "Job", "Pod"}
+    errors = {f"{o['kind']}/{o['metadata']['name']}": kubernetes_errors(o, kubernetes_version) for o in core}
+    assert not {k: v for k, v in errors.items() if v}
+
+
+def test_should_declare_the_kubernetes_range_it_validates(tmp_path):
+    from tests.helpers import CHART_DIR
+    import yaml
+    chart = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
+    assert chart["kubeVersion"] == f">={KUBERNETES_VERSIONS[0]}-0"
