@@ -1,0 +1,24 @@
+"""Argo CD compares renders: the chart must render the same bytes for the same values."""
+import re
+
+import pytest
+
+from tests.helpers import CHART_DIR, OVERLAYS, render_manifests
+
+FORBIDDEN = re.compile(r"\b(lookup|randAlphaNum|randAlpha|randNumeric|randAscii|randInt|uuidv4|now|date|dateInZone|"
+                       r"genCA|genPrivateKey|genSelfSignedCert|genSignedCert|htpasswd)\b")
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+def test_should_render_byte_identical_twice(overlay):
+    assert render_manifests([overlay]) == render_manifests([overlay])
+
+
+def test_should_use_no_cluster_random_or_time_functions():
+    offenders = []
+    for template in (CHART_DIR / "templates").rglob("*"):
+        if template.is_file():
+            for action in re.findall(r"\{\{(.*?)\}\}", template.read_text(), re.S):
+                if FORBIDDEN.search(re.sub(r'"[^"]*"', "", action)):
+                    offenders.append((template.name, action.strip()[:80]))
+    assert not offenders

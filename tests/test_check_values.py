@@ -1,0 +1,118 @@
+"""Cross-field rules (templates/_check-values.tpl): one negative test per message, and warnings."""
+import pytest
+
+from tests.helpers import OVERLAYS, ChartRenderError, render_chart, render_notes
+
+# (id, overlay, values, the exact text the user must see)
+REFUSALS = [
+    ("agg-and-disagg", "agg.yaml", {"workers": {"prefill": {"enabled": True}}},
+     "workers.worker.enabled is true together with workers.prefill.enabled=true / workers.decode.enabled=false: "
+     "choose aggregated (worker only) or disaggregated (prefill and decode)"),
+    ("no-role", "agg.yaml", {"workers": {"worker": {"enabled": False}}},
+     "no worker role is enabled: set workers.worker.enabled=true (aggregated) or workers.prefill.enabled=true "
+     "and workers.decode.enabled=true (disaggregated)"),
+    ("prefill-without-decode", "disagg-k8s.yaml", {"workers": {"decode": {"enabled": False}}},
+     "a disaggregated deployment needs both roles: workers.prefill.enabled=true, workers.decode.enabled=false; "
+     "enable both, or use workers.worker alone"),
+    ("gb200-on-amd64", "agg.yaml", {"gpu": {"nodeArch": "amd64"}},
+     "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=amd64; allowed: gpu.nodeArch=arm64"),
+    ("mxfp8-on-hopper", "2xh100-truss.yaml", {"workers": {"overrideQuantAlgo": "W4A8_MXFP4_MXFP8"}},
+     "workers.overrideQuantAlgo=W4A8_MXFP4_MXFP8 needs Blackwell GPUs, but gpu.type=H100; allowed: gpu.type B200 "
+     "or GB200, or workers.overrideQuantAlgo W4A16_MXFP4 (what Hopper runs) or empty"),
+    ("ep-not-dividing-tp", "agg.yaml", {"workers": {"worker": {"expertParallelSize": 8}}},
+     "workers.worker.expertParallelSize=8 must divide workers.worker.tensorParallelSize=4: the MoE layers split "
+     "the 4 tensor-parallel ranks into expert-parallel groups; allowed: a divisor of 4"),
+    ("attention-dp-at-tp1", "disagg-k8s.yaml", {"workers": {"prefill": {"attentionDP": True}}},
+     "workers.prefill.attentionDP=true needs workers.prefill.tensorParallelSize > 1 (attention-DP runs one batch "
+     "per tensor-parallel rank); set attentionDP=false or tensorParallelSize 2, 4 or 8"),
+    ("gpus-over-node", "agg.yaml", {"workers": {"worker": {"tensorParallelSize": 8, "expertParallelSize": 8}}},
+     "workers.worker needs 8 GPUs per pod (tensorParallelSize 8 x pipelineParallelSize 1), but a GB200 node has 4 "
+     "(gpu.perNode); allowed: at most 4 GPUs per pod"),
+    ("engine-key-derived", "agg.yaml", {"workers": {"worker": {"engine": {"max_batch_size": 512}}}},
+     "workers.worker.engine.max_batch_size is set by the chart from workers.worker.maxBatchSize; set that instead"),
+    ("engine-key-unknown", "2xh100-truss.yaml", {"workers": {"worker": {"engine": {"enable_mixed_sampler": True}}}},
+     "workers.worker.engine.enable_mixed_sampler is not a TensorRT-LLM engine key (LlmArgs of TensorRT-LLM 1.2/1.3), "
+     "so the worker would fail at start; allowed: model, tokenizer,"),
+    ("engine-nested-key-unknown", "agg.yaml", {"workers": {"worker": {"engine": {"moe_config": {"backends": "CUTLASS"}}}}},
+     "workers.worker.engine.moe_config.backends is not a key of moe_config; allowed: backend, max_num_tokens,"),
+    ("seq-len-decode", "disagg-k8s.yaml", {"workers": {"decode": {"maxSeqLen": 9000}}},
+     "benchmark.inputTokensMean=8192 + benchmark.outputTokensMean=1024 = 9216 tokens exceed "
+     "workers.decode.maxSeqLen=9000; raise workers.decode.maxSeqLen to at least 9216 or shorten the benchmark"),
+    ("seq-len-prefill", "disagg-k8s.yaml", {"benchmark": {"inputTokensMean": 9500}},
+     "benchmark.inputTokensMean=9500 = 9500 tokens exceed workers.prefill.maxSeqLen=9000; raise "
+     "workers.prefill.maxSeqLen to at least 9500 or shorten the benchmark"),
+    ("isl-over-max-num-tokens", "agg.yaml", {"benchmark": {"inputTokensMean": 9000}},
+     "benchmark.inputTokensMean=9000 exceeds workers.worker.maxNumTokens=8192 (the TensorRT-LLM default) and chunked "
+     "prefill is off: set workers.worker.engine.enable_chunked_prefill=true or raise workers.worker.maxNumTokens to at least 9000"),
+    ("no-kv-transfer-backend", "8xb200-single-node.yaml", {"workers": {"decode": {"engine": {"cache_transceiver_config": None}}}},
+     "workers.decode.engine.cache_transceiver_config.backend is not set: prefill and decode exchange the KV cache "
+     "through it; allowed: UCX, NIXL, MPI or DEFAULT"),
+    ("tag-not-semver", "agg.yaml", {"dynamo": {"image": {"tag": "sha256:0123abcd"}}},
+     "dynamo.image.tag=sha256:0123abcd is not a semantic version, so the Dynamo operator cannot tell the runtime "
+     "version: set dynamo.runtimeVersionOverride to the Dynamo version the image runs, e.g. 1.2.1"),
+]
+
+
+@pytest.mark.parametrize("overlay,values,message", [r[1:] for r in REFUSALS], ids=[r[0] for r in REFUSALS])
+def test_should_refuse_with_a_message_naming_the_keys(overlay, values, message):
+    with pytest.raises(ChartRenderError) as error:
+        render_chart([overlay], values)
+    assert message in str(error.value)
+
+
+def test_should_cover_every_fail_call_once():
+    from tests.helpers import CHART_DIR
+    source = (CHART_DIR / "templates" / "_check-values.tpl").read_text()
+    # The max_seq_len rule has two messages (prefill counts the prompt only), so one more case than calls.
+    assert source.count("{{- fail ") == len(REFUSALS) - 1
+
+
+class TestAcceptedAlternatives:
+    def test_should_accept_chunked_prefill_for_long_prompts(self):
+        values = {"benchmark": {"inputTokensMean": 9000},
+                  "workers": {"worker": {"engine": {"enable_chunked_prefill": True}}}}
+        assert render_chart(["agg.yaml"], values)
+
+    def test_should_accept_a_digest_with_a_runtime_version(self):
+        values = {"dynamo": {"image": {"tag": "sha256:0123abcd"}, "runtimeVersionOverride": "1.2.1"}}
+        dgd = next(o for o in render_chart(["agg.yaml"], values) if o["kind"] == "DynamoGraphDeployment")
+        main = dgd["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]
+        assert main["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime@sha256:0123abcd"
+        assert {c["runtimeVersionOverride"] for c in dgd["spec"]["components"]} == {"1.2.1"}
+
+    def test_should_accept_w4a16_on_hopper(self):
+        assert render_chart(["2xh100-truss.yaml"], {"workers": {"overrideQuantAlgo": "W4A16_MXFP4"}})
+
+
+class TestWarnings:
+    @pytest.mark.parametrize("overlay,expected", [
+        ("agg.yaml", "benchmark concurrency 3600 exceeds the 3200 decode slots"),
+        ("disagg-k8s.yaml", "benchmark concurrency 1536 exceeds the 1280 decode slots"),
+    ])
+    def test_should_warn_when_requests_will_queue(self, overlay, expected):
+        assert expected in render_notes([overlay])
+
+    @pytest.mark.parametrize("overlay", ["8xb200-single-node.yaml", "2xh100-truss.yaml"])
+    def test_should_not_warn_about_slots_when_they_suffice(self, overlay):
+        assert "decode slots" not in render_notes([overlay])
+
+    @pytest.mark.parametrize("overlay", ["disagg-k8s.yaml", "8xb200-single-node.yaml"])
+    def test_should_warn_about_prefill_bound_shapes(self, overlay):
+        assert "prefill-bound:" in render_notes([overlay])
+
+    @pytest.mark.parametrize("overlay", ["agg.yaml", "2xh100-truss.yaml"])
+    def test_should_not_call_short_prompt_targets_prefill_bound(self, overlay):
+        assert "prefill-bound" not in render_notes([overlay])
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_find_the_published_kv_cache_sufficient(self, overlay):
+        assert "KV cache too small" not in render_notes([overlay])
+
+    def test_should_warn_when_the_kv_cache_cannot_hold_the_benchmark(self):
+        notes = render_notes(["2xh100-truss.yaml"], {"benchmark": {"concurrency": 64, "inputTokensMean": 90000}})
+        assert "KV cache too small for the benchmark on workers.worker: 64 sequences of 91000 tokens" in notes
+
+    def test_should_count_fp8_kv_as_half_of_bf16(self):
+        # 5000 x 9216 tokens need ~802 GiB in fp8 (~1604 in bf16) against ~577 GiB on 4 GB200s.
+        notes = render_notes(["disagg-k8s.yaml"], {"benchmark": {"concurrency": 5000}})
+        assert "5000 sequences of 9216 tokens need 802 GiB of fp8 KV cache" in notes

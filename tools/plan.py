@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Render one target with the chart and print what it would deploy.
+
+usage: python tools/plan.py values/agg.yaml [more values files] [--set-json '{"benchmark": {"concurrency": null}}']
+       [--api-version nvidia.com/v1alpha1]
+
+Everything printed is read back from the rendered manifests (not from the values), so the plan
+shows exactly what `helm install` would create.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.helpers import ChartRenderError, dgd_workers, find, render_manifests  # noqa: E402
+
+
+def plan(values_files: list[str], values: dict) -> str:
+    manifests = render_manifests(values_files, values)
+    objects = [doc for path, text in sorted(manifests.items()) if path.endswith(".yaml")
+               for doc in yaml.safe_load_all(text) if doc]
+    dgd = find(objects, "DynamoGraphDeployment")
+    engine = find(objects, "ConfigMap", f"{dgd['metadata']['name']}-engine")["data"]
+    lines = [f"DynamoGraphDeployment {dgd['metadata']['name']} ({dgd['apiVersion']}), "
+             f"{dgd['metadata']['annotations']['gpt-oss/total-gpus']} GPUs in total"]
+    for name, worker in dgd_workers(dgd).items():
+        selector = ", ".join(f"{k}={v}" for k, v in worker["pod_spec"].get("nodeSelector", {}).items())
+        same_node = " (all workers on one node)" if "podAffinity" in worker["pod_spec"].get("affinity", {}) else ""
+        quant = worker["env"].get("OVERRIDE_QUANT_ALGO", "checkpoint default")
+        engine_file = worker["args"][worker["args"].index("--extra-engine-args") + 1].rsplit("/", 1)[-1]
+        lines += [
+            f"  {name} [{worker['type']}]: {worker['replicas']} pod(s) x {worker['gpus']} GPU(s) on nodes {selector}{same_node}",
+            f"    image {worker['main']['image']}, quantization {quant}",
+            f"    engine ({engine_file}): " + json.dumps(yaml.safe_load(engine[engine_file]), sort_keys=True),
+        ]
+    jobs = [o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-benchmark")]
+    if jobs:
+        args = jobs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+        annotations = jobs[0]["metadata"]["annotations"]
+        lines.append(f"  Benchmark ({annotations['gpt-oss/benchmark-gpus']} GPUs counted): concurrency "
+                     f"{annotations['gpt-oss/benchmark-concurrency']}, {annotations['gpt-oss/benchmark-request-count']} "
+                     f"requests; runs only with `helm test --filter name={jobs[0]['metadata']['name']}`")
+        lines.append("    " + " ".join(args))
+    notes = manifests.get("gpt-oss/templates/NOTES.txt", "")
+    warnings = [line.strip()[2:] for line in notes.split("WARNINGS", 1)[-1].splitlines()
+                if line.strip().startswith("- ")] if "WARNINGS" in notes else []
+    lines += [f"  WARNING: {w}" for w in warnings] or ["  No sizing warnings."]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("values_files", nargs="+")
+    parser.add_argument("--set-json", default="{}", help="extra values as JSON (null removes a key)")
+    parser.add_argument("--api-version", help="dynamo.apiVersion to render")
+    args = parser.parse_args(argv)
+    values = json.loads(args.set_json)
+    if args.api_version:
+        values.setdefault("dynamo", {})["apiVersion"] = args.api_version
+    try:
+        print(plan(args.values_files, values))
+    except ChartRenderError as error:
+        print(f"refused: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
