@@ -1,0 +1,142 @@
+"""examples/argocd: one Application per overlay, and sync waves that download before serving."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.helpers import CHART_DIR, OVERLAYS, REPO_ROOT, VALUES_DIR, dump, find, render_chart
+
+ARGOCD_DIR = REPO_ROOT / "examples" / "argocd"
+APPLICATIONS = sorted(path.name for path in ARGOCD_DIR.glob("*.yaml"))
+WAVE = "argocd.argoproj.io/sync-wave"
+HOOK = "helm.sh/hook"
+
+
+def load_application(name: str) -> dict:
+    return yaml.safe_load((ARGOCD_DIR / name).read_text())
+
+
+def value_files(app: dict) -> list[Path]:
+    """The Application's value files, resolved the way Argo CD does: relative to the chart path."""
+    source = app["spec"]["source"]
+    return [(REPO_ROOT / source["path"] / entry).resolve() for entry in source["helm"]["valueFiles"]]
+
+
+def release_name(app: dict) -> str:
+    # Argo CD's Helm release name is the Application name unless helm.releaseName says otherwise.
+    return app["spec"]["source"]["helm"].get("releaseName", app["metadata"]["name"])
+
+
+def application_for(overlay: str) -> dict:
+    apps = [load_application(name) for name in APPLICATIONS
+            if (VALUES_DIR / overlay).resolve() in value_files(load_application(name))]
+    assert len(apps) == 1, f"{overlay}: expected one Application using it, found {len(apps)}"
+    return apps[0]
+
+
+def render_as_argocd(overlay: str) -> list[dict]:
+    """What Argo CD renders for the overlay's Application: its value files, release name and namespace."""
+    app = application_for(overlay)
+    return render_chart([str(path) for path in value_files(app)], name=release_name(app),
+                        namespace=app["spec"]["destination"]["namespace"])
+
+
+def synced(objects: list[dict]) -> list[dict]:
+    """The objects a sync applies: everything but helm hooks."""
+    return [o for o in objects if HOOK not in o["metadata"].get("annotations", {})]
+
+
+def wave(obj: dict) -> int:
+    # Argo CD's default wave is 0 for objects without the annotation.
+    return int(obj["metadata"].get("annotations", {}).get(WAVE, "0"))
+
+
+class TestApplications:
+    @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
+    def test_should_point_at_the_chart_and_an_existing_overlay(self, name):
+        app = load_application(name)
+        assert (app["apiVersion"], app["kind"]) == ("argoproj.io/v1alpha1", "Application")
+        source = app["spec"]["source"]
+        assert (REPO_ROOT / source["path"]).resolve() == CHART_DIR.resolve(), source["path"]
+        files = value_files(app)
+        assert files, f"{name}: no helm.valueFiles"
+        for path in files:
+            assert path.is_file(), f"{name}: value file {path} does not exist"
+            assert path.parent == VALUES_DIR.resolve(), f"{name}: {path} is not an overlay in values/"
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_have_one_application_per_overlay(self, overlay):
+        app = application_for(overlay)
+        # Named after the overlay, so the file tells which target it deploys.
+        assert app["metadata"]["name"] == f"gpt-oss-{Path(overlay).stem}"
+
+    @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
+    def test_should_create_the_namespace_and_apply_server_side(self, name):
+        spec = load_application(name)["spec"]
+        assert spec["destination"]["namespace"], f"{name}: no destination namespace"
+        options = spec["syncPolicy"]["syncOptions"]
+        for option in ("CreateNamespace=true", "ServerSideApply=true", "RespectIgnoreDifferences=true"):
+            assert option in options, f"{name}: {option} missing from {options}"
+
+    @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
+    def test_should_skip_helm_test_hooks(self, name):
+        # Belt and braces: Argo CD ignores test hooks, skipTests keeps them out of the render too.
+        assert load_application(name)["spec"]["source"]["helm"].get("skipTests") is True
+
+    @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
+    def test_should_ignore_the_fields_the_dynamo_operator_writes(self, name):
+        entries = [entry for entry in load_application(name)["spec"].get("ignoreDifferences", [])
+                   if (entry.get("group"), entry.get("kind")) == ("nvidia.com", "DynamoGraphDeployment")]
+        assert len(entries) == 1, f"{name}: expected one ignoreDifferences entry for the DGD"
+        paths = entries[0]["jqPathExpressions"]
+        for path in ('.metadata.annotations["nvidia.com/dynamo-operator-origin-version"]',
+                     '.metadata.annotations["nvidia.com/workload-provider"]',
+                     ".spec.components[]?.minAvailable"):
+            assert path in paths
+        # Ignoring replicas without an autoscaler would stop Git's replica changes from applying.
+        assert not any("replicas" in path for path in paths), paths
+
+
+class TestSyncWaves:
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_create_the_pvc_then_download_then_the_dgd(self, overlay):
+        objects = synced(render_as_argocd(overlay))
+        pvc, job, dgd = (find(objects, "PersistentVolumeClaim"), find(objects, "Job"),
+                         find(objects, "DynamoGraphDeployment"))
+        assert wave(pvc) < wave(job) < wave(dgd), dump([(o["kind"], wave(o)) for o in (pvc, job, dgd)])
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_create_configmaps_no_later_than_the_dgd(self, overlay):
+        objects = synced(render_as_argocd(overlay))
+        dgd_wave = wave(find(objects, "DynamoGraphDeployment"))
+        job_wave = wave(find(objects, "Job"))
+        configmaps = {o["metadata"]["name"]: wave(o) for o in objects if o["kind"] == "ConfigMap"}
+        scripts = [name for name in configmaps if name.endswith("-scripts")]
+        engine = [name for name in configmaps if name.endswith("-engine")]
+        assert len(scripts) == 1 and len(engine) == 1, configmaps
+        # The download Job mounts the scripts; the workers mount the engine config.
+        assert configmaps[scripts[0]] < job_wave, configmaps
+        assert configmaps[engine[0]] <= dgd_wave, configmaps
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_never_put_a_helm_test_hook_in_a_sync_wave(self, overlay):
+        # Rendered without skipTests, as an Argo CD that lacks the field would.
+        objects = render_as_argocd(overlay)
+        hooks = [o for o in objects if HOOK in o["metadata"].get("annotations", {})]
+        assert {o["metadata"]["annotations"][HOOK] for o in hooks} == {"test"}, dump(hooks)
+        assert any(o["kind"] == "Job" and o["metadata"]["name"].endswith("-benchmark") for o in hooks)
+        for obj in hooks:
+            annotations = obj["metadata"]["annotations"]
+            assert WAVE not in annotations, f"{obj['kind']} {obj['metadata']['name']} is a test hook with a wave"
+            # An Argo CD hook annotation would make Argo CD run it (and ignore every Helm hook).
+            assert not any(key.startswith("argocd.argoproj.io/hook") for key in annotations), annotations
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_keep_the_waves_with_monitoring_on(self, overlay):
+        objects = render_chart([overlay], {"monitoring": {"podMonitor": {"enabled": True},
+                                                          "dashboard": {"enabled": True}}})
+        dgd_wave = wave(find(objects, "DynamoGraphDeployment"))
+        monitors = [o for o in objects if o["kind"] == "PodMonitor"]
+        assert monitors and all(wave(o) >= dgd_wave for o in monitors)
