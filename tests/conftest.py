@@ -14,6 +14,11 @@ def pytest_addoption(parser):
         default=os.environ.get("GPT_OSS_SHARED_DIR", str(REPO_ROOT.parent / "shared")),
         help="folder with dynamo/crds and trtllm/llmargs-fields.json (env GPT_OSS_SHARED_DIR; default ../shared)",
     )
+    parser.addoption("--crd-source", default=None,
+                     help="cluster tier: folder with the Dynamo CRDs, or 'none' to rewrite the cluster's own "
+                          "(env GPT_OSS_CRD_SOURCE; default <shared-dir>/dynamo/crds)")
+    parser.addoption("--dynamo-operator", action="store_true", default=None,
+                     help="cluster tier: the Dynamo operator runs in the cluster (env GPT_OSS_DYNAMO_OPERATOR)")
 
 
 @pytest.fixture(scope="session")

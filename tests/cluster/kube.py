@@ -51,10 +51,6 @@ KIND_VALUES: dict[str, Any] = {
 }
 
 
-def env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
 def option(config, name: str, env: str, default: str = "") -> str:
     """A command-line option when tests/conftest.py registers it, else the environment variable."""
     try:

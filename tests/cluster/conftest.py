@@ -1,0 +1,184 @@
+"""Fixtures of the live-cluster tier (`pytest -m cluster`).
+
+The cluster is whatever --kubeconfig (an option of pytest-helm-charts) or KUBECONFIG points at.
+When none answers, every test skips with the one reason `cluster_access` gives. Settings that
+tests/conftest.py may register as options fall back to environment variables:
+  --crd-source / GPT_OSS_CRD_SOURCE          folder with the Dynamo CRDs; "none" rewrites the CRD the
+                                             cluster has; default <--shared-dir>/dynamo/crds
+  --dynamo-operator / GPT_OSS_DYNAMO_OPERATOR the Dynamo operator runs in the cluster (enables the
+                                             worker-placement checks, leaves the CRDs alone)
+"""
+from __future__ import annotations
+
+import random
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.cluster import kube
+from tests.helpers import CHART_DIR, OVERLAYS, RELEASE_NAME, deep_merge, load_chart, load_values
+
+CACHE_SIZE = yaml.safe_load((CHART_DIR / "values.yaml").read_text())["modelCache"]["size"]
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects anything
+def pytest_collection_modifyitems(config, items):
+    # Everything under tests/cluster belongs to the tier, whatever each module says.
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.cluster)
+
+
+NO_CLUSTER = "no Kubernetes cluster answers"
+
+
+@dataclass
+class ClusterAccess:
+    kubeconfig: Path
+    api_client: object
+
+
+@pytest.fixture(scope="session")
+def cluster_access(pytestconfig) -> ClusterAccess:  # PROBE_LINE
+    """The cluster, or one skip reason for the whole tier."""
+    pytest.importorskip("kubernetes", reason="the cluster tier needs `pip install -r requirements-test.txt`")
+    path = kube.kubeconfig_path(pytestconfig)
+    answer = kube.probe(path)
+    if isinstance(answer, str):
+        pytest.skip(f"{NO_CLUSTER} at {path}: {answer}")
+    return ClusterAccess(path, answer)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    # pytest reports a fixture's skip at each test; report the no-cluster skip once, at the probe.
+    report = yield
+    if report.skipped and isinstance(report.longrepr, tuple) and NO_CLUSTER in report.longrepr[2]:
+        report.longrepr = (__file__, PROBE_LINE, report.longrepr[2])
+    return report
+
+
+@pytest.fixture(scope="module")
+def kube_config(cluster_access) -> str:
+    """Overrides pytest-helm-charts' fixture: its `kube_cluster` then skips with ours instead of erroring."""
+    return str(cluster_access.kubeconfig)
+
+
+@pytest.fixture(scope="session")
+def k8s(cluster_access) -> kube.Kube:
+    return kube.Kube(cluster_access.api_client)
+
+
+@pytest.fixture(scope="session")
+def operator_present(pytestconfig) -> bool:
+    value = kube.option(pytestconfig, "dynamo_operator", "GPT_OSS_DYNAMO_OPERATOR")
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+@pytest.fixture
+def operator(operator_present):
+    """For checks that need the operator to turn the DGD into pods."""
+    if not operator_present:
+        pytest.skip("the Dynamo operator is not in the cluster, so no worker pods exist to check "
+                    "(set GPT_OSS_DYNAMO_OPERATOR=1 when it is; ci/kind-setup.sh --operator installs it)")
+
+
+@pytest.fixture(scope="session")
+def crd_source(pytestconfig) -> Path | None:
+    value = kube.option(pytestconfig, "crd_source", "GPT_OSS_CRD_SOURCE")
+    if value.lower() == "none":
+        return None
+    if value:
+        path = Path(value)
+        if not path.is_dir():
+            pytest.fail(f"--crd-source / GPT_OSS_CRD_SOURCE={value} is not a folder")
+        return path
+    try:
+        shared = Path(pytestconfig.getoption("--shared-dir"))
+    except ValueError:
+        return None
+    return shared / "dynamo" / "crds" if (shared / "dynamo" / "crds").is_dir() else None
+
+
+@pytest.fixture(scope="session", params=kube.API_VERSIONS, ids=[v.split("/")[1] for v in kube.API_VERSIONS])
+def dgd_api(request, cluster_access, crd_source, operator_present) -> str:
+    """The DGD apiVersion under test, with the CRD storing it (session-scoped: pytest runs every test of one
+    version before switching, so the CRD's storage version changes at most once per version)."""
+    crd = kube.DgdCrd(cluster_access.api_client, crd_source, operator_present)
+    reason = crd.prepare(request.param)
+    if reason:
+        pytest.skip(reason)
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def nodes(k8s) -> list[dict]:
+    return k8s.nodes()
+
+
+@pytest.fixture(params=OVERLAYS, ids=[o.removesuffix(".yaml") for o in OVERLAYS])
+def target(request) -> str:
+    return request.param
+
+
+class Release:
+    """One release of the chart in its own namespace, driven through helm-python-sdk."""
+
+    def __init__(self, kubeconfig: Path, namespace: str, api_version: str):
+        import helm_python
+        self.helm = helm_python.Config(kubeconfig_path=str(kubeconfig), namespace=namespace)
+        self.namespace = namespace
+        self.name = RELEASE_NAME
+        self.api_version = api_version
+
+    def values(self, overlay: str, extra: dict | None = None) -> dict:
+        base = deep_merge(kube.KIND_VALUES, {"dynamo": {"apiVersion": self.api_version}})
+        return load_values([overlay], deep_merge(base, extra or {}))
+
+    # wait="hookOnly": waiting on workloads would need kubelets and GPUs; the chart has no install hooks.
+    def install(self, overlay: str, extra: dict | None = None) -> dict:
+        return self.helm.install(load_chart(), self.name, self.values(overlay, extra), namespace=self.namespace,
+                                 timeout=180, wait="hookOnly")
+
+    def upgrade(self, overlay: str, extra: dict | None = None) -> dict:
+        return self.helm.upgrade(load_chart(), self.name, self.values(overlay, extra), namespace=self.namespace,
+                                 timeout=180, wait="hookOnly")
+
+    def uninstall(self) -> dict:
+        return self.helm.uninstall(self.name, timeout=180)
+
+    def manifest(self) -> list[dict]:
+        """The objects of the deployed revision (hooks are not in it)."""
+        return [doc for doc in yaml.safe_load_all(self.helm.status(self.name)["manifest"]) if doc]
+
+    def close(self) -> None:
+        self.helm.close()
+
+
+@pytest.fixture
+def namespace(namespace_factory_function_scope, k8s, request) -> str:
+    """A fresh namespace (pytest-helm-charts deletes it, and waits, after the test) and the cache PV for it."""
+    suffix = "".join(random.choices(string.ascii_lowercase + string.digits, k=6))
+    name = f"gpt-oss-{suffix}"
+    namespace_factory_function_scope(name, extra_metadata={"labels": {kube.TIER_LABEL: "cluster"}})
+    claim = f"{RELEASE_NAME}-model-cache"
+    volume = kube.model_cache_volume(name, claim, CACHE_SIZE)
+    k8s.core.create_persistent_volume(volume)
+    yield name
+    # Deleted before the namespace: pv-protection keeps it until the namespace's PVC is gone.
+    k8s.core.delete_persistent_volume(volume["metadata"]["name"])
+
+
+@pytest.fixture
+def release(cluster_access, namespace, dgd_api) -> Release:
+    release = Release(cluster_access.kubeconfig, namespace, dgd_api)
+    yield release
+    release.close()
+
+
+PROBE_LINE = next(number for number, line in enumerate(Path(__file__).read_text().splitlines(), 1)
+                  if line.endswith("# PROBE_LINE"))
