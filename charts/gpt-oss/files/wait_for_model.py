@@ -1,7 +1,9 @@
-"""Wait until the frontend lists the model on /v1/models.
+"""Wait until the frontend serves the model: listed on /v1/models, then a 1-token chat answers 200.
 
-/health answers 200 before any worker has registered, so readiness means the model is listed.
-Exits 1 with a message naming the URL and model when the timeout passes.
+/health answers 200 before any worker has registered, so it proves nothing. In a disaggregated
+deployment /v1/models lists the model as soon as the prefill worker registers, while chat requests
+still fail until a decode worker is up; hence the 1-token probe. Exits 1 with a message naming the
+URL and model when the timeout passes.
 """
 import json
 import os
@@ -21,12 +23,24 @@ def model_listed(base_url: str, model: str) -> bool:
     return model in listed
 
 
+def answers_chat(base_url: str, model: str) -> bool:
+    probe = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1, "stream": False}
+    request = urllib.request.Request(f"{base_url}/v1/chat/completions", data=json.dumps(probe).encode(),
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status == 200
+    except (OSError, ValueError) as error:
+        print(f"  listed, but a 1-token chat request fails yet: {error}", flush=True)
+        return False
+
+
 def wait_for_model(base_url: str, model: str, timeout_seconds: float, interval: float = 10.0) -> None:
     deadline = time.monotonic() + timeout_seconds
-    print(f"waiting up to {timeout_seconds:.0f}s for {base_url}/v1/models to list {model}", flush=True)
-    while not model_listed(base_url, model):
+    print(f"waiting up to {timeout_seconds:.0f}s for {base_url} to serve {model}", flush=True)
+    while not (model_listed(base_url, model) and answers_chat(base_url, model)):
         if time.monotonic() > deadline:
-            sys.exit(f"gave up after {timeout_seconds:.0f}s: {base_url}/v1/models never listed {model}; "
+            sys.exit(f"gave up after {timeout_seconds:.0f}s: {base_url} never served {model}; "
                      "check the worker pods (model load takes 15-30 min) and the frontend logs")
         time.sleep(interval)
     print(f"{model} is served at {base_url}", flush=True)
