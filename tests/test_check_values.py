@@ -47,6 +47,16 @@ REFUSALS = [
     ("no-kv-transfer-backend", "8xb200-single-node.yaml", {"workers": {"decode": {"engine": {"cache_transceiver_config": None}}}},
      "workers.decode.engine.cache_transceiver_config.backend is not set: prefill and decode exchange the KV cache "
      "through it; allowed: UCX, NIXL, MPI or DEFAULT"),
+    ("component-field-of-other-version", "agg.yaml", {"workers": {"componentFields": {"envFromSecret": "hf"}}},
+     "workers.componentFields.envFromSecret exists only in nvidia.com/v1alpha1 DynamoGraphDeployments, but "
+     "dynamo.apiVersion=nvidia.com/v1beta1; allowed here: minAvailable, compilationCache,"),
+    ("component-field-owned", "agg.yaml", {"workers": {"componentFields": {"sharedMemorySize": "1Gi"}}},
+     "workers.componentFields.sharedMemorySize is set by the chart for nvidia.com/v1beta1 components; "
+     "use the chart's own values instead"),
+    ("component-field-unknown", "agg.yaml",
+     {"dynamo": {"apiVersion": "nvidia.com/v1alpha1"}, "workers": {"componentFields": {"replica": 2}}},
+     "workers.componentFields.replica is not a nvidia.com/v1alpha1 component field this chart passes through; "
+     "allowed: minAvailable, envFromSecret,"),
     ("tag-not-semver", "agg.yaml", {"dynamo": {"image": {"tag": "sha256:0123abcd"}}},
      "dynamo.image.tag=sha256:0123abcd is not a semantic version, so the Dynamo operator cannot tell the runtime "
      "version: set dynamo.runtimeVersionOverride to the Dynamo version the image runs, e.g. 1.2.1"),
@@ -68,6 +78,20 @@ def test_should_cover_every_fail_call_once():
 
 
 class TestAcceptedAlternatives:
+    @pytest.mark.parametrize("api_version,fields", [
+        ("nvidia.com/v1beta1", {"scalingAdapter": {}, "compilationCache": {"pvcName": "trtllm-cache"}}),
+        ("nvidia.com/v1alpha1", {"scalingAdapter": {"enabled": True}, "envFromSecret": "hf-token-secret"}),
+    ])
+    def test_should_pass_component_fields_of_the_chosen_version(self, api_version, fields, shared_dir):
+        from tests.helpers import find
+        from tests.schemas import dgd_errors
+        values = {"dynamo": {"apiVersion": api_version}, "workers": {"componentFields": fields}}
+        dgd = find(render_chart(["disagg-k8s.yaml"], values), "DynamoGraphDeployment")
+        workers = (dgd["spec"]["components"][1:] if api_version.endswith("v1beta1")
+                   else [s for n, s in dgd["spec"]["services"].items() if n != "Frontend"])
+        assert len(workers) == 2 and all(fields.items() <= w.items() for w in workers)
+        assert dgd_errors(shared_dir, dgd) == []
+
     def test_should_accept_chunked_prefill_for_long_prompts(self):
         values = {"benchmark": {"inputTokensMean": 9000},
                   "workers": {"worker": {"engine": {"enable_chunked_prefill": True}}}}

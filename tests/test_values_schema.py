@@ -59,7 +59,8 @@ def test_should_describe_every_leaf():
 
 def test_should_close_every_object_but_declared_free_form_maps():
     free_form = {"global", "modelCache.download.affinity", "securityContext.pod", "securityContext.container",
-                 "workers.worker.engine", "workers.prefill.engine", "workers.decode.engine"}
+                 "workers.worker.engine", "workers.prefill.engine", "workers.decode.engine",
+                 "workers.componentFields"}
     def walk(node, path=""):
         if node.get("type") == "object":
             if node.get("additionalProperties") is True:

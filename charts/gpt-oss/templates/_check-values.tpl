@@ -91,6 +91,30 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- end }}
 {{- end }}
 
+{{- /* Extra component fields: only those of the chosen DGD API version, never the chart's own. */}}
+{{- $fieldsByVersion := dict
+  "nvidia.com/v1beta1" (dict
+    "owned" (list "name" "type" "replicas" "podTemplate" "sharedMemorySize" "runtimeVersionOverride")
+    "allowed" (list "minAvailable" "compilationCache" "modelRef" "scalingAdapter" "globalDynamoNamespace" "topologyConstraint" "providerOverride" "experimental"))
+  "nvidia.com/v1alpha1" (dict
+    "owned" (list "componentType" "subComponentType" "replicas" "resources" "sharedMemory" "envs" "volumeMounts" "extraPodSpec" "extraPodMetadata" "runtimeVersionOverride")
+    "allowed" (list "minAvailable" "envFromSecret" "annotations" "labels" "dynamoNamespace" "globalDynamoNamespace" "livenessProbe" "readinessProbe" "modelRef" "scalingAdapter" "ingress" "topologyConstraint" "providerOverride" "checkpoint" "gpuMemoryService" "failover")) }}
+{{- $api := .Values.dynamo.apiVersion }}
+{{- $other := ternary "nvidia.com/v1alpha1" "nvidia.com/v1beta1" (eq $api "nvidia.com/v1beta1") }}
+{{- $mine := get $fieldsByVersion $api }}
+{{- $theirs := get $fieldsByVersion $other }}
+{{- range $field, $_ := $w.componentFields }}
+{{- if has $field $mine.owned }}
+{{- fail (printf "workers.componentFields.%s is set by the chart for %s components; use the chart's own values instead" $field $api) }}
+{{- else if not (has $field $mine.allowed) }}
+{{- if or (has $field $theirs.owned) (has $field $theirs.allowed) }}
+{{- fail (printf "workers.componentFields.%s exists only in %s DynamoGraphDeployments, but dynamo.apiVersion=%s; allowed here: %s" $field $other $api (join ", " $mine.allowed)) }}
+{{- else }}
+{{- fail (printf "workers.componentFields.%s is not a %s component field this chart passes through; allowed: %s" $field $api (join ", " $mine.allowed)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{- /* Images: the DGD admission webhook needs a Dynamo version it can read. */}}
 {{- $tag := toString .Values.dynamo.image.tag }}
 {{- if and (not (regexMatch "^v?[0-9]+\\.[0-9]+\\.[0-9]+([-+.].*)?$" $tag)) (not .Values.dynamo.runtimeVersionOverride) }}

@@ -1,0 +1,201 @@
+"""Turn the chart's rendered objects into a plan of local processes for tests/e2e/stack.py.
+
+What comes from the render, unchanged: the frontend command; every worker role with its replica count,
+served model name, disaggregation mode and env; the scripts of the `<release>-scripts` ConfigMap; the
+smoke-test Pod's command and env; the benchmark Job's command, args and env. What the test adds is what
+the Dynamo operator and the kubelet would otherwise provide:
+  - discovery: `--discovery-backend file` on every Dynamo process (the operator wires etcd or the
+    Kubernetes API instead), `--http-host 127.0.0.1` on the frontend;
+  - the scripts volume: the container path of the mount is mapped to a local folder holding the
+    ConfigMap's files (the only substitution made in a rendered command);
+  - an environment: per-run HOME, TMPDIR and file-discovery root, loopback-only Dynamo networking,
+    the venv's bin first on PATH; env entries that reference Secrets (valueFrom) are left out, as a
+    missing optional Secret would leave them.
+Each worker becomes `dynamo.mocker` (a GPU-free engine simulator) through mocker_args().
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.helpers import RELEASE_NAME, dgd_workers, find
+
+SCRIPTS_MOUNT_VOLUME = "scripts"
+FRONTEND_PORT = 18000
+FIRST_SYSTEM_PORT = 18100  # one Dynamo system (metrics) port per mocker process
+
+# How each dynamo.trtllm flag the chart renders maps onto dynamo.mocker. A flag missing here makes
+# mocker_args() fail, so a new chart flag needs a decision (keep, rename or drop) in this table.
+KEPT_FLAGS = frozenset({"--model-path", "--disaggregation-mode"})
+RENAMED_FLAGS = {"--served-model-name": "--model-name"}
+# The mocker rejects these (argparse exit 2), or reads --extra-engine-args as its own JSON.
+DROPPED_FLAGS = frozenset({"--extra-engine-args", "--dyn-reasoning-parser", "--dyn-tool-call-parser"})
+MOCKER_FLAGS = ["--discovery-backend", "file", "--speedup-ratio", "0"]
+
+# Loopback-only networking of every Dynamo process (the ZMQ event sockets still bind 0.0.0.0,
+# hence the private network namespace stack.py runs in).
+LOOPBACK_ENV = {
+    "DYN_TCP_RPC_HOST": "127.0.0.1",
+    "DYN_TCP_RESPONSE_STREAM_HOST": "lo",  # an interface name; an address fails
+    "DYN_SDK_DISABLE_ANSI_LOGGING": "1",
+    "NO_COLOR": "1",
+}
+
+
+class UnknownWorkerFlag(ValueError):
+    """The rendered worker command has a flag mocker_args() has no rule for."""
+
+
+def mocker_args(trtllm_args: list[str]) -> list[str]:
+    """The `python -m dynamo.mocker` arguments standing in for a rendered `python3 -m dynamo.trtllm` worker.
+
+    Keeps --model-path and --disaggregation-mode, renames --served-model-name to --model-name (the
+    mocker has no --served-model-name), drops the TensorRT-LLM-only flags and adds file discovery and
+    no simulated delay. Every rendered flag takes one value.
+    """
+    translated = []
+    if len(trtllm_args) % 2:
+        raise UnknownWorkerFlag(f"expected flag/value pairs, got {trtllm_args}")
+    for flag, value in zip(trtllm_args[::2], trtllm_args[1::2]):
+        if flag in KEPT_FLAGS:
+            translated += [flag, value]
+        elif flag in RENAMED_FLAGS:
+            translated += [RENAMED_FLAGS[flag], value]
+        elif flag not in DROPPED_FLAGS:
+            raise UnknownWorkerFlag(f"no mocker rule for worker flag {flag} {value!r}: add it to "
+                                    "KEPT_FLAGS, RENAMED_FLAGS or DROPPED_FLAGS in tests/e2e/plan.py")
+    return translated + MOCKER_FLAGS
+
+
+def scaled_values(run_dir: Path) -> dict:
+    """Values that shrink a target to a CPU run on 127.0.0.1; no rendered command is edited."""
+    return {
+        "modelCache": {"mountPath": str(run_dir / "cache")},
+        "frontend": {"httpPort": FRONTEND_PORT, "urlOverride": f"http://127.0.0.1:{FRONTEND_PORT}",
+                     "readyPollSeconds": 1},
+        "smokeTest": {"maxTokens": 16, "readyTimeoutSeconds": 90},
+        "benchmark": {"concurrency": 4, "requestCount": 20, "inputTokensMean": 64, "outputTokensMean": 16,
+                      "readyTimeoutSeconds": 90},
+    }
+
+
+def scaled_overlay_values(overlay_values: dict, run_dir: Path) -> dict:
+    """scaled_values(), plus smaller warm-up and dataset sizes for the targets that set them."""
+    values = scaled_values(run_dir)
+    benchmark = overlay_values.get("benchmark", {})
+    if benchmark.get("warmupRequestCount"):
+        values["benchmark"]["warmupRequestCount"] = 2
+    if benchmark.get("numDatasetEntries"):
+        values["benchmark"]["numDatasetEntries"] = 10
+    return values
+
+
+def main_container(pod_spec: dict, name: str = "main") -> dict:
+    return next(c for c in pod_spec["containers"] if c["name"] == name)
+
+
+def literal_env(env: list[dict] | None) -> dict[str, str]:
+    """A container's env as a dict; valueFrom entries (Secret references) are left out."""
+    return {e["name"]: str(e["value"]) for e in env or [] if "value" in e}
+
+
+def _mapped(argv: list[str], mount_path: str, local_dir: Path) -> list[str]:
+    prefix = mount_path.rstrip("/") + "/"
+    return [str(local_dir / arg[len(prefix):]) if arg.startswith(prefix) else arg for arg in argv]
+
+
+def _script_volume(pod_spec: dict, container: dict, objects: list[dict]) -> tuple[str, dict[str, str]]:
+    """(mountPath, files) of the ConfigMap volume named `scripts` mounted into the container."""
+    mount = next(m for m in container["volumeMounts"] if m["name"] == SCRIPTS_MOUNT_VOLUME)
+    volume = next(v for v in pod_spec["volumes"] if v["name"] == SCRIPTS_MOUNT_VOLUME)
+    config_map = find(objects, "ConfigMap", volume["configMap"]["name"])
+    return mount["mountPath"], config_map["data"]
+
+
+def build_plan(objects: list[dict], run_dir: Path, python: str, model_dir_source: Path | None = None) -> dict:
+    """The JSON plan stack.py runs: services (frontend, mockers), jobs (smoke test, benchmark), files.
+
+    python: the interpreter with ai-dynamo and aiperf; its folder goes first on PATH.
+    """
+    run_dir = Path(run_dir)
+    bin_dir = str(Path(python).parent)
+    marker = f"GPT_OSS_E2E_RUN={run_dir}"
+    base_env = {
+        "PATH": os.pathsep.join([bin_dir, "/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]),
+        "LANG": "C.UTF-8",
+        "TMPDIR": str(run_dir / "tmp"),
+        "GPT_OSS_E2E_RUN": str(run_dir),  # stack.py and the test find every descendant by it
+    }
+    dynamo_env = {**base_env, "HOME": str(run_dir / "home"), "DYN_FILE_KV": str(run_dir / "kv"), **LOOPBACK_ENV}
+
+    dgd = find(objects, "DynamoGraphDeployment")
+    assert dgd["apiVersion"] == "nvidia.com/v1beta1", "the e2e tier reads the v1beta1 layout"
+    frontend = next(c for c in dgd["spec"]["components"] if c["type"] == "frontend")
+    frontend_main = main_container(frontend["podTemplate"]["spec"])
+    frontend_argv = frontend_main["command"] + frontend_main.get("args", [])
+    services = [{
+        "name": "frontend",
+        "role": "frontend",
+        "argv": [python if frontend_argv[0] == "python3" else frontend_argv[0], *frontend_argv[1:],
+                 "--discovery-backend", "file", "--http-host", "127.0.0.1"],
+        # HF_HUB_OFFLINE: the frontend resolves the model card's hf:// files from the fake cache entry.
+        "env": {**dynamo_env, **literal_env(frontend_main.get("env")), "HF_HUB_OFFLINE": "1",
+                "DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS": "1"},
+    }]
+    port = FIRST_SYSTEM_PORT
+    model_paths = set()
+    for component, worker in dgd_workers(dgd).items():
+        command = worker["main"]["command"]
+        assert command[1:] == ["-m", "dynamo.trtllm"], f"{component}: unexpected worker command {command}"
+        args = mocker_args(worker["args"])
+        model_paths.add(args[args.index("--model-path") + 1])
+        for replica in range(worker["replicas"]):
+            services.append({
+                "name": f"{component}-{replica}",
+                "role": worker["type"],
+                "component": component,
+                "argv": [python, "-m", "dynamo.mocker", *args],
+                "env": {**dynamo_env, **literal_env(worker["main"].get("env")),
+                        "DYN_SYSTEM_HOST": "127.0.0.1", "DYN_SYSTEM_PORT": str(port)},
+                "metrics_url": f"http://127.0.0.1:{port}/metrics",
+            })
+            port += 1
+
+    scripts_dir = run_dir / "scripts"
+    jobs, files = [], {}
+    smoke = find(objects, "Pod", f"{RELEASE_NAME}-smoke-test")["spec"]
+    benchmark = find(objects, "Job", f"{RELEASE_NAME}-benchmark")["spec"]["template"]["spec"]
+    for name, pod_spec, container_name, extra_env in (
+        ("smoke-test", smoke, "smoke-test", {}),
+        # The Job's HOME is an emptyDir at /tmp; here a per-run folder.
+        ("benchmark", benchmark, "aiperf", {"HOME": str(run_dir / "benchmark-home")}),
+    ):
+        container = main_container(pod_spec, container_name)
+        mount_path, data = _script_volume(pod_spec, container, objects)
+        files.update({str(scripts_dir / file): text for file, text in data.items()})
+        env = {**base_env, "HOME": str(run_dir / f"{name}-home"), **literal_env(container.get("env")), **extra_env}
+        timeout = int(env.get("READY_TIMEOUT_SECONDS", "90")) + 240
+        jobs.append({"name": name, "argv": _mapped(container["command"] + container.get("args", []),
+                                                   mount_path, scripts_dir),
+                     "env": env, "timeout": timeout})
+
+    frontend_url = next(e["value"] for e in smoke["containers"][0]["env"] if e["name"] == "FRONTEND_URL")
+    model = next(e["value"] for e in smoke["containers"][0]["env"] if e["name"] == "MODEL")
+    return {
+        "run_dir": str(run_dir),
+        "marker": marker,
+        "frontend_url": frontend_url,
+        "model": model,
+        "model_paths": sorted(model_paths),
+        "dirs": [str(run_dir / d) for d in ("tmp", "home", "kv", "logs", "benchmark-home", "smoke-test-home")],
+        "files": files,
+        "services": services,
+        "jobs": jobs,
+        "artifacts_root": next(e["value"] for e in benchmark["containers"][0]["env"] if e["name"] == "ARTIFACTS_ROOT"),
+    }
+
+
+def write_plan(plan: dict, path: Path) -> Path:
+    path.write_text(json.dumps(plan, indent=1))
+    return path
