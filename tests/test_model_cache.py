@@ -22,6 +22,7 @@ class TestModelCachePvc:
     def test_should_keep_the_pvc_on_uninstall(self, overlay):
         pvc = find(render_chart([overlay], show_only=[PVC]), "PersistentVolumeClaim")
         assert pvc["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+        assert pvc["metadata"]["annotations"]["argocd.argoproj.io/sync-options"] == "Delete=false,Prune=false"
         assert pvc["spec"]["accessModes"] == ["ReadWriteMany"]
 
     def test_should_take_size_class_and_access_mode_from_values(self):
