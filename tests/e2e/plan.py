@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 from tests.helpers import RELEASE_NAME, dgd_workers, find
 
 SCRIPTS_MOUNT_VOLUME = "scripts"
+RUN_ENV = "GPT_OSS_E2E_RUN"
 FRONTEND_PORT = 18000
 FIRST_SYSTEM_PORT = 18100  # one Dynamo system (metrics) port per mocker process
 
@@ -113,19 +115,20 @@ def _script_volume(pod_spec: dict, container: dict, objects: list[dict]) -> tupl
     return mount["mountPath"], config_map["data"]
 
 
-def build_plan(objects: list[dict], run_dir: Path, python: str, model_dir_source: Path | None = None) -> dict:
+def build_plan(objects: list[dict], run_dir: Path, python: str, tmp_dir: Path) -> dict:
     """The JSON plan stack.py runs: services (frontend, mockers), jobs (smoke test, benchmark), files.
 
     python: the interpreter with ai-dynamo and aiperf; its folder goes first on PATH.
+    tmp_dir: TMPDIR of every process; keep it short, AIPerf puts ZMQ ipc:// sockets under it and a
+    socket path may not exceed 107 characters.
     """
     run_dir = Path(run_dir)
     bin_dir = str(Path(python).parent)
-    marker = f"GPT_OSS_E2E_RUN={run_dir}"
     base_env = {
         "PATH": os.pathsep.join([bin_dir, "/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]),
         "LANG": "C.UTF-8",
-        "TMPDIR": str(run_dir / "tmp"),
-        "GPT_OSS_E2E_RUN": str(run_dir),  # stack.py and the test find every descendant by it
+        "TMPDIR": str(tmp_dir),
+        RUN_ENV: str(run_dir),  # every descendant inherits it: stack.py and the test find leftovers by it
     }
     dynamo_env = {**base_env, "HOME": str(run_dir / "home"), "DYN_FILE_KV": str(run_dir / "kv"), **LOOPBACK_ENV}
 
@@ -166,34 +169,49 @@ def build_plan(objects: list[dict], run_dir: Path, python: str, model_dir_source
     jobs, files = [], {}
     smoke = find(objects, "Pod", f"{RELEASE_NAME}-smoke-test")["spec"]
     benchmark = find(objects, "Job", f"{RELEASE_NAME}-benchmark")["spec"]["template"]["spec"]
-    for name, pod_spec, container_name, extra_env in (
-        ("smoke-test", smoke, "smoke-test", {}),
-        # The Job's HOME is an emptyDir at /tmp; here a per-run folder.
-        ("benchmark", benchmark, "aiperf", {"HOME": str(run_dir / "benchmark-home")}),
-    ):
+    for name, pod_spec, container_name in (("smoke-test", smoke, "smoke-test"), ("benchmark", benchmark, "aiperf")):
         container = main_container(pod_spec, container_name)
         mount_path, data = _script_volume(pod_spec, container, objects)
         files.update({str(scripts_dir / file): text for file, text in data.items()})
-        env = {**base_env, "HOME": str(run_dir / f"{name}-home"), **literal_env(container.get("env")), **extra_env}
+        # HOME: the benchmark Job points it at an emptyDir mounted on /tmp; here a per-run folder.
+        env = {**base_env, **literal_env(container.get("env")), "HOME": str(run_dir / f"{name}-home")}
         timeout = int(env.get("READY_TIMEOUT_SECONDS", "90")) + 240
         jobs.append({"name": name, "argv": _mapped(container["command"] + container.get("args", []),
                                                    mount_path, scripts_dir),
                      "env": env, "timeout": timeout})
 
-    frontend_url = next(e["value"] for e in smoke["containers"][0]["env"] if e["name"] == "FRONTEND_URL")
-    model = next(e["value"] for e in smoke["containers"][0]["env"] if e["name"] == "MODEL")
+    smoke_env = literal_env(main_container(smoke, "smoke-test").get("env"))
+    benchmark_env = literal_env(main_container(benchmark, "aiperf").get("env"))
     return {
         "run_dir": str(run_dir),
-        "marker": marker,
-        "frontend_url": frontend_url,
-        "model": model,
+        "run_env": RUN_ENV,
+        "frontend_url": smoke_env["FRONTEND_URL"],
+        "model": smoke_env["MODEL"],
         "model_paths": sorted(model_paths),
-        "dirs": [str(run_dir / d) for d in ("tmp", "home", "kv", "logs", "benchmark-home", "smoke-test-home")],
+        "dirs": [str(tmp_dir), *(str(run_dir / folder)
+                                 for folder in ("home", "kv", "logs", "benchmark-home", "smoke-test-home"))],
         "files": files,
         "services": services,
         "jobs": jobs,
-        "artifacts_root": next(e["value"] for e in benchmark["containers"][0]["env"] if e["name"] == "ARTIFACTS_ROOT"),
+        "artifacts_root": benchmark_env["ARTIFACTS_ROOT"],
+        "expected_requests": int(benchmark_env["EXPECTED_REQUESTS"]),
     }
+
+
+def prepare_model_files(plan: dict, tokenizer_dir: Path) -> None:
+    """Put the tokenizer where the render expects the weights, and into the frontend's Hugging Face cache.
+
+    The mocker's model card names its files hf://<model id>/...; the frontend resolves that id itself,
+    so (with HF_HUB_OFFLINE=1) it must find a cache entry under its HOME.
+    """
+    for model_path in plan["model_paths"]:
+        shutil.copytree(tokenizer_dir, model_path, dirs_exist_ok=True)
+    frontend_home = Path(next(s for s in plan["services"] if s["role"] == "frontend")["env"]["HOME"])
+    entry = frontend_home / ".cache" / "huggingface" / "hub" / ("models--" + plan["model"].replace("/", "--"))
+    revision = "0" * 40
+    shutil.copytree(tokenizer_dir, entry / "snapshots" / revision, dirs_exist_ok=True)
+    (entry / "refs").mkdir(parents=True, exist_ok=True)
+    (entry / "refs" / "main").write_text(revision)
 
 
 def write_plan(plan: dict, path: Path) -> Path:

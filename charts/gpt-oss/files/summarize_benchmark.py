@@ -11,7 +11,9 @@ import sys
 run_dir = pathlib.Path(sys.argv[1])
 aiperf_status = int(sys.argv[2])
 expected = int(os.environ["EXPECTED_REQUESTS"])
-exports = sorted(run_dir.rglob("profile_export_aiperf.json"))
+# The run's own summary sits at the top; with warm-up AIPerf also writes one per phase below it.
+top = run_dir / "profile_export_aiperf.json"
+exports = [top] if top.exists() else sorted(run_dir.rglob("profile_export_aiperf.json"))
 if not exports:
     sys.exit(f"FAIL: AIPerf exited {aiperf_status} and wrote no summary under {run_dir} "
              "(it writes none when every request fails)")

@@ -1,0 +1,171 @@
+"""Fixtures of the e2e tier (`pytest -m e2e`): the chart's own commands, run for real on 127.0.0.1.
+
+Each case renders one target with values that shrink it to a CPU run (tests/e2e/plan.py), then runs
+the frontend, one dynamo.mocker per rendered worker replica, the smoke-test script and the benchmark
+script inside a private network namespace (`unshare --net`, only `lo` in it) through tests/e2e/stack.py.
+The stack runs once per case; the tests assert on what it recorded. A failed test shows every
+process log. Needs ai-dynamo and aiperf (`pip install -r requirements-e2e.txt`) and the right to create
+a network namespace (`unshare --net`: root or CAP_SYS_ADMIN); otherwise the tier skips and says why.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.e2e import plan as e2e_plan
+from tests.e2e.stack import kill_leftovers
+from tests.helpers import OVERLAYS, deep_merge, load_values, render_chart
+
+STACK = Path(__file__).with_name("stack.py")
+RUN_TIMEOUT = 600  # seconds for one whole case; a healthy one takes well under a minute
+LOG_TAIL_LINES = 150
+REQUIRED_MODULES = {
+    "dynamo.frontend": "ai-dynamo",
+    "dynamo.mocker": "ai-dynamo",
+    "aiperf": "aiperf",
+    "tokenizers": "tokenizers (a dependency of ai-dynamo)",
+}
+# (id, overlay, extra values): every target as rendered, plus one with a replica count changed by values.
+CASES = [(overlay, overlay, {}) for overlay in OVERLAYS] + [
+    ("disagg-k8s.yaml+2-prefill-replicas", "disagg-k8s.yaml", {"workers": {"prefill": {"replicas": 2}}}),
+]
+
+
+@dataclass
+class StackRun:
+    """One case's run: the plan it followed and the result stack.py recorded."""
+    case: str
+    objects: list[dict]  # the rendered chart
+    plan: dict
+    result: dict
+    returncode: int | None
+    runner_log: Path
+    seconds: float
+    host_leftovers: dict = field(default_factory=dict)
+
+    @property
+    def services(self) -> dict[str, dict]:
+        return self.result.get("services", {})
+
+    def job(self, name: str) -> dict:
+        return self.result.get("jobs", {}).get(name) or {}
+
+    def logs(self) -> str:
+        """The tail of every process log of this run, the runner's own output first."""
+        log_dir = Path(self.plan["run_dir"]) / "logs"
+        paths = [self.runner_log, *sorted(log_dir.glob("*.log"))]
+        parts = []
+        for path in paths:
+            lines = path.read_text(errors="replace").splitlines() if path.exists() else ["(no log)"]
+            cut = f" (last {LOG_TAIL_LINES} of {len(lines)} lines)" if len(lines) > LOG_TAIL_LINES else ""
+            parts.append(f"===== {path}{cut}\n" + "\n".join(lines[-LOG_TAIL_LINES:]))
+        return "\n".join(parts)
+
+    def evidence(self) -> str:
+        """The result summary (without the long job outputs), for assertion messages."""
+        brief = {k: v for k, v in self.result.items() if k != "jobs"}
+        brief["jobs"] = {name: {k: v for k, v in job.items() if k != "output"}
+                         for name, job in self.result.get("jobs", {}).items()}
+        return json.dumps({"case": self.case, "runner_returncode": self.returncode, "seconds": self.seconds,
+                           "host_leftovers": self.host_leftovers, **brief}, indent=1)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Attach every process log of the case to a failed e2e test's report."""
+    report = yield
+    run = getattr(item, "funcargs", {}).get("e2e_run")
+    if report.failed and isinstance(run, StackRun):
+        report.sections.append((f"e2e run {run.case}: result", run.evidence()))
+        report.sections.append((f"e2e run {run.case}: process logs", run.logs()))
+    return report
+
+
+@pytest.fixture(scope="session")
+def e2e_python() -> str:
+    """The interpreter that runs Dynamo and whose bin folder (with `aiperf`) goes first on PATH."""
+    for module, package in REQUIRED_MODULES.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if not found:
+            pytest.skip(f"e2e tier: {module} is not importable; install {package} "
+                        "(pip install -r requirements-e2e.txt)")
+    bin_dir = Path(sys.executable).parent
+    if not (bin_dir / "aiperf").exists():
+        pytest.skip(f"e2e tier: no aiperf executable next to {sys.executable}")
+    for tool in ("unshare", "ip"):
+        if not shutil.which(tool):
+            pytest.skip(f"e2e tier: `{tool}` not found (util-linux, iproute2)")
+    probe = subprocess.run(["unshare", "--net", "--", "ip", "link", "set", "lo", "up"],
+                           capture_output=True, text=True, timeout=30)
+    if probe.returncode != 0:
+        pytest.skip("e2e tier: cannot create a private network namespace "
+                    f"(`unshare --net` exit {probe.returncode}: {probe.stderr.strip()}); it needs root or CAP_SYS_ADMIN")
+    return sys.executable
+
+
+@pytest.fixture(scope="session")
+def tokenizer_dir(e2e_python, tmp_path_factory) -> Path:
+    from tests.e2e.tokenizer import build_tokenizer
+
+    return build_tokenizer(tmp_path_factory.mktemp("tokenizer"))
+
+
+def _run_stack(case: str, overlay: str, extra: dict, python: str, tokenizer: Path, run_dir: Path) -> StackRun:
+    values = deep_merge(e2e_plan.scaled_overlay_values(load_values([overlay]), run_dir), extra)
+    objects = render_chart([overlay], values)
+    # Under /tmp, not the (long) pytest folder: AIPerf's ipc:// socket paths must stay under 108 characters.
+    tmp_dir = Path(tempfile.mkdtemp(prefix="gpt-oss-e2e-"))
+    try:
+        plan = e2e_plan.build_plan(objects, run_dir, python, tmp_dir)
+        return _run_plan(case, objects, plan, python, tokenizer, run_dir)
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+
+
+def _run_plan(case: str, objects: list[dict], plan: dict, python: str, tokenizer: Path, run_dir: Path) -> StackRun:
+    e2e_plan.prepare_model_files(plan, tokenizer)
+    plan_path = e2e_plan.write_plan(plan, run_dir / "plan.json")
+    result_path = run_dir / "result.json"
+    runner_log = run_dir / "stack-runner.log"
+    started = time.monotonic()
+    with open(runner_log, "wb") as log:
+        runner = subprocess.Popen(["unshare", "--net", "--", python, str(STACK), str(plan_path), str(result_path)],
+                                  stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            returncode = runner.wait(RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            runner.send_signal(signal.SIGTERM)  # the runner stops its services on SIGTERM
+            try:
+                returncode = runner.wait(60)
+            except subprocess.TimeoutExpired:
+                runner.kill()
+                returncode = runner.wait()
+    # Anything still carrying the run's marker escaped the runner: record it, then kill it.
+    leftovers = kill_leftovers(plan["run_env"], plan["run_dir"])
+    result = json.loads(result_path.read_text()) if result_path.exists() and result_path.stat().st_size else {}
+    return StackRun(case=case, objects=objects, plan=plan, result=result, returncode=returncode,
+                    runner_log=runner_log, seconds=round(time.monotonic() - started, 1),
+                    host_leftovers={str(pid): cmd for pid, cmd in leftovers.items()})
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[case[0] for case in CASES])
+def e2e_run(request, e2e_python, tokenizer_dir, tmp_path_factory) -> StackRun:
+    case, overlay, extra = request.param
+    run_dir = tmp_path_factory.mktemp(f"e2e-{case}".replace("+", "-"), numbered=True)
+    run = _run_stack(case, overlay, extra, e2e_python, tokenizer_dir, run_dir)
+    if not run.result:
+        pytest.fail(f"stack.py wrote no result (exit {run.returncode})\n{run.logs()}", pytrace=False)
+    return run

@@ -1,0 +1,88 @@
+"""Offline checks of how the e2e tier turns a render into local processes (no Dynamo needed).
+
+They run with the default tier, so a new flag in a rendered worker command fails here first and
+needs a rule in tests/e2e/plan.py (keep, rename or drop for dynamo.mocker).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.plan import (DROPPED_FLAGS, MOCKER_FLAGS, RUN_ENV, UnknownWorkerFlag, build_plan, mocker_args,
+                            scaled_overlay_values)
+from tests.helpers import OVERLAYS, deep_merge, dgd_workers, find, flag_value, load_values, render_chart
+
+RUN_DIR = Path("/run/e2e")
+PYTHON = "/venv/bin/python"
+
+
+def _render(overlay: str, extra: dict | None = None) -> list[dict]:
+    values = scaled_overlay_values(load_values([overlay]), RUN_DIR)
+    return render_chart([overlay], deep_merge(values, extra or {}))
+
+
+@pytest.fixture(scope="module", params=OVERLAYS)
+def rendered(request) -> tuple[str, list[dict]]:
+    return request.param, _render(request.param)
+
+
+class TestMockerArgs:
+    def test_should_have_a_rule_for_every_rendered_worker_flag(self, rendered):
+        overlay, objects = rendered
+        for component, worker in dgd_workers(find(objects, "DynamoGraphDeployment")).items():
+            args = mocker_args(worker["args"])  # raises UnknownWorkerFlag on a flag without a rule
+            assert flag_value(args, "--model-path") == flag_value(worker["args"], "--model-path")
+            assert flag_value(args, "--model-name") == flag_value(worker["args"], "--served-model-name")
+            if worker["type"] == "worker":
+                assert "--disaggregation-mode" not in args, component
+            else:
+                assert flag_value(args, "--disaggregation-mode") == worker["type"], component
+            assert not DROPPED_FLAGS & set(args)
+            assert args[-len(MOCKER_FLAGS):] == MOCKER_FLAGS
+
+    def test_should_refuse_a_flag_it_has_no_rule_for(self):
+        objects = _render("agg.yaml", {"workers": {"extraArgs": ["--kv-cache-dtype", "fp8"]}})
+        worker = dgd_workers(find(objects, "DynamoGraphDeployment"))["TRTLLMWorker"]
+        assert "--kv-cache-dtype" in worker["args"]
+        with pytest.raises(UnknownWorkerFlag, match="--kv-cache-dtype"):
+            mocker_args(worker["args"])
+
+
+class TestPlan:
+    def test_should_run_the_rendered_frontend_command_plus_local_discovery(self, rendered):
+        _, objects = rendered
+        plan = build_plan(objects, RUN_DIR, PYTHON, Path("/tmp/x"))
+        frontend = next(c for c in find(objects, "DynamoGraphDeployment")["spec"]["components"]
+                        if c["type"] == "frontend")
+        main = frontend["podTemplate"]["spec"]["containers"][0]
+        argv = next(s for s in plan["services"] if s["role"] == "frontend")["argv"]
+        assert argv == [PYTHON, *main["command"][1:], *main["args"],
+                        "--discovery-backend", "file", "--http-host", "127.0.0.1"]
+
+    def test_should_start_one_mocker_per_rendered_replica(self, rendered):
+        overlay, objects = rendered
+        objects = _render(overlay, {"workers": {role: {"replicas": 2} for role in ("worker", "prefill", "decode")}})
+        plan = build_plan(objects, RUN_DIR, PYTHON, Path("/tmp/x"))
+        workers = dgd_workers(find(objects, "DynamoGraphDeployment"))
+        started = [s["component"] for s in plan["services"] if s["role"] != "frontend"]
+        assert {c: started.count(c) for c in started} == {c: w["replicas"] for c, w in workers.items()} != {}
+        ports = [s["env"]["DYN_SYSTEM_PORT"] for s in plan["services"] if s["role"] != "frontend"]
+        assert len(set(ports)) == len(ports)
+
+    def test_should_change_the_scripts_only_by_the_volume_mount(self, rendered):
+        _, objects = rendered
+        plan = build_plan(objects, RUN_DIR, PYTHON, Path("/tmp/x"))
+        jobs = {job["name"]: job for job in plan["jobs"]}
+        smoke = find(objects, "Pod", "gpt-oss-smoke-test")["spec"]["containers"][0]
+        benchmark = find(objects, "Job", "gpt-oss-benchmark")["spec"]["template"]["spec"]["containers"][0]
+        for name, container in (("smoke-test", smoke), ("benchmark", benchmark)):
+            rendered_argv = container["command"] + container.get("args", [])
+            assert [arg.replace("/opt/gpt-oss/scripts/", f"{RUN_DIR}/scripts/") for arg in rendered_argv] \
+                == jobs[name]["argv"]
+            rendered_env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+            overridden = {k for k in rendered_env if jobs[name]["env"][k] != rendered_env[k]}
+            assert overridden <= {"HOME"}, name
+            assert jobs[name]["env"][RUN_ENV] == str(RUN_DIR)
+        scripts = find(objects, "ConfigMap", "gpt-oss-scripts")["data"]
+        assert plan["files"] == {f"{RUN_DIR}/scripts/{name}": text for name, text in scripts.items()}
