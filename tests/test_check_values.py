@@ -1,7 +1,8 @@
 """Cross-field rules (templates/_check-values.tpl): one negative test per message, and warnings."""
 import pytest
 
-from tests.helpers import OVERLAYS, ChartRenderError, render_chart, render_notes
+from tests.helpers import CHART_DIR, OVERLAYS, ChartRenderError, find, render_chart, render_notes
+from tests.schemas import dgd_errors
 
 # (id, overlay, values, the exact text the user must see)
 REFUSALS = [
@@ -71,7 +72,6 @@ def test_should_refuse_with_a_message_naming_the_keys(overlay, values, message):
 
 
 def test_should_cover_every_fail_call_once():
-    from tests.helpers import CHART_DIR
     source = (CHART_DIR / "templates" / "_check-values.tpl").read_text()
     # The max_seq_len rule has two messages (prefill counts the prompt only), so one more case than calls.
     assert source.count("{{- fail ") == len(REFUSALS) - 1
@@ -83,8 +83,6 @@ class TestAcceptedAlternatives:
         ("nvidia.com/v1alpha1", {"scalingAdapter": {"enabled": True}, "envFromSecret": "hf-token-secret"}),
     ])
     def test_should_pass_component_fields_of_the_chosen_version(self, api_version, fields, shared_dir):
-        from tests.helpers import find
-        from tests.schemas import dgd_errors
         values = {"dynamo": {"apiVersion": api_version}, "workers": {"componentFields": fields}}
         dgd = find(render_chart(["disagg-k8s.yaml"], values), "DynamoGraphDeployment")
         workers = (dgd["spec"]["components"][1:] if api_version.endswith("v1beta1")

@@ -2,8 +2,9 @@
 import copy
 
 import pytest
+import yaml
 
-from tests.helpers import OVERLAYS, find, render_chart
+from tests.helpers import CHART_DIR, OVERLAYS, find, render_chart
 from tests.schemas import KUBERNETES_VERSIONS, dgd_errors, kubernetes_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
@@ -44,8 +45,7 @@ def test_should_render_core_objects_valid_for_kubernetes(overlay, kubernetes_ver
     assert not {k: v for k, v in errors.items() if v}
 
 
-def test_should_declare_the_kubernetes_range_it_validates(tmp_path):
-    from tests.helpers import CHART_DIR
-    import yaml
+def test_should_declare_the_kubernetes_range_it_validates():
     chart = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
     assert chart["kubeVersion"] == f">={KUBERNETES_VERSIONS[0]}-0"
+    assert chart["annotations"]["gpt-oss/tested-kube-versions"] == ",".join(KUBERNETES_VERSIONS)
