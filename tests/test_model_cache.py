@@ -103,3 +103,37 @@ class TestDownloadJob:
         pvc, dgd = (find(render_chart(["agg.yaml"], show_only=[path]), kind) for path, kind in
                     ((PVC, "PersistentVolumeClaim"), ("templates/dynamographdeployment.yaml", "DynamoGraphDeployment")))
         assert wave(pvc) < wave(download_job()) < wave(dgd)
+
+
+class TestHarmonyVocabulary:
+    """FACTS: without o200k_base.tiktoken reachable, tool_calls come back empty, silently."""
+
+    def test_should_stage_the_vocabulary_with_its_checksum(self):
+        env = env_of(download_job())
+        assert env["TIKTOKEN_URL"] == "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+        assert env["TIKTOKEN_SHA256"] == "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+        assert env["TIKTOKEN_DIR"] == "/model-cache/tiktoken"
+
+    @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
+    def test_should_point_frontend_and_workers_at_it(self, api_version):
+        dgd = find(render_chart(["disagg-k8s.yaml"], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment")
+        if api_version.endswith("v1beta1"):
+            pods = {c["name"]: c["podTemplate"]["spec"] for c in dgd["spec"]["components"]}
+            mains = {name: pod["containers"][0] for name, pod in pods.items()}
+        else:
+            pods = {n: s["extraPodSpec"] for n, s in dgd["spec"]["services"].items()}
+            mains = {n: dict(s["extraPodSpec"]["mainContainer"], env=s.get("envs", s["extraPodSpec"]["mainContainer"].get("env")))
+                     for n, s in dgd["spec"]["services"].items()}
+        assert set(mains) == {"Frontend", "TRTLLMPrefillWorker", "TRTLLMDecodeWorker"}
+        for name, main in mains.items():
+            assert {"name": "TIKTOKEN_ENCODINGS_BASE", "value": "/model-cache/tiktoken"} in main["env"], name
+            # The frontend, too, starts only once the vocabulary (and the marker after it) is there.
+            assert pods[name]["initContainers"][0]["name"] == "wait-for-model", name
+
+    def test_should_leave_everything_as_upstream_when_not_staged(self):
+        values = {"model": {"tiktoken": {"stage": False}}}
+        assert "TIKTOKEN_URL" not in env_of(download_job(values))
+        dgd = find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment")
+        assert "TIKTOKEN" not in str(dgd)
+        frontend = dgd["spec"]["components"][0]["podTemplate"]["spec"]
+        assert "initContainers" not in frontend and "volumes" not in frontend

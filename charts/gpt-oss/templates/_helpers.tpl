@@ -227,6 +227,9 @@ Usage: {{ include "gpt-oss.workerEnv" (dict "root" $ "role" $role) }}
 {{- with .root.Values.workers.overrideQuantAlgo }}
 {{- $_ := set $env "OVERRIDE_QUANT_ALGO" . }}
 {{- end }}
+{{- if .root.Values.model.tiktoken.stage }}
+{{- $_ := set $env "TIKTOKEN_ENCODINGS_BASE" (include "gpt-oss.tiktokenDir" .root) }}
+{{- end }}
 {{- $list := list }}
 {{- range $name := keys $env | sortAlpha }}
 {{- $list = append $list (dict "name" $name "value" (get $env $name | toString)) }}
@@ -451,6 +454,12 @@ args:
   - --http-port
   - {{ int .Values.frontend.httpPort | quote }}
 securityContext: {{ toYaml .Values.securityContext.container | nindent 2 }}
+{{- if .Values.model.tiktoken.stage }}
+env:
+  # The harmony tool-call parser reads its vocabulary here instead of fetching it.
+  - name: TIKTOKEN_ENCODINGS_BASE
+    value: {{ include "gpt-oss.tiktokenDir" . | quote }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -498,4 +507,12 @@ Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
 {{- $warnings = append $warnings (printf "prefill-bound: %d prefill GPUs serve about %.1f requests/s of %d tokens, but %d users finishing %d tokens at %d ms/token need about %.0f requests/s; expect TTFT to grow while requests queue for prefill (add prefill GPUs or replicas)" $prefillGpus $prefillRate $isl $concurrency $osl (int $sizing.interTokenLatencyMs) $neededRate) }}
 {{- end }}
 {{- toYaml $warnings }}
+{{- end }}
+
+{{/*
+Directory on the model cache holding the staged harmony vocabulary (o200k_base.tiktoken).
+Usage: {{ include "gpt-oss.tiktokenDir" . }}
+*/}}
+{{- define "gpt-oss.tiktokenDir" -}}
+{{- printf "%s/tiktoken" (trimSuffix "/" .Values.modelCache.mountPath) }}
 {{- end }}
