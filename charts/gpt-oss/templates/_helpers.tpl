@@ -426,7 +426,7 @@ volumes:
 
 {{/*
 Main-container fields of one worker role, shared by both DGD API versions.
-Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row "role" $role "gpus" 4) | nindent 10 }}
+Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row) | nindent 10 }}
 */}}
 {{- define "gpt-oss.workerContainer" -}}
 image: {{ include "gpt-oss.image" .root.Values.dynamo.image }}
