@@ -98,43 +98,46 @@ def flag_value(argv: list[str], flag: str) -> str:
     return argv[argv.index(flag) + 1]
 
 
-def dgd_workers(dgd: dict) -> dict[str, dict]:
-    """Worker components of a DynamoGraphDeployment as {component name: normalized view}, either API version.
+def dgd_components(dgd: dict) -> dict[str, dict]:
+    """Every component of a DynamoGraphDeployment, frontend included, as {name: normalized view}, either API version.
 
-    The view has: gpus (per replica), replicas, env (name -> value or valueFrom), args, engine_file,
-    pod_spec, main (the main container).
+    The view has: type (frontend, worker, prefill or decode), replicas, gpus (per replica, 0 for none),
+    env (name -> value or valueFrom), args, pod_spec, main (the main container; for v1alpha1 with the
+    service-level envs and resources folded in, where that version keeps them), fields (the component itself).
     """
-    workers = {}
+    components = {}
     if dgd["apiVersion"] == "nvidia.com/v1beta1":
         for component in dgd["spec"]["components"]:
-            if component.get("type") == "frontend":
-                continue
             pod = component["podTemplate"]["spec"]
             main = next(c for c in pod["containers"] if c["name"] == "main")
-            workers[component["name"]] = {
-                "type": component["type"],
-                "replicas": component["replicas"],
-                "gpus": int(main["resources"]["limits"]["nvidia.com/gpu"]),
-                "env": {e["name"]: e.get("value", e.get("valueFrom")) for e in main.get("env", [])},
-                "args": main["args"],
-                "pod_spec": pod,
-                "main": main,
-            }
+            components[component["name"]] = _view(component["type"], component, pod, main, "nvidia.com/gpu")
     else:
         for name, service in dgd["spec"]["services"].items():
-            if service["componentType"] == "frontend":
-                continue
             pod = service["extraPodSpec"]
-            workers[name] = {
-                "type": service.get("subComponentType", "worker"),
-                "replicas": service["replicas"],
-                "gpus": int(service["resources"]["limits"]["gpu"]),
-                "env": {e["name"]: e.get("value", e.get("valueFrom")) for e in service.get("envs", [])},
-                "args": pod["mainContainer"]["args"],
-                "pod_spec": pod,
-                "main": pod["mainContainer"],
-            }
-    return workers
+            # The operator gives the main container the service's envs as well as its own env.
+            env = service.get("envs", []) + pod["mainContainer"].get("env", [])
+            main = dict(pod["mainContainer"], env=env, resources=service.get("resources", {}))
+            kind = "frontend" if service["componentType"] == "frontend" else service.get("subComponentType", "worker")
+            components[name] = _view(kind, service, pod, main, "gpu")
+    return components
+
+
+def _view(kind: str, fields: dict, pod: dict, main: dict, gpu_key: str) -> dict:
+    return {
+        "type": kind,
+        "replicas": fields["replicas"],
+        "gpus": int(main.get("resources", {}).get("limits", {}).get(gpu_key, 0)),
+        "env": {e["name"]: e.get("value", e.get("valueFrom")) for e in main.get("env") or []},
+        "args": main.get("args", []),
+        "pod_spec": pod,
+        "main": main,
+        "fields": fields,
+    }
+
+
+def dgd_workers(dgd: dict) -> dict[str, dict]:
+    """The worker components (everything but the frontend) of dgd_components()."""
+    return {name: view for name, view in dgd_components(dgd).items() if view["type"] != "frontend"}
 
 
 def dump(obj: Any) -> str:

@@ -1,7 +1,7 @@
 """Cross-field rules (templates/_check-values.tpl): one negative test per message, and warnings."""
 import pytest
 
-from tests.helpers import CHART_DIR, OVERLAYS, ChartRenderError, find, render_chart, render_notes
+from tests.helpers import CHART_DIR, OVERLAYS, ChartRenderError, dgd_workers, find, render_chart, render_notes
 from tests.schemas import dgd_errors
 
 # (id, overlay, values, the exact text the user must see)
@@ -85,9 +85,8 @@ class TestAcceptedAlternatives:
     def test_should_pass_component_fields_of_the_chosen_version(self, api_version, fields, shared_dir):
         values = {"dynamo": {"apiVersion": api_version}, "workers": {"componentFields": fields}}
         dgd = find(render_chart(["disagg-k8s.yaml"], values), "DynamoGraphDeployment")
-        workers = (dgd["spec"]["components"][1:] if api_version.endswith("v1beta1")
-                   else [s for n, s in dgd["spec"]["services"].items() if n != "Frontend"])
-        assert len(workers) == 2 and all(fields.items() <= w.items() for w in workers)
+        workers = dgd_workers(dgd).values()
+        assert len(workers) == 2 and all(fields.items() <= w["fields"].items() for w in workers)
         assert dgd_errors(shared_dir, dgd) == []
 
     def test_should_accept_chunked_prefill_for_long_prompts(self):

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from tests.helpers import OVERLAYS, find, render_chart
+from tests.helpers import OVERLAYS, dgd_components, find, render_chart
 
 PVC = "templates/persistentvolumeclaim.yaml"
 JOB = "templates/job-model-download.yaml"
@@ -43,8 +43,8 @@ def _volumes(objects):
         if obj["kind"] == "Job":
             yield from obj["spec"]["template"]["spec"]["volumes"]
         if obj["kind"] == "DynamoGraphDeployment":
-            for component in obj["spec"]["components"]:
-                yield from component["podTemplate"]["spec"].get("volumes", [])
+            for component in dgd_components(obj).values():
+                yield from component["pod_spec"].get("volumes", [])
 
 
 class TestDownloadJob:
@@ -117,23 +117,17 @@ class TestHarmonyVocabulary:
     @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
     def test_should_point_frontend_and_workers_at_it(self, api_version):
         dgd = find(render_chart(["disagg-k8s.yaml"], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment")
-        if api_version.endswith("v1beta1"):
-            pods = {c["name"]: c["podTemplate"]["spec"] for c in dgd["spec"]["components"]}
-            mains = {name: pod["containers"][0] for name, pod in pods.items()}
-        else:
-            pods = {n: s["extraPodSpec"] for n, s in dgd["spec"]["services"].items()}
-            mains = {n: dict(s["extraPodSpec"]["mainContainer"], env=s.get("envs", s["extraPodSpec"]["mainContainer"].get("env")))
-                     for n, s in dgd["spec"]["services"].items()}
-        assert set(mains) == {"Frontend", "TRTLLMPrefillWorker", "TRTLLMDecodeWorker"}
-        for name, main in mains.items():
-            assert {"name": "TIKTOKEN_ENCODINGS_BASE", "value": "/model-cache/tiktoken"} in main["env"], name
+        components = dgd_components(dgd)
+        assert set(components) == {"Frontend", "TRTLLMPrefillWorker", "TRTLLMDecodeWorker"}
+        for name, component in components.items():
+            assert component["env"]["TIKTOKEN_ENCODINGS_BASE"] == "/model-cache/tiktoken", name
             # The frontend, too, starts only once the vocabulary (and the marker after it) is there.
-            assert pods[name]["initContainers"][0]["name"] == "wait-for-model", name
+            assert component["pod_spec"]["initContainers"][0]["name"] == "wait-for-model", name
 
     def test_should_leave_everything_as_upstream_when_not_staged(self):
         values = {"model": {"tiktoken": {"stage": False}}}
         assert "TIKTOKEN_URL" not in env_of(download_job(values))
         dgd = find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment")
         assert "TIKTOKEN" not in str(dgd)
-        frontend = dgd["spec"]["components"][0]["podTemplate"]["spec"]
+        frontend = dgd_components(dgd)["Frontend"]["pod_spec"]
         assert "initContainers" not in frontend and "volumes" not in frontend

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from tests.helpers import CHART_DIR, OVERLAYS, render_chart
+from tests.helpers import CHART_DIR, OVERLAYS, dgd_components, render_chart
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
 
@@ -17,15 +17,10 @@ def pod_specs(objects):
         elif kind == "Job":
             spec = obj["spec"]["template"]["spec"]
             yield name, spec, spec["containers"]
-        elif kind == "DynamoGraphDeployment" and obj["apiVersion"].endswith("v1beta1"):
-            for component in obj["spec"]["components"]:
-                spec = component["podTemplate"]["spec"]
-                yield f"{name}/{component['name']}", spec, spec["containers"]
         elif kind == "DynamoGraphDeployment":
-            for service_name, service in obj["spec"]["services"].items():
-                spec = service["extraPodSpec"]
-                main = dict(spec["mainContainer"], resources=service.get("resources"))
-                yield f"{name}/{service_name}", spec, [main]
+            for component_name, component in dgd_components(obj).items():
+                sidecars = [c for c in component["pod_spec"].get("containers", []) if c.get("name") != "main"]
+                yield f"{name}/{component_name}", component["pod_spec"], [component["main"], *sidecars]
 
 
 def all_containers(spec, containers):

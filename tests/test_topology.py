@@ -1,7 +1,7 @@
 """GPU counts, roles, quantization env and placement of each target, as FACTS.md gives them."""
 import pytest
 
-from tests.helpers import OVERLAYS, dgd_workers, find, render_chart
+from tests.helpers import OVERLAYS, dgd_components, dgd_workers, find, render_chart
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
 
@@ -39,13 +39,11 @@ class TestGpus:
         assert dgd["metadata"]["annotations"]["gpt-oss/total-gpus"] == str(total)
 
     def test_should_request_as_many_gpus_as_the_limit(self, overlay, api_version):
-        dgd, _ = workers_of(overlay, api_version)
-        if api_version.endswith("v1beta1"):
-            gpu, pods = "nvidia.com/gpu", [c["podTemplate"]["spec"]["containers"][0] for c in dgd["spec"]["components"]]
-        else:
-            gpu, pods = "gpu", list(dgd["spec"]["services"].values())
-        requested = [p["resources"] for p in pods if gpu in p["resources"].get("limits", {})]
-        assert requested and all(r["requests"][gpu] == r["limits"][gpu] for r in requested)
+        _, workers = workers_of(overlay, api_version)
+        gpu = "nvidia.com/gpu" if api_version.endswith("v1beta1") else "gpu"
+        for name, worker in workers.items():
+            resources = worker["main"]["resources"]
+            assert resources["requests"][gpu] == resources["limits"][gpu] == str(worker["gpus"]), name
 
 
 @pytest.mark.parametrize("api_version", API_VERSIONS)
@@ -59,10 +57,9 @@ class TestQuantization:
 
     def test_should_keep_quantization_off_the_frontend(self, overlay, api_version):
         dgd, _ = workers_of(overlay, api_version)
-        frontend = (next(c for c in dgd["spec"]["components"] if c["type"] == "frontend")["podTemplate"]["spec"]
-                    ["containers"][0] if api_version.endswith("v1beta1")
-                    else dgd["spec"]["services"]["Frontend"]["extraPodSpec"]["mainContainer"])
-        assert "OVERRIDE_QUANT_ALGO" not in str(frontend)
+        frontend = dgd_components(dgd)["Frontend"]
+        assert frontend["type"] == "frontend"
+        assert "OVERRIDE_QUANT_ALGO" not in str(frontend["main"])
 
     def test_should_set_the_recipe_worker_env(self, overlay, api_version):
         _, workers = workers_of(overlay, api_version)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.cluster import kube
-from tests.helpers import OVERLAYS, dgd_workers, find
+from tests.helpers import OVERLAYS, dgd_components, dgd_workers, find
 
 pytestmark = pytest.mark.cluster
 
@@ -116,11 +116,7 @@ class TestUpgrade:
 
         dgd = find(release.manifest(), "DynamoGraphDeployment")
         live = k8s.get(dgd, release.namespace)
-        if live["apiVersion"] == "nvidia.com/v1beta1":
-            replicas = next(c["replicas"] for c in live["spec"]["components"] if c["type"] == "frontend")
-        else:
-            replicas = live["spec"]["services"]["Frontend"]["replicas"]
-        assert replicas == 2
+        assert dgd_components(live)["Frontend"]["replicas"] == 2
 
     @pytest.mark.parametrize(("from_target", "to_target"), SWITCHES, ids=[f"{a}-to-{b}" for a, b in SWITCH_IDS])
     def test_should_switch_to_another_target_or_say_why_not(self, release, k8s, from_target, to_target):

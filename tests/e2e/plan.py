@@ -20,7 +20,7 @@ import os
 import shutil
 from pathlib import Path
 
-from tests.helpers import RELEASE_NAME, dgd_workers, find
+from tests.helpers import RELEASE_NAME, dgd_components, dgd_workers, find
 
 SCRIPTS_MOUNT_VOLUME = "scripts"
 RUN_ENV = "GPT_OSS_E2E_RUN"
@@ -134,8 +134,7 @@ def build_plan(objects: list[dict], run_dir: Path, python: str, tmp_dir: Path) -
 
     dgd = find(objects, "DynamoGraphDeployment")
     assert dgd["apiVersion"] == "nvidia.com/v1beta1", "the e2e tier reads the v1beta1 layout"
-    frontend = next(c for c in dgd["spec"]["components"] if c["type"] == "frontend")
-    frontend_main = main_container(frontend["podTemplate"]["spec"])
+    frontend_main = dgd_components(dgd)["Frontend"]["main"]
     frontend_argv = frontend_main["command"] + frontend_main.get("args", [])
     services = [{
         "name": "frontend",

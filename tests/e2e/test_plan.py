@@ -11,7 +11,7 @@ import pytest
 
 from tests.e2e.plan import (DROPPED_FLAGS, MOCKER_FLAGS, RUN_ENV, UnknownWorkerFlag, build_plan, mocker_args,
                             scaled_overlay_values)
-from tests.helpers import OVERLAYS, deep_merge, dgd_workers, find, flag_value, load_values, render_chart
+from tests.helpers import OVERLAYS, deep_merge, dgd_components, dgd_workers, find, flag_value, load_values, render_chart
 
 RUN_DIR = Path("/run/e2e")
 PYTHON = "/venv/bin/python"
@@ -53,9 +53,7 @@ class TestPlan:
     def test_should_run_the_rendered_frontend_command_plus_local_discovery(self, rendered):
         _, objects = rendered
         plan = build_plan(objects, RUN_DIR, PYTHON, Path("/tmp/x"))
-        frontend = next(c for c in find(objects, "DynamoGraphDeployment")["spec"]["components"]
-                        if c["type"] == "frontend")
-        main = frontend["podTemplate"]["spec"]["containers"][0]
+        main = dgd_components(find(objects, "DynamoGraphDeployment"))["Frontend"]["main"]
         argv = next(s for s in plan["services"] if s["role"] == "frontend")["argv"]
         assert argv == [PYTHON, *main["command"][1:], *main["args"],
                         "--discovery-backend", "file", "--http-host", "127.0.0.1"]
