@@ -1,0 +1,66 @@
+{{- /* Clients of the serving endpoint: the URL they use and the AIPerf command line. */}}
+
+{{/*
+URL the smoke test and the benchmark use: frontend.urlOverride, else the in-cluster Service.
+Usage: {{ include "gpt-oss.clientUrl" . }}
+*/}}
+{{- define "gpt-oss.clientUrl" -}}
+{{- default (include "gpt-oss.frontendUrl" .) .Values.frontend.urlOverride }}
+{{- end }}
+
+{{/*
+The AIPerf command line of the benchmark, every number final (from gpt-oss.plan).
+Usage: {{ include "gpt-oss.benchmarkCommand" . | nindent 12 }}
+*/}}
+{{- define "gpt-oss.benchmarkCommand" -}}
+{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $bench := .Values.benchmark -}}
+- aiperf
+- profile
+- --model
+- {{ .Values.model.id | quote }}
+- --tokenizer
+- {{ include "gpt-oss.modelPath" . | quote }}
+- --endpoint-type
+- chat
+- --endpoint
+- /v1/chat/completions
+- --streaming
+- --url
+- {{ include "gpt-oss.clientUrl" . | quote }}
+- --synthetic-input-tokens-mean
+- {{ int $bench.inputTokensMean | quote }}
+{{- if not (kindIs "invalid" $bench.inputTokensStddev) }}
+- --synthetic-input-tokens-stddev
+- {{ $bench.inputTokensStddev | toString | quote }}
+{{- end }}
+- --output-tokens-mean
+- {{ int $bench.outputTokensMean | quote }}
+{{- if not (kindIs "invalid" $bench.outputTokensStddev) }}
+- --output-tokens-stddev
+- {{ $bench.outputTokensStddev | toString | quote }}
+{{- end }}
+{{- range $bench.extraInputs }}
+- --extra-inputs
+- {{ . | quote }}
+{{- end }}
+- --concurrency
+- {{ int $plan.benchmark.concurrency | quote }}
+- --request-count
+- {{ int $plan.benchmark.requestCount | quote }}
+{{- if not (kindIs "invalid" $bench.warmupRequestCount) }}
+- --warmup-request-count
+- {{ int $bench.warmupRequestCount | quote }}
+{{- end }}
+{{- if not (kindIs "invalid" $bench.numDatasetEntries) }}
+- --num-dataset-entries
+- {{ int $bench.numDatasetEntries | quote }}
+{{- end }}
+{{- if not (kindIs "invalid" $bench.randomSeed) }}
+- --random-seed
+- {{ int $bench.randomSeed | quote }}
+{{- end }}
+{{- range $bench.extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,144 @@
+{{- /* The Dynamo runtime: frontend and worker containers and pods of the DynamoGraphDeployment. */}}
+
+{{/*
+In-cluster URL of the frontend Service the Dynamo operator creates (<dgd name>-frontend).
+Usage: {{ include "gpt-oss.frontendUrl" . }}
+*/}}
+{{- define "gpt-oss.frontendUrl" -}}
+{{- printf "http://%s-frontend.%s.svc:%d" (include "gpt-oss.fullname" .) .Release.Namespace (int .Values.frontend.httpPort) }}
+{{- end }}
+
+{{/*
+Command-line arguments of one worker role's dynamo.trtllm process.
+Usage: {{ include "gpt-oss.workerArgs" (dict "root" $ "row" $row) }}
+*/}}
+{{- define "gpt-oss.workerArgs" -}}
+- --model-path
+- {{ include "gpt-oss.modelPath" .root | quote }}
+- --served-model-name
+- {{ .root.Values.model.id | quote }}
+- --extra-engine-args
+- {{ printf "/engine/%s.yaml" .row.key | quote }}
+- --dyn-reasoning-parser
+- gpt_oss
+- --dyn-tool-call-parser
+- harmony
+{{- if ne .row.mode "agg" }}
+- --disaggregation-mode
+- {{ .row.mode }}
+{{- end }}
+{{- range .root.Values.workers.extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+Environment of one worker role: shared worker env, role env, quantization override, HF token.
+Usage: {{ include "gpt-oss.workerEnv" (dict "root" $ "role" $role) }}
+*/}}
+{{- define "gpt-oss.workerEnv" -}}
+{{- $env := merge (deepCopy (default dict .role.env)) (deepCopy (default dict .root.Values.workers.env)) }}
+{{- with .root.Values.workers.overrideQuantAlgo }}
+{{- $_ := set $env "OVERRIDE_QUANT_ALGO" . }}
+{{- end }}
+{{- if .root.Values.model.tiktoken.stage }}
+{{- $_ := set $env "TIKTOKEN_ENCODINGS_BASE" (include "gpt-oss.tiktokenDir" .root) }}
+{{- end }}
+{{- $list := list }}
+{{- range $name := keys $env | sortAlpha }}
+{{- $list = append $list (dict "name" $name "value" (get $env $name | toString)) }}
+{{- end }}
+{{- $list = concat $list (include "gpt-oss.hfTokenEnv" .root | fromYamlArray) }}
+{{- toYaml $list }}
+{{- end }}
+
+{{/*
+Node selector of GPU worker pods: architecture, GPU product label, and the user's extra labels.
+Usage: {{ include "gpt-oss.workerNodeSelector" . | nindent 8 }}
+*/}}
+{{- define "gpt-oss.workerNodeSelector" -}}
+{{- $selector := dict "kubernetes.io/arch" .Values.gpu.nodeArch }}
+{{- with .Values.gpu.productLabel }}
+{{- $_ := set $selector "nvidia.com/gpu.product" . }}
+{{- end }}
+{{- toYaml (merge (deepCopy .Values.workers.nodeSelector) $selector) }}
+{{- end }}
+
+{{/*
+Pod affinity that puts every worker pod of the release on one node; each pod matches its own
+term, so the first one schedules freely and the others follow it.
+Usage: {{ include "gpt-oss.sameNodeAffinity" . | nindent 8 }}
+*/}}
+{{- define "gpt-oss.sameNodeAffinity" -}}
+podAffinity:
+  requiredDuringSchedulingIgnoredDuringExecution:
+    - topologyKey: kubernetes.io/hostname
+      labelSelector:
+        matchLabels:
+          {{- include "gpt-oss.selectorLabels" . | nindent 10 }}
+          app.kubernetes.io/component: worker
+{{- end }}
+
+{{/*
+Pod-level settings shared by every worker role: placement, security, init wait and volumes.
+Usage: {{ include "gpt-oss.workerPodSpec" . | nindent 8 }}
+*/}}
+{{- define "gpt-oss.workerPodSpec" -}}
+{{- include "gpt-oss.podSecurityContext" . }}
+nodeSelector: {{ include "gpt-oss.workerNodeSelector" . | nindent 2 }}
+{{- with .Values.workers.tolerations }}
+tolerations: {{ toYaml . | nindent 2 }}
+{{- end }}
+{{- if .Values.workers.sameNode }}
+affinity: {{ include "gpt-oss.sameNodeAffinity" . | nindent 2 }}
+{{- end }}
+{{- with .Values.dynamo.imagePullSecrets }}
+imagePullSecrets: {{ toYaml . | nindent 2 }}
+{{- end }}
+initContainers: {{ include "gpt-oss.waitForModelContainer" . | nindent 2 }}
+volumes:
+  - name: model-cache
+    persistentVolumeClaim:
+      claimName: {{ include "gpt-oss.modelCache.claimName" . }}
+  - name: engine-config
+    configMap:
+      name: {{ include "gpt-oss.fullname" . }}-engine
+{{- end }}
+
+{{/*
+Main-container fields of one worker role, shared by both DGD API versions.
+Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row) | nindent 10 }}
+*/}}
+{{- define "gpt-oss.workerContainer" -}}
+image: {{ include "gpt-oss.image" .root.Values.dynamo.image }}
+imagePullPolicy: {{ .root.Values.dynamo.image.pullPolicy }}
+command: ["python3", "-m", "dynamo.trtllm"]
+args: {{ include "gpt-oss.workerArgs" . | nindent 2 }}
+securityContext: {{ toYaml .root.Values.securityContext.container | nindent 2 }}
+volumeMounts:
+  - name: engine-config
+    mountPath: /engine
+    readOnly: true
+{{- end }}
+
+{{/*
+Main-container fields of the frontend, shared by both DGD API versions.
+Usage: {{ include "gpt-oss.frontendContainer" . | nindent 10 }}
+*/}}
+{{- define "gpt-oss.frontendContainer" -}}
+image: {{ include "gpt-oss.image" .Values.dynamo.image }}
+imagePullPolicy: {{ .Values.dynamo.image.pullPolicy }}
+command: ["python3", "-m", "dynamo.frontend"]
+args:
+  - --router-mode
+  - {{ .Values.frontend.routerMode }}
+  - --http-port
+  - {{ int .Values.frontend.httpPort | quote }}
+securityContext: {{ toYaml .Values.securityContext.container | nindent 2 }}
+{{- if .Values.model.tiktoken.stage }}
+env:
+  # The harmony tool-call parser reads its vocabulary here instead of fetching it.
+  - name: TIKTOKEN_ENCODINGS_BASE
+    value: {{ include "gpt-oss.tiktokenDir" . | quote }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,151 @@
+{{- /* The plan: GPU facts, worker roles, every computed number, and the sizing warnings. */}}
+
+{{/*
+Facts per GPU type: usual GPUs per node, memory software sees (MiB, FACTS.md), Blackwell or not.
+Usage: {{ $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.gpuFacts" -}}
+{{- $table := dict
+  "GB200" (dict "perNode" 4 "memoryMiB" 189471 "blackwell" true)
+  "B200" (dict "perNode" 8 "memoryMiB" 183359 "blackwell" true)
+  "H200" (dict "perNode" 8 "memoryMiB" 143771 "blackwell" false)
+  "H100" (dict "perNode" 8 "memoryMiB" 81559 "blackwell" false) }}
+{{- $facts := deepCopy (get $table .Values.gpu.type) }}
+{{- if not (kindIs "invalid" .Values.gpu.perNode) }}
+{{- $_ := set $facts "perNode" (int .Values.gpu.perNode) }}
+{{- end }}
+{{- toYaml $facts }}
+{{- end }}
+
+{{/*
+Worker roles in a fixed order, with the Dynamo component name and disaggregation mode of each.
+Usage: {{ range $role := include "gpt-oss.roleTable" . | fromYamlArray }}
+*/}}
+{{- define "gpt-oss.roleTable" -}}
+- key: worker
+  component: TRTLLMWorker
+  mode: agg
+- key: prefill
+  component: TRTLLMPrefillWorker
+  mode: prefill
+- key: decode
+  component: TRTLLMDecodeWorker
+  mode: decode
+{{- end }}
+
+{{/*
+The plan: every number the chart computes (GPUs per role and in total, decode slots, benchmark
+concurrency and request count), computed here once and read by every template and the tests.
+Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.plan" -}}
+{{- include "gpt-oss.checkValues" . }}
+{{- $roles := list }}
+{{- $totalGpus := 0 }}
+{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- $role := get $.Values.workers $row.key }}
+{{- if $role.enabled }}
+{{- $gpusPerReplica := mul (int $role.tensorParallelSize) (int $role.pipelineParallelSize) }}
+{{- $gpus := mul $gpusPerReplica (int $role.replicas) }}
+{{- $dpRanks := ternary (int $role.tensorParallelSize) 1 (and $role.attentionDP true) }}
+{{- $slots := mul (int $role.maxBatchSize) $dpRanks (int $role.replicas) }}
+{{- $roles = append $roles (dict "key" $row.key "component" $row.component "mode" $row.mode "replicas" (int $role.replicas) "gpusPerReplica" $gpusPerReplica "gpus" $gpus "attentionDpRanks" $dpRanks "slots" $slots) }}
+{{- $totalGpus = add $totalGpus $gpus }}
+{{- end }}
+{{- end }}
+{{- $bench := .Values.benchmark }}
+{{- $benchGpus := ternary $totalGpus (int $bench.gpuCount) (kindIs "invalid" $bench.gpuCount) }}
+{{- $concurrency := ternary (mul (int $bench.concurrencyPerGpu) $benchGpus) (int $bench.concurrency) (kindIs "invalid" $bench.concurrency) }}
+{{- $requests := ternary (mul (int $bench.requestCountMultiplier) $concurrency) (int $bench.requestCount) (kindIs "invalid" $bench.requestCount) }}
+{{- $disaggregated := false }}
+{{- range $roles }}{{ if ne .mode "agg" }}{{ $disaggregated = true }}{{ end }}{{ end }}
+roles: {{ toYaml $roles | nindent 2 }}
+totalGpus: {{ $totalGpus }}
+disaggregated: {{ $disaggregated }}
+benchmark:
+  gpuCount: {{ $benchGpus }}
+  concurrency: {{ $concurrency }}
+  requestCount: {{ $requests }}
+{{- end }}
+
+{{/*
+Decode capacity in requests the engines batch at once: decode roles when disaggregated, else workers.
+Usage: {{ include "gpt-oss.decodeSlots" $plan }}
+*/}}
+{{- define "gpt-oss.decodeSlots" -}}
+{{- $slots := 0 }}
+{{- range .roles }}{{ if ne .mode "prefill" }}{{ $slots = add $slots .slots }}{{ end }}{{ end }}
+{{- $slots }}
+{{- end }}
+
+{{/*
+A worker role's TensorRT-LLM engine settings: its free-form engine keys plus the keys the chart
+derives from the role's structured fields (parallelism, batch, tokens, memory fraction).
+Usage: {{ include "gpt-oss.engineConfig" (dict "role" .Values.workers.prefill) | fromYaml }}
+*/}}
+{{- define "gpt-oss.engineConfig" -}}
+{{- $role := .role }}
+{{- $engine := deepCopy (default dict $role.engine) }}
+{{- $_ := set $engine "tensor_parallel_size" (int $role.tensorParallelSize) }}
+{{- $_ = set $engine "pipeline_parallel_size" (int $role.pipelineParallelSize) }}
+{{- $_ = set $engine "moe_expert_parallel_size" (int $role.expertParallelSize) }}
+{{- $_ = set $engine "enable_attention_dp" (and $role.attentionDP true) }}
+{{- $_ = set $engine "max_batch_size" (int $role.maxBatchSize) }}
+{{- if not (kindIs "invalid" $role.maxNumTokens) }}
+{{- $_ = set $engine "max_num_tokens" (int $role.maxNumTokens) }}
+{{- end }}
+{{- if not (kindIs "invalid" $role.maxSeqLen) }}
+{{- $_ = set $engine "max_seq_len" (int $role.maxSeqLen) }}
+{{- end }}
+{{- $kv := deepCopy (default dict (get $engine "kv_cache_config")) }}
+{{- $_ = set $kv "free_gpu_memory_fraction" $role.freeGpuMemoryFraction }}
+{{- $_ = set $engine "kv_cache_config" $kv }}
+{{- toYaml $engine }}
+{{- end }}
+
+{{/*
+Sizing warnings: configurations that render and run, but badly. Uses FACTS.md's KV formula
+(18*L*1024*b + 18*min(L,128)*1024*b bytes per sequence of L tokens) and GPU memory, and the sizing
+assumptions in values (sizing.*). Returns a YAML list of sentences.
+Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
+*/}}
+{{- define "gpt-oss.warnings" -}}
+{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $bench := .Values.benchmark }}
+{{- $sizing := .Values.sizing }}
+{{- $concurrency := int $plan.benchmark.concurrency }}
+{{- $isl := int $bench.inputTokensMean }}
+{{- $osl := int $bench.outputTokensMean }}
+{{- $warnings := list }}
+{{- $slots := int (include "gpt-oss.decodeSlots" $plan) }}
+{{- if gt $concurrency $slots }}
+{{- $parts := list }}
+{{- range $plan.roles }}{{ if ne .mode "prefill" }}{{ $parts = append $parts (printf "workers.%s: maxBatchSize %d x %d attention-DP ranks x %d replicas" .key (int (get $.Values.workers .key).maxBatchSize) (int .attentionDpRanks) (int .replicas)) }}{{ end }}{{ end }}
+{{- $warnings = append $warnings (printf "benchmark concurrency %d exceeds the %d decode slots (%s): %d requests will queue and inflate TTFT" $concurrency $slots (join "; " $parts) (sub $concurrency $slots)) }}
+{{- end }}
+{{- range $plan.roles }}
+{{- if ne .mode "prefill" }}
+{{- $role := get $.Values.workers .key }}
+{{- $kvDtype := get (get (default dict $role.engine) "kv_cache_config" | default dict) "dtype" | default "auto" }}
+{{- $bytesPerValue := ternary 1 2 (eq $kvDtype "fp8") }}
+{{- $tokens := add $isl $osl }}
+{{- $perSequence := mul 18 1024 $bytesPerValue (add $tokens (min $tokens 128)) }}
+{{- $needGiB := divf (mul $perSequence $concurrency) 1073741824.0 }}
+{{- $gpuGiB := divf (int $gpu.memoryMiB) 1024.0 }}
+{{- $weightsGiB := divf $sizing.weightsGiB (int .gpusPerReplica) }}
+{{- $freeGiB := mulf (subf $gpuGiB $weightsGiB) $role.freeGpuMemoryFraction (int .gpus) }}
+{{- if gt $needGiB $freeGiB }}
+{{- $warnings = append $warnings (printf "KV cache too small for the benchmark on workers.%s: %d sequences of %d tokens need %.0f GiB of %s KV cache, but %d %s GPUs keep about %.0f GiB (free_gpu_memory_fraction %v of the memory left after %.1f GiB of weights per GPU); requests will be evicted or queue" .key $concurrency $tokens $needGiB (ternary "fp8" "bf16" (eq $kvDtype "fp8")) (int .gpus) $.Values.gpu.type $freeGiB $role.freeGpuMemoryFraction $weightsGiB) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $prefillGpus := 0 }}
+{{- range $plan.roles }}{{ if ne .mode "decode" }}{{ $prefillGpus = add $prefillGpus .gpus }}{{ end }}{{ end }}
+{{- $prefillRate := divf (mul $prefillGpus (int $sizing.prefillTokensPerSecondPerGpu)) $isl }}
+{{- $neededRate := divf (mul $concurrency 1000) (mul $osl (int $sizing.interTokenLatencyMs)) }}
+{{- if lt (mulf $prefillRate 2) $neededRate }}
+{{- $warnings = append $warnings (printf "prefill-bound: %d prefill GPUs serve about %.1f requests/s of %d tokens, but %d users finishing %d tokens at %d ms/token need about %.0f requests/s; expect TTFT to grow while requests queue for prefill (add prefill GPUs or replicas)" $prefillGpus $prefillRate $isl $concurrency $osl (int $sizing.interTokenLatencyMs) $neededRate) }}
+{{- end }}
+{{- toYaml $warnings }}
+{{- end }}
