@@ -10,7 +10,8 @@ import jsonschema
 import kubernetes_validate
 import yaml
 
-DGD_CRD = Path("dynamo") / "crds" / "nvidia.com_dynamographdeployments.yaml"
+# The repo's description-free copy of the upstream CRD (ci/sync-dgd-crd.py), so a plain clone validates too.
+DGD_CRD = Path(__file__).resolve().parent.parent / "ci" / "crds" / "nvidia.com_dynamographdeployments.yaml"
 # Oldest and newest Kubernetes the chart declares: Chart.yaml kubeVersion ">=1.29.0-0", newest tested 1.37.
 KUBERNETES_VERSIONS = ["1.29.0", "1.37.0"]
 
@@ -82,9 +83,9 @@ def _crd_validator(crd_path: str, version: str):
     return _CrdValidator(_strict(copy.deepcopy(versions[version]["schema"]["openAPIV3Schema"])))
 
 
-def dgd_errors(shared_dir: Path, dgd: dict) -> list[str]:
+def dgd_errors(dgd: dict, crd_path: Path = DGD_CRD) -> list[str]:
     """Schema and CEL errors of a DynamoGraphDeployment against the CRD version its apiVersion names."""
-    validator = _crd_validator(str(shared_dir / DGD_CRD), dgd["apiVersion"].split("/")[1])
+    validator = _crd_validator(str(crd_path), dgd["apiVersion"].split("/")[1])
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(dgd)]
 
 

@@ -82,12 +82,12 @@ class TestAcceptedAlternatives:
         ("nvidia.com/v1beta1", {"scalingAdapter": {}, "compilationCache": {"pvcName": "trtllm-cache"}}),
         ("nvidia.com/v1alpha1", {"scalingAdapter": {"enabled": True}, "envFromSecret": "hf-token-secret"}),
     ])
-    def test_should_pass_component_fields_of_the_chosen_version(self, api_version, fields, shared_dir):
+    def test_should_pass_component_fields_of_the_chosen_version(self, api_version, fields):
         values = {"dynamo": {"apiVersion": api_version}, "workers": {"componentFields": fields}}
         dgd = find(render_chart(["disagg-k8s.yaml"], values), "DynamoGraphDeployment")
         workers = dgd_workers(dgd).values()
         assert len(workers) == 2 and all(fields.items() <= w["fields"].items() for w in workers)
-        assert dgd_errors(shared_dir, dgd) == []
+        assert dgd_errors(dgd) == []
 
     def test_should_accept_chunked_prefill_for_long_prompts(self):
         values = {"benchmark": {"inputTokensMean": 9000},

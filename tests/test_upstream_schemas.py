@@ -1,11 +1,13 @@
 """Rendered objects against the upstream Dynamo CRD (both API versions) and the Kubernetes JSON schemas."""
 import copy
+import subprocess
+import sys
 
 import pytest
 import yaml
 
-from tests.helpers import CHART_DIR, OVERLAYS, find, render_chart
-from tests.schemas import KUBERNETES_VERSIONS, dgd_errors, kubernetes_errors
+from tests.helpers import CHART_DIR, OVERLAYS, REPO_ROOT, find, render_chart
+from tests.schemas import DGD_CRD, KUBERNETES_VERSIONS, dgd_errors, kubernetes_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
 
@@ -13,27 +15,48 @@ API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
 @pytest.mark.parametrize("api_version", API_VERSIONS)
 @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
 class TestDynamoGraphDeploymentCrd:
-    def test_should_match_the_crd_of_its_api_version(self, overlay, api_version, shared_dir):
+    def test_should_match_the_crd_of_its_api_version(self, overlay, api_version):
         dgd = find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment")
-        assert dgd_errors(shared_dir, dgd) == []
+        assert dgd_errors(dgd) == []
 
-    def test_should_be_refused_under_the_other_api_version(self, overlay, api_version, shared_dir):
+    def test_should_be_refused_under_the_other_api_version(self, overlay, api_version):
         """The two versions differ in shape; a DGD relabelled to the other version must not pass."""
         dgd = copy.deepcopy(find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment"))
         dgd["apiVersion"] = next(v for v in API_VERSIONS if v != api_version)
-        assert dgd_errors(shared_dir, dgd)
+        assert dgd_errors(dgd)
+
+
+class TestCrdCopy:
+    def test_should_match_the_upstream_crd(self, shared_dir, tmp_path):
+        """ci/crds/ is generated from shared/dynamo/crds; a stale copy would validate against an old API."""
+        before = DGD_CRD.read_text()
+        try:
+            subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "sync-dgd-crd.py"), str(shared_dir / "dynamo" / "crds")],
+                           check=True, capture_output=True)
+            assert DGD_CRD.read_text() == before, "run ci/sync-dgd-crd.py and commit the result"
+        finally:
+            DGD_CRD.write_text(before)
+
+    def test_should_keep_both_versions_and_their_cel_rules_without_prose(self):
+        crd = yaml.safe_load(DGD_CRD.read_text())
+        versions = {v["name"]: v for v in crd["spec"]["versions"]}
+        assert set(versions) == {"v1alpha1", "v1beta1"} and versions["v1beta1"]["storage"] is True
+        assert crd["spec"]["conversion"] == {"strategy": "None"}
+        text = DGD_CRD.read_text()
+        assert text.count("rule: ") == 31
+        assert "description: " not in text.replace("description:\n", "")
 
 
 class TestCrdValidator:
-    def test_should_catch_a_misspelt_field(self, shared_dir):
+    def test_should_catch_a_misspelt_field(self):
         dgd = copy.deepcopy(find(render_chart(["agg.yaml"]), "DynamoGraphDeployment"))
         dgd["spec"]["components"][1]["sharedMemory"] = {"size": "80Gi"}
-        assert any("sharedMemory" in e for e in dgd_errors(shared_dir, dgd))
+        assert any("sharedMemory" in e for e in dgd_errors(dgd))
 
-    def test_should_catch_a_broken_cel_rule(self, shared_dir):
+    def test_should_catch_a_broken_cel_rule(self):
         dgd = copy.deepcopy(find(render_chart(["agg.yaml"]), "DynamoGraphDeployment"))
         dgd["spec"]["components"][1]["name"] = "frontend"
-        assert any("unique case-insensitively" in e for e in dgd_errors(shared_dir, dgd))
+        assert any("unique case-insensitively" in e for e in dgd_errors(dgd))
 
 
 @pytest.mark.parametrize("kubernetes_version", KUBERNETES_VERSIONS)
