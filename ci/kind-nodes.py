@@ -21,15 +21,14 @@ import argparse
 import json
 import subprocess
 import sys
+from pathlib import Path
 
-PROFILE_LABEL = "gpt-oss.test/profile"
-# profile -> (arch, product label, GPUs): one node per GB200 tray half for disagg's 1 + 4 GPUs.
-PROFILES = {
-    "cpu": None,  # the download Job's node: no GPUs, no taint
-    "gb200": ("arm64", "NVIDIA-GB200", 4),
-    "b200": ("amd64", "NVIDIA-B200", 8),
-    "h100": ("amd64", "NVIDIA-H100-80GB-HBM3", 8),
-}
+# The profile table is shared with ci/control-plane.py and ci/kind-setup.sh.
+_TABLE = json.loads((Path(__file__).resolve().parent / "gpu-node-profiles.json").read_text())
+PROFILE_LABEL = _TABLE["profileLabel"]
+# profile -> (arch, product label, GPUs), or None for the download Job's node (no GPUs, no taint).
+PROFILES = {name: (p["arch"], p["product"], p["gpus"]) if p.get("gpus") else None
+            for name, p in _TABLE["profiles"].items()}
 
 
 def kubectl(kubeconfig: str | None, *args: str, capture: bool = False) -> str:

@@ -7,8 +7,8 @@
 #   ci/kind-setup.sh [--name gpt-oss] [--kubeconfig .kind/kubeconfig] [--install-tools]
 #                    [--crds DIR | --crds-chart CHART_REF | --no-crds] [--operator-chart CHART_REF]
 #
-# --crds DIR          apply the CRD files in DIR (default: $GPT_OSS_SHARED_DIR/dynamo/crds, else
-#                     ../shared/dynamo/crds), conversion rewritten to None: no operator serves the webhook
+# --crds DIR          apply the CRD files in DIR (default: ci/crds, the generated DGD CRD; or
+#                     shared/dynamo/crds), conversion rewritten to None: no operator serves the webhook
 # --crds-chart REF    `helm install` the Dynamo CRD chart instead (e.g. the dynamo-crds chart from NGC)
 # --operator-chart REF `helm install` the Dynamo platform chart (operator + its own CRDs); the tier then
 #                     needs GPT_OSS_DYNAMO_OPERATOR=1 and GPT_OSS_CRD_SOURCE=none
@@ -23,7 +23,7 @@ HELM_VERSION=v3.17.1
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 name=gpt-oss
 kubeconfig="$repo_root/.kind/kubeconfig"
-crds_dir="${GPT_OSS_SHARED_DIR:-$repo_root/../shared}/dynamo/crds"
+crds_dir="$repo_root/ci/crds"
 crds_chart=""
 operator_chart=""
 install_tools=false
@@ -58,22 +58,17 @@ mkdir -p "$(dirname "$kubeconfig")"
 export KUBECONFIG="$kubeconfig"
 
 # Node labels from the config survive; the GPU look is added after creation (the kubelet owns arch).
-kind create cluster --name "$name" --image "$KIND_NODE_IMAGE" --kubeconfig "$kubeconfig" --wait 120s --config - <<'EOF'
-kind: Cluster
-apiVersion: kind.x-k8s.io/v1alpha4
-nodes:
-  - role: control-plane
-  - role: worker
-    labels: {gpt-oss.test/profile: cpu}
-  - role: worker
-    labels: {gpt-oss.test/profile: gb200}
-  - role: worker
-    labels: {gpt-oss.test/profile: gb200}
-  - role: worker
-    labels: {gpt-oss.test/profile: b200}
-  - role: worker
-    labels: {gpt-oss.test/profile: h100}
-EOF
+# One worker per node of each profile in ci/gpu-node-profiles.json (shared with ci/control-plane.py).
+python3 - "$repo_root/ci/gpu-node-profiles.json" > "$(dirname "$kubeconfig")/kind-config.yaml" <<'PY'
+import json, sys
+table = json.load(open(sys.argv[1]))
+print("kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes:\n  - role: control-plane")
+for name, profile in table["profiles"].items():
+    for _ in range(profile["nodes"]):
+        print(f"  - role: worker\n    labels: {{{table['profileLabel']}: {name}}}")
+PY
+kind create cluster --name "$name" --image "$KIND_NODE_IMAGE" --kubeconfig "$kubeconfig" --wait 120s \
+  --config "$(dirname "$kubeconfig")/kind-config.yaml"
 
 python3 "$repo_root/ci/kind-nodes.py" --kubeconfig "$kubeconfig" --apply
 # A status sync or two later the patched GPUs must still be there (the kubelet keeps them).

@@ -140,5 +140,31 @@ def dgd_workers(dgd: dict) -> dict[str, dict]:
     return {name: view for name, view in dgd_components(dgd).items() if view["type"] != "frontend"}
 
 
+def dgd_pods(dgd: dict) -> dict[str, dict]:
+    """Each component's pod as the Dynamo operator would create it, {component name: Pod}, either API version.
+
+    The pod template's metadata and spec with the main container in `containers` (v1alpha1: the mainContainer,
+    with the service's envs and its `gpu` resources as nvidia.com/gpu). What the operator adds on top (its own
+    labels, the runtime's sidecars and ports) is not here: this is the part the chart controls.
+    """
+    pods = {}
+    for name, view in dgd_components(dgd).items():
+        fields = view["fields"]
+        if dgd["apiVersion"] == "nvidia.com/v1beta1":
+            metadata = copy.deepcopy(fields["podTemplate"].get("metadata", {}))
+            spec = copy.deepcopy(view["pod_spec"])
+        else:
+            metadata = copy.deepcopy(fields.get("extraPodMetadata", {}))
+            spec = copy.deepcopy(view["pod_spec"])
+            main = copy.deepcopy(spec.pop("mainContainer"))
+            resources = {kind: {("nvidia.com/gpu" if key == "gpu" else key): value for key, value in amounts.items()}
+                         for kind, amounts in view["main"].get("resources", {}).items()}
+            main.update(name="main", env=view["main"]["env"], resources=resources)
+            spec["containers"] = [main]
+        metadata["name"] = f"{dgd['metadata']['name']}-{name.lower()}"
+        pods[name] = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+    return pods
+
+
 def dump(obj: Any) -> str:
     return json.dumps(obj, indent=1, sort_keys=True)

@@ -4,7 +4,7 @@ The cluster is whatever --kubeconfig (an option of pytest-helm-charts) or KUBECO
 When none answers, every test skips with the one reason `cluster_access` gives. Settings that
 tests/conftest.py may register as options fall back to environment variables:
   --crd-source / GPT_OSS_CRD_SOURCE          folder with the Dynamo CRDs; "none" rewrites the CRD the
-                                             cluster has; default <--shared-dir>/dynamo/crds
+                                             cluster has; default ci/crds (generated from the upstream CRD)
   --dynamo-operator / GPT_OSS_DYNAMO_OPERATOR the Dynamo operator runs in the cluster (enables the
                                              worker-placement checks, leaves the CRDs alone)
 """
@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from tests.cluster import kube
-from tests.helpers import CHART_DIR, OVERLAYS, RELEASE_NAME, deep_merge, load_chart, load_values
+from tests.helpers import CHART_DIR, OVERLAYS, RELEASE_NAME, REPO_ROOT, deep_merge, load_chart, load_values
 
 CACHE_SIZE = yaml.safe_load((CHART_DIR / "values.yaml").read_text())["modelCache"]["size"]
 
@@ -62,12 +62,6 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-@pytest.fixture(scope="module")
-def kube_config(cluster_access) -> str:
-    """Overrides pytest-helm-charts' fixture: its `kube_cluster` then skips with ours instead of erroring."""
-    return str(cluster_access.kubeconfig)
-
-
 @pytest.fixture(scope="session")
 def k8s(cluster_access) -> kube.Kube:
     return kube.Kube(cluster_access.api_client)
@@ -77,14 +71,6 @@ def k8s(cluster_access) -> kube.Kube:
 def operator_present(pytestconfig) -> bool:
     value = kube.option(pytestconfig, "dynamo_operator", "GPT_OSS_DYNAMO_OPERATOR")
     return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-@pytest.fixture
-def operator(operator_present):
-    """For checks that need the operator to turn the DGD into pods."""
-    if not operator_present:
-        pytest.skip("the Dynamo operator is not in the cluster, so no worker pods exist to check "
-                    "(set GPT_OSS_DYNAMO_OPERATOR=1 when it is; ci/kind-setup.sh --operator installs it)")
 
 
 @pytest.fixture(scope="session")
@@ -97,11 +83,7 @@ def crd_source(pytestconfig) -> Path | None:
         if not path.is_dir():
             pytest.fail(f"--crd-source / GPT_OSS_CRD_SOURCE={value} is not a folder")
         return path
-    try:
-        shared = Path(pytestconfig.getoption("--shared-dir"))
-    except ValueError:
-        return None
-    return shared / "dynamo" / "crds" if (shared / "dynamo" / "crds").is_dir() else None
+    return REPO_ROOT / "ci" / "crds"  # the generated copy of the upstream CRD (ci/sync-dgd-crd.py)
 
 
 @pytest.fixture(scope="session", params=kube.API_VERSIONS, ids=[v.split("/")[1] for v in kube.API_VERSIONS])
@@ -159,18 +141,43 @@ class Release:
         self.helm.close()
 
 
+@pytest.fixture(scope="session")
+def scheduler(cluster_access) -> None:
+    """For checks of where pods are bound: skips where no kube-scheduler runs (an API server alone)."""
+    if not kube.component_running(cluster_access.api_client, "kube-scheduler"):
+        pytest.skip("the cluster has no kube-scheduler (no recently renewed kube-system/kube-scheduler Lease), "
+                    "so no pod is ever bound to a node")
+
+
+@pytest.fixture(scope="session")
+def controllers(cluster_access) -> bool:
+    """Whether kube-controller-manager runs (Jobs make pods, the garbage collector and namespace controller work)."""
+    return kube.component_running(cluster_access.api_client, "kube-controller-manager")
+
+
+@pytest.fixture(scope="session")
+def job_pods(controllers) -> None:
+    if not controllers:
+        pytest.skip("the cluster has no kube-controller-manager (no recently renewed kube-system/"
+                    "kube-controller-manager Lease), so no Job ever creates a pod")
+
+
 @pytest.fixture
-def namespace(namespace_factory_function_scope, k8s, request) -> str:
-    """A fresh namespace (pytest-helm-charts deletes it, and waits, after the test) and the cache PV for it."""
+def namespace(k8s, controllers) -> str:
+    """A fresh namespace, deleted after the test, and the model-cache PV reserved for it."""
     suffix = "".join(random.choices(string.ascii_lowercase + string.digits, k=6))
     name = f"gpt-oss-{suffix}"
-    namespace_factory_function_scope(name, extra_metadata={"labels": {kube.TIER_LABEL: "cluster"}})
+    k8s.core.create_namespace({"metadata": {"name": name, "labels": {kube.TIER_LABEL: "cluster"}}})
     claim = f"{RELEASE_NAME}-model-cache"
     volume = kube.model_cache_volume(name, claim, CACHE_SIZE)
     k8s.core.create_persistent_volume(volume)
     yield name
     # Deleted before the namespace: pv-protection keeps it until the namespace's PVC is gone.
     k8s.core.delete_persistent_volume(volume["metadata"]["name"])
+    k8s.core.delete_namespace(name)
+    if controllers:  # only the namespace controller (kube-controller-manager) ever finishes a namespace deletion
+        kube.wait_for(f"namespace {name} to be deleted", lambda: not k8s.namespace_exists(name), timeout=180,
+                      explain=lambda: str(k8s.core.read_namespace(name).status))
 
 
 @pytest.fixture

@@ -87,6 +87,23 @@ def probe(kubeconfig: Path, timeout: float = 5.0):
     return api_client
 
 
+def component_running(api_client, name: str, fresh_seconds: float = 60.0) -> bool:
+    """Whether a control-plane component (kube-scheduler, kube-controller-manager) runs: its leader-election
+    Lease in kube-system was renewed lately. Works the same on kind, a real cluster and ci/control-plane.py."""
+    import datetime
+
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+    try:
+        lease = client.CoordinationV1Api(api_client).read_namespaced_lease(name, "kube-system")
+    except ApiException:
+        return False
+    renewed = lease.spec.renew_time
+    if renewed is None:
+        return False
+    return (datetime.datetime.now(datetime.timezone.utc) - renewed).total_seconds() < fresh_seconds
+
+
 def read_json(response) -> dict:
     return json.loads(response.data)
 
@@ -269,6 +286,16 @@ class Kube:
             if is_not_found(error):
                 return None
             raise
+
+    def namespace_exists(self, name: str) -> bool:
+        from kubernetes.client.exceptions import ApiException
+        try:
+            self.core.read_namespace(name)
+        except ApiException as error:
+            if is_not_found(error):
+                return False
+            raise
+        return True
 
     def nodes(self) -> list[dict]:
         return [self._dict(node) for node in self.core.list_node().items]

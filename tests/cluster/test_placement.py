@@ -1,13 +1,15 @@
-"""Where the Dynamo operator's worker pods land on the fake GPU nodes (needs the operator; skips without it).
+"""Where the worker pods land on the fake GPU nodes (needs a kube-scheduler; skips without one).
 
-Fake nodes run no GPU workload, so only binding (spec.nodeName) and scheduler events are asserted.
+With the Dynamo operator in the cluster, it makes the worker pods from the DGD. Without it, the `workers` fixture
+stands in: it creates, from the DGD the API server stored, the pods the operator would (tests.helpers.dgd_pods),
+one per replica. Fake nodes run no GPU workload, so only binding (spec.nodeName) and scheduler events are asserted.
 """
 from __future__ import annotations
 
 import pytest
 
 from tests.cluster import kube
-from tests.helpers import dgd_workers, find, render_chart
+from tests.helpers import dgd_pods, dgd_workers, find, render_chart
 
 pytestmark = pytest.mark.cluster
 
@@ -28,9 +30,26 @@ def expected_pods(dgd: dict) -> int:
     return sum(worker["replicas"] for worker in dgd_workers(dgd).values())
 
 
+@pytest.fixture
+def workers(scheduler, operator_present, k8s):
+    """start(release): the worker pods of the installed release exist, made by the operator or by this stand-in."""
+    def start(release) -> None:
+        if operator_present:
+            return
+        dgd = k8s.get(find(release.manifest(), "DynamoGraphDeployment"), release.namespace)
+        for name, pod in dgd_pods(dgd).items():
+            if dgd_workers(dgd).get(name) is None:
+                continue
+            for replica in range(dgd_workers(dgd)[name]["replicas"]):
+                body = dict(pod, metadata=dict(pod["metadata"], name=f"{pod['metadata']['name']}-{replica}"))
+                k8s.core.create_namespaced_pod(release.namespace, body)
+    return start
+
+
 class TestWorkerPlacement:
-    def test_should_bind_worker_pods_to_matching_gpu_nodes(self, operator, release, k8s, target):
+    def test_should_bind_worker_pods_to_matching_gpu_nodes(self, workers, release, k8s, target):
         release.install(target)
+        workers(release)
         dgd = find(release.manifest(), "DynamoGraphDeployment")
         workers = dgd_workers(dgd)
         selector = node_selector(dgd)
@@ -52,7 +71,7 @@ class TestWorkerPlacement:
         if release.values(target)["workers"].get("sameNode"):
             assert len({p["spec"]["nodeName"] for p in pods}) == 1, "workers.sameNode spread the workers"
 
-    def test_should_leave_workers_that_cannot_fit_pending(self, operator, release, k8s, target, nodes):
+    def test_should_leave_workers_that_cannot_fit_pending(self, workers, release, k8s, target, nodes):
         plan = dgd_workers(find(render_chart(values=release.values(target)), "DynamoGraphDeployment"))
         role, worker = max(plan.items(), key=lambda item: item[1]["gpus"])
         selector = worker["pod_spec"]["nodeSelector"]
@@ -61,6 +80,7 @@ class TestWorkerPlacement:
         # One replica more than every matching GPU can hold, so at least one pod cannot be placed.
         replicas = capacity // worker["gpus"] + 1
         release.install(target, {"workers": {ROLE_KEYS[role]: {"replicas": replicas}}})
+        workers(release)
 
         def unschedulable():
             for pod in k8s.pods(release.namespace, worker_selector(release)):

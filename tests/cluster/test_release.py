@@ -78,7 +78,8 @@ class TestInstall:
         assert live is not None and live["apiVersion"] == dgd_api
         assert dgd_workers(live) == dgd_workers(dgd)
 
-    def test_should_bind_the_download_pod_to_a_node_without_gpus(self, release, k8s, target, nodes):
+    def test_should_bind_the_download_pod_to_a_node_without_gpus(self, job_pods, scheduler, release, k8s, target,
+                                                                  nodes):
         assert any(kube.gpus(n) == 0 and kube.is_schedulable_without_tolerations(n) for n in nodes), (
             "the cluster has no untainted node without GPUs for the download Job (ci/kind-setup.sh makes one)")
         release.install(target)

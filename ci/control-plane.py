@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""Start and stop a kubelet-less Kubernetes control plane on 127.0.0.1 for the cluster tier (envtest style).
+
+    ci/control-plane.py start [--dir .envtest]   etcd + kube-apiserver (+ kube-scheduler and
+                                                 kube-controller-manager when present), GPU nodes, DGD CRD
+    ci/control-plane.py stop  [--dir .envtest]   stops only the processes `start` recorded, removes the dir
+    ci/control-plane.py env   [--dir .envtest]   prints KUBECONFIG=... of a running control plane
+    ci/control-plane.py reap  [--dir .envtest]   (started by `start`) the kubelet's part in pod deletion
+
+Binaries, first found wins: $KUBEBUILDER_ASSETS (the envtest convention; `setup-envtest use -p path`),
+../shared/k8s/bin, then the newest version in setup-envtest's store
+(~/.local/share/kubebuilder-envtest/k8s/<version>-<os>-<arch>/). Without etcd and kube-apiserver `start`
+exits 3 and says so, so a caller can let the tier skip. Everything binds to 127.0.0.1 on free ports.
+
+Nodes are API objects only (no kubelet): one per entry of ci/gpu-node-profiles.json, with the labels, taint,
+`nvidia.com/gpu` capacity/allocatable and Ready condition the GPU Operator and a kubelet would give them.
+The node-lifecycle controller is off, since nothing would ever renew those nodes' heartbeats. A pod bound to
+such a node is never started; when it is deleted, the `reap` process confirms its termination (grace period 0),
+as the node's kubelet would once the containers stopped, so uninstalls and namespace deletions complete.
+Needs requirements-test.txt (kubernetes, cryptography, PyYAML).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import ipaddress
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PROFILES = json.loads((REPO / "ci" / "gpu-node-profiles.json").read_text())
+CRD = REPO / "ci" / "crds" / "nvidia.com_dynamographdeployments.yaml"
+REQUIRED = ("etcd", "kube-apiserver")
+OPTIONAL = ("kube-scheduler", "kube-controller-manager")
+BINARIES_ABSENT = 3
+# Node-sized enough for every target's pods: the GPUs are what placement is about.
+NODE_CAPACITY = {"cpu": "64", "memory": "512Gi", "pods": "110", "ephemeral-storage": "500Gi"}
+
+
+def find_binaries() -> tuple[Path | None, str]:
+    """The directory holding the binaries, and where it came from (or why none was found)."""
+    candidates = []
+    if os.environ.get("KUBEBUILDER_ASSETS"):
+        candidates.append((Path(os.environ["KUBEBUILDER_ASSETS"]), "KUBEBUILDER_ASSETS"))
+    candidates.append((REPO.parent / "shared" / "k8s" / "bin", "../shared/k8s/bin"))
+    store = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "kubebuilder-envtest" / "k8s"
+    if store.is_dir():
+        def version(path: Path):
+            return tuple(int(n) for n in re.findall(r"\d+", path.name.split("-")[0]))
+        for path in sorted(store.iterdir(), key=version, reverse=True):
+            candidates.append((path, f"setup-envtest store {path.name}"))
+    for path, origin in candidates:
+        if all((path / name).is_file() and os.access(path / name, os.X_OK) for name in REQUIRED):
+            return path, origin
+    looked = ", ".join(str(p) for p, _ in candidates) or "nowhere"
+    return None, f"no etcd and kube-apiserver binaries (looked in: {looked}; set KUBEBUILDER_ASSETS)"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def write_pki(pki: Path) -> None:
+    """A CA, the API server's serving cert for 127.0.0.1, an admin client cert and the service-account key."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+
+    pki.mkdir(parents=True, exist_ok=True)
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def key():
+        return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+    def save(name: str, private_key, cert=None):
+        (pki / f"{name}.key").write_bytes(private_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()))
+        if cert is not None:
+            (pki / f"{name}.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+
+    def cert(subject, issuer, public_key, signing_key, ca=False, extensions=()):
+        builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(public_key)
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+                   .not_valid_after(now + datetime.timedelta(days=2))
+                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        for extension in extensions:
+            builder = builder.add_extension(extension, critical=False)
+        return builder.sign(signing_key, hashes.SHA256())
+
+    ca_key = key()
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "gpt-oss-test-ca")])
+    save("ca", ca_key, cert(ca_name, ca_name, ca_key.public_key(), ca_key, ca=True))
+    server_key = key()
+    names = x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                                         x509.IPAddress(ipaddress.ip_address("10.0.0.1"))])
+    save("apiserver", server_key, cert(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]), ca_name,
+                                       server_key.public_key(), ca_key, extensions=[names]))
+    admin_key = key()
+    admin = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:masters"),
+                       x509.NameAttribute(NameOID.COMMON_NAME, "gpt-oss-test-admin")])
+    save("admin", admin_key, cert(admin, ca_name, admin_key.public_key(), ca_key))
+    sa_key = key()
+    save("sa", sa_key)
+    (pki / "sa.pub").write_bytes(sa_key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+
+
+def write_kubeconfig(path: Path, pki: Path, port: int) -> None:
+    import yaml
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "gpt-oss-test",
+        "clusters": [{"name": "gpt-oss-test", "cluster": {
+            "server": f"https://127.0.0.1:{port}", "certificate-authority": str(pki / "ca.crt")}}],
+        "users": [{"name": "admin", "user": {
+            "client-certificate": str(pki / "admin.crt"), "client-key": str(pki / "admin.key")}}],
+        "contexts": [{"name": "gpt-oss-test", "context": {"cluster": "gpt-oss-test", "user": "admin"}}],
+    }))
+
+
+def spawn(state: Path, name: str, argv: list[str]) -> None:
+    log = open(state / "logs" / f"{name}.log", "wb")
+    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                               start_new_session=True)
+    pids = json.loads((state / "pids.json").read_text()) if (state / "pids.json").exists() else {}
+    pids[name] = {"pid": process.pid, "exe": argv[0]}
+    (state / "pids.json").write_text(json.dumps(pids, indent=1))
+
+
+def wait_healthy(what: str, url: str, state: Path, log: str, timeout: float = 120, cert: Path | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    import ssl
+    import urllib.request
+    context = ssl.create_default_context(cafile=str(cert)) if cert else None
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=3, context=context) as response:
+                if response.status == 200:
+                    return
+        except Exception:
+            pass
+        time.sleep(0.5)
+    tail = (state / "logs" / log).read_text(errors="replace").splitlines()[-15:]
+    raise SystemExit(f"{what} did not become healthy at {url} within {timeout:.0f}s; last log lines:\n" + "\n".join(tail))
+
+
+def create_nodes(api) -> list[str]:
+    from kubernetes import client
+    core = client.CoreV1Api(api)
+    names = []
+    for profile, spec in PROFILES["profiles"].items():
+        for index in range(spec["nodes"]):
+            name = f"gpt-oss-{profile}-{index}"
+            labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                      "kubernetes.io/arch": spec.get("arch", "amd64"), PROFILES["profileLabel"]: profile}
+            taints = []
+            capacity = dict(NODE_CAPACITY)
+            if spec.get("gpus"):
+                labels.update({"nvidia.com/gpu.product": spec["product"], "nvidia.com/gpu.present": "true",
+                               "nvidia.com/gpu.count": str(spec["gpus"])})
+                taints = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+                capacity["nvidia.com/gpu"] = str(spec["gpus"])
+            core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+                              "spec": {"taints": taints}})
+            now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            core.patch_node_status(name, {"status": {
+                "capacity": capacity, "allocatable": capacity,
+                "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletLessTestNode",
+                                "message": "API object only: no kubelet runs for it",
+                                "lastHeartbeatTime": now, "lastTransitionTime": now}],
+                "nodeInfo": {"architecture": labels["kubernetes.io/arch"], "operatingSystem": "linux",
+                             "kubeletVersion": "v0.0.0-none", "machineID": name, "systemUUID": name, "bootID": name,
+                             "kernelVersion": "", "osImage": "", "containerRuntimeVersion": "",
+                             "kubeProxyVersion": ""}}})
+            names.append(name)
+    return names
+
+
+def install_crd(api) -> None:
+    import yaml
+    from kubernetes import client
+    ext = client.ApiextensionsV1Api(api)
+    ext.create_custom_resource_definition(yaml.safe_load(CRD.read_text()), _preload_content=False)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        crd = ext.read_custom_resource_definition("dynamographdeployments.nvidia.com")
+        if any(c.type == "Established" and c.status == "True" for c in (crd.status.conditions or [])):
+            return
+        time.sleep(0.5)
+    raise SystemExit("the DynamoGraphDeployment CRD was not Established within 60s")
+
+
+def start(state: Path) -> int:
+    binaries, origin = find_binaries()
+    if binaries is None:
+        print(f"control plane not started: {origin}")
+        return BINARIES_ABSENT
+    if (state / "pids.json").exists():
+        print(f"{state} holds a running control plane: stop it first (ci/control-plane.py stop --dir {state})")
+        return 1
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "logs").mkdir(exist_ok=True)
+    pki = state / "pki"
+    write_pki(pki)
+    etcd_port, etcd_peer, api_port = free_port(), free_port(), free_port()
+    kubeconfig = state / "kubeconfig"
+    write_kubeconfig(kubeconfig, pki, api_port)
+
+    spawn(state, "etcd", [str(binaries / "etcd"), "--data-dir", str(state / "etcd"), "--name", "gpt-oss-test",
+                          "--listen-client-urls", f"http://127.0.0.1:{etcd_port}",
+                          "--advertise-client-urls", f"http://127.0.0.1:{etcd_port}",
+                          "--listen-peer-urls", f"http://127.0.0.1:{etcd_peer}",
+                          "--initial-advertise-peer-urls", f"http://127.0.0.1:{etcd_peer}",
+                          "--initial-cluster", f"gpt-oss-test=http://127.0.0.1:{etcd_peer}",
+                          "--unsafe-no-fsync", "--quota-backend-bytes", str(2 * 1024**3)])
+    wait_healthy("etcd", f"http://127.0.0.1:{etcd_port}/health", state, "etcd.log")
+
+    spawn(state, "kube-apiserver", [
+        str(binaries / "kube-apiserver"), "--etcd-servers", f"http://127.0.0.1:{etcd_port}",
+        "--advertise-address", "127.0.0.1", "--bind-address", "127.0.0.1", "--secure-port", str(api_port),
+        "--cert-dir", str(pki), "--tls-cert-file", str(pki / "apiserver.crt"),
+        "--tls-private-key-file", str(pki / "apiserver.key"), "--client-ca-file", str(pki / "ca.crt"),
+        "--service-account-issuer", f"https://127.0.0.1:{api_port}",
+        "--service-account-key-file", str(pki / "sa.pub"), "--service-account-signing-key-file", str(pki / "sa.key"),
+        "--service-cluster-ip-range", "10.0.0.0/24", "--authorization-mode", "RBAC", "--allow-privileged=true",
+        "--endpoint-reconciler-type", "none", "--disable-admission-plugins", "DefaultStorageClass"])
+    wait_healthy("kube-apiserver", f"https://127.0.0.1:{api_port}/readyz", state, "kube-apiserver.log",
+                 cert=pki / "ca.crt")
+
+    started = ["etcd", "kube-apiserver"]
+    component_kubeconfig = str(kubeconfig)
+    if (binaries / "kube-scheduler").is_file():
+        spawn(state, "kube-scheduler", [
+            str(binaries / "kube-scheduler"), "--kubeconfig", component_kubeconfig,
+            "--authentication-kubeconfig", component_kubeconfig, "--authorization-kubeconfig", component_kubeconfig,
+            "--bind-address", "127.0.0.1", "--secure-port", str(free_port()), "--leader-elect=true"])
+        started.append("kube-scheduler")
+    if (binaries / "kube-controller-manager").is_file():
+        spawn(state, "kube-controller-manager", [
+            str(binaries / "kube-controller-manager"), "--kubeconfig", component_kubeconfig,
+            "--authentication-kubeconfig", component_kubeconfig, "--authorization-kubeconfig", component_kubeconfig,
+            "--bind-address", "127.0.0.1", "--secure-port", str(free_port()), "--leader-elect=true",
+            "--service-account-private-key-file", str(pki / "sa.key"), "--root-ca-file", str(pki / "ca.crt"),
+            # No kubelet renews the nodes' heartbeats: the node-lifecycle controller would taint and evict.
+            "--controllers", "*,-node-lifecycle-controller,-cloud-node-lifecycle-controller",
+            "--use-service-account-credentials=false"])
+        started.append("kube-controller-manager")
+
+    api = api_client(kubeconfig)
+    from kubernetes import client
+    version = client.VersionApi(api).get_code()
+    nodes = create_nodes(api)
+    install_crd(api)
+    spawn(state, "pod-reaper", [sys.executable, str(Path(__file__).resolve()), "reap", "--dir", str(state)])
+    started.append("pod-reaper")
+    print(f"control plane up: Kubernetes {version.git_version} from {origin} ({binaries}); "
+          f"running {', '.join(started)}; nodes {', '.join(nodes)}; DGD CRD installed")
+    print(f"KUBECONFIG={kubeconfig}")
+    return 0
+
+
+def api_client(kubeconfig: Path):
+    from kubernetes import client, config
+    configuration = client.Configuration()
+    config.load_kube_config(config_file=str(kubeconfig), client_configuration=configuration)
+    return client.ApiClient(configuration)
+
+
+def reap(state: Path) -> int:
+    """Finish the deletion of pods bound to this control plane's kubelet-less nodes (what their kubelet would do)."""
+    from kubernetes import client
+    core = client.CoreV1Api(api_client(state / "kubeconfig"))
+    ours = {f"gpt-oss-{profile}-{index}" for profile, spec in PROFILES["profiles"].items() for index in range(spec["nodes"])}
+    while (state / "pids.json").exists():
+        try:
+            for pod in core.list_pod_for_all_namespaces().items:
+                if pod.metadata.deletion_timestamp and pod.spec.node_name in ours:
+                    core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
+        except Exception as error:  # the API server stopping, or a pod already gone: try again
+            print(f"reap: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}", flush=True)
+        time.sleep(1)
+    return 0
+
+
+def stop(state: Path) -> int:
+    pids_file = state / "pids.json"
+    if not pids_file.exists():
+        print(f"no control plane recorded in {state}")
+        return 0
+    pids = json.loads(pids_file.read_text())
+    # Reverse start order: controllers first, etcd last.
+    for name, entry in reversed(list(pids.items())):
+        pid, exe = entry["pid"], entry["exe"]
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+        except OSError:
+            continue  # already gone
+        if cmdline != exe:
+            print(f"{name}: pid {pid} now runs {cmdline!r}, not ours; left alone")
+            continue
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(100):
+            if not Path(f"/proc/{pid}").exists() or _zombie(pid):
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(pid, signal.SIGKILL)
+        print(f"stopped {name} (pid {pid})")
+    shutil.rmtree(state, ignore_errors=True)
+    return 0
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except OSError:
+        return True
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=["start", "stop", "env", "reap"])
+    parser.add_argument("--dir", type=Path, default=REPO / ".envtest", help="state directory (default .envtest)")
+    args = parser.parse_args()
+    state = args.dir.resolve()
+    if args.command == "start":
+        try:
+            return start(state)
+        except BaseException:
+            stop(state)
+            raise
+    if args.command == "stop":
+        return stop(state)
+    if args.command == "reap":
+        return reap(state)
+    print(f"KUBECONFIG={state / 'kubeconfig'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
