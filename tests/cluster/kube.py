@@ -261,6 +261,8 @@ class Kube:
         from kubernetes import client
         self.core = client.CoreV1Api(api_client)
         self.batch = client.BatchV1Api(api_client)
+        self.apps = client.AppsV1Api(api_client)
+        self.networking = client.NetworkingV1Api(api_client)
         self.custom = client.CustomObjectsApi(api_client)
         self.api_client = api_client
 
@@ -276,6 +278,9 @@ class Kube:
             "PersistentVolumeClaim": lambda: self._dict(
                 self.core.read_namespaced_persistent_volume_claim(name, namespace)),
             "Job": lambda: self._dict(self.batch.read_namespaced_job(name, namespace)),
+            "Deployment": lambda: self._dict(self.apps.read_namespaced_deployment(name, namespace)),
+            "Service": lambda: self._dict(self.core.read_namespaced_service(name, namespace)),
+            "NetworkPolicy": lambda: self._dict(self.networking.read_namespaced_network_policy(name, namespace)),
             "DynamoGraphDeployment": lambda: read_json(self.custom.get_namespaced_custom_object(
                 GROUP, obj["apiVersion"].split("/")[1], namespace, DGD_PLURAL, name, _preload_content=False)),
         }
