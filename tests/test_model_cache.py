@@ -61,12 +61,21 @@ class TestDownloadJob:
         assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "docker.io/library/python:3.12.8-slim-bookworm"
         assert env_of(job)["PIP_PACKAGES"] == "huggingface_hub==0.35.3"
 
-    def test_should_read_the_optional_token_by_reference(self):
-        env = env_of(download_job())
-        assert env["HF_TOKEN"] == {"secretKeyRef": {"name": "hf-token-secret", "key": "HF_TOKEN", "optional": True}}
+    def test_should_read_the_optional_token_by_reference_as_a_file(self):
+        job = download_job()
+        spec = job["spec"]["template"]["spec"]
+        assert {"name": "hf-token", "secret": {"secretName": "hf-token-secret", "optional": True,
+                                               "items": [{"key": "HF_TOKEN", "path": "token"}]}} in spec["volumes"]
+        mounts = {m["name"]: m for m in spec["containers"][0]["volumeMounts"]}
+        assert mounts["hf-token"] == {"name": "hf-token", "mountPath": "/var/run/secrets/huggingface", "readOnly": True}
+        env = env_of(job)
+        assert env["HF_TOKEN_PATH"] == "/var/run/secrets/huggingface/token"
+        assert "HF_TOKEN" not in env, "a secret in the environment leaks into logs and child processes"
 
     def test_should_pass_no_token_when_no_secret_is_named(self):
-        assert "HF_TOKEN" not in env_of(download_job({"huggingface": {"tokenSecret": {"name": ""}}}))
+        job = download_job({"huggingface": {"tokenSecret": {"name": ""}}})
+        assert "HF_TOKEN_PATH" not in env_of(job)
+        assert "hf-token" not in {v["name"] for v in job["spec"]["template"]["spec"]["volumes"]}
 
     @pytest.mark.parametrize("transfer,expected,absent", [
         ("xet", {"HF_XET_HIGH_PERFORMANCE": "1"}, ["HF_HUB_ENABLE_HF_TRANSFER"]),

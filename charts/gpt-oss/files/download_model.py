@@ -55,6 +55,16 @@ if pip_packages:
 
 from huggingface_hub import snapshot_download  # noqa: E402  (installed just above)
 
+
+def read_token():
+    """The optional token the chart mounts as a file (HF_TOKEN_PATH); None when no Secret exists."""
+    path = os.environ.get("HF_TOKEN_PATH", "")
+    if path and os.path.isfile(path):
+        token = open(path).read().strip()
+        return token or None
+    return os.environ.get("HF_TOKEN") or None
+
+
 print(f"downloading {model_id}@{revision} to {model_dir}, skipping {ignore_patterns}", flush=True)
 started = time.monotonic()
 snapshot_download(
@@ -63,7 +73,7 @@ snapshot_download(
     local_dir=model_dir,
     # Two CLI --exclude flags mis-parse and fill the PVC with original/ and metal/ copies.
     ignore_patterns=ignore_patterns,
-    token=os.environ.get("HF_TOKEN") or None,
+    token=read_token(),
 )
 stage_tiktoken()
 with open(marker + ".tmp", "w") as out:

@@ -33,7 +33,8 @@ Usage: {{ include "gpt-oss.workerArgs" (dict "root" $ "row" $row) }}
 {{- end }}
 
 {{/*
-Environment of one worker role: shared worker env, role env, quantization override, HF token.
+Environment of one worker role: shared worker env, role env, quantization override (no HF token:
+workers load from the model cache, never from the hub).
 Usage: {{ include "gpt-oss.workerEnv" (dict "root" $ "role" $role) }}
 */}}
 {{- define "gpt-oss.workerEnv" -}}
@@ -48,7 +49,6 @@ Usage: {{ include "gpt-oss.workerEnv" (dict "root" $ "role" $role) }}
 {{- range $name := keys $env | sortAlpha }}
 {{- $list = append $list (dict "name" $name "value" (get $env $name | toString)) }}
 {{- end }}
-{{- $list = concat $list (include "gpt-oss.hfTokenEnv" .root | fromYamlArray) }}
 {{- toYaml $list }}
 {{- end }}
 

@@ -77,13 +77,12 @@ Usage: {{ include "gpt-oss.scriptsConfigMap" . }}
 {{- printf "%s-scripts" (include "gpt-oss.fullname" .) }}
 {{- end }}
 
+
 {{/*
-Optional HF_TOKEN from the user's Secret, by reference; absent Secret is fine (the model is not gated).
-Usage: {{ include "gpt-oss.hfTokenEnv" . | nindent 12 }}
+Container security context of the chart's own utility containers (download, wait, smoke test, benchmark):
+the shared container settings plus a read-only root filesystem, their writes going to mounted volumes.
+Usage: securityContext: {{ include "gpt-oss.readOnlyContainerSecurityContext" . | nindent 12 }}
 */}}
-{{- define "gpt-oss.hfTokenEnv" -}}
-{{- with .Values.huggingface.tokenSecret.name }}
-{{- $ref := dict "name" . "key" $.Values.huggingface.tokenSecret.key "optional" true }}
-{{- toYaml (list (dict "name" "HF_TOKEN" "valueFrom" (dict "secretKeyRef" $ref))) }}
-{{- end }}
+{{- define "gpt-oss.readOnlyContainerSecurityContext" -}}
+{{- toYaml (merge (dict "readOnlyRootFilesystem" true) (deepCopy .Values.securityContext.container)) }}
 {{- end }}

@@ -60,7 +60,7 @@ Usage: {{ include "gpt-oss.waitForModelContainer" . | nindent 8 }}
         sleep 30
       done
       echo "model cache ready: $marker"
-  securityContext: {{ toYaml .Values.securityContext.container | nindent 4 }}
+  securityContext: {{ include "gpt-oss.readOnlyContainerSecurityContext" . | nindent 4 }}
   resources:
     requests:
       cpu: 10m

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Scan every overlay's rendered objects with Checkov, plus the DGD's pods as the operator will create them.
+
+    python ci/checkov.py [--checkov PATH] [--markdown]
+
+Renders each values/ overlay (helm-python-sdk, as the tests do) into a scratch folder: the chart's objects,
+and for both DGD API versions the frontend and worker pod templates written out as Pods (tests.helpers.dgd_pods),
+because Checkov does not look inside a custom resource. Runs `checkov --framework kubernetes` on each with the
+repository's .checkov.yaml minus its skip-check list, the one place waivers live (each with its reason), so that
+a waived check is still run and counted: prints passed / failed / waived per overlay and exits 1 on any
+failed check that is not waived.
+CHECKOV (env) or --checkov names the binary; CI installs it from requirements-checkov.txt in its own venv.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.helpers import OVERLAYS, dgd_pods, render_chart  # noqa: E402
+
+API_VERSIONS = ("nvidia.com/v1beta1", "nvidia.com/v1alpha1")
+CONFIG = REPO / ".checkov.yaml"
+
+
+def write_scan_input(overlay: str, folder: Path) -> None:
+    """The overlay's rendered objects, and the DGD pods of both API versions, as YAML files in `folder`."""
+    folder.mkdir(parents=True)
+    objects = render_chart([overlay])
+    (folder / "chart.yaml").write_text(yaml.safe_dump_all(objects, sort_keys=False))
+    for api_version in API_VERSIONS:
+        for obj in render_chart([overlay], {"dynamo": {"apiVersion": api_version}}):
+            if obj["kind"] != "DynamoGraphDeployment":
+                continue
+            pods = list(dgd_pods(obj).values())
+            for pod in pods:  # both versions make pods of the same names: keep them apart in the report
+                pod["metadata"]["name"] += "-" + api_version.split("/")[1]
+                pod["metadata"]["namespace"] = "llm"
+            (folder / f"dgd-pods-{api_version.split('/')[1]}.yaml").write_text(yaml.safe_dump_all(pods, sort_keys=False))
+
+
+def waived_checks() -> list[str]:
+    return yaml.safe_load(CONFIG.read_text()).get("skip-check", [])
+
+
+def scan(checkov: str, folder: Path, config: Path) -> dict:
+    result = subprocess.run([checkov, "--framework", "kubernetes", "--directory", str(folder), "--config-file",
+                             str(config), "--output", "json", "--quiet", "--compact", "--skip-download"],
+                            # Not the repository: Checkov would add the .checkov.yaml it finds in the working folder.
+                            capture_output=True, text=True, cwd=folder)
+    if result.returncode not in (0, 1):
+        raise SystemExit(f"checkov failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    report = json.loads(result.stdout)
+    reports = report if isinstance(report, list) else [report]
+    waived = set(waived_checks())
+    summary = {"passed": 0, "failed": 0, "waived": 0, "failures": []}
+    for item in reports:
+        summary["passed"] += item.get("summary", {}).get("passed", 0)
+        for check in item.get("results", {}).get("failed_checks", []):
+            if check["check_id"] in waived:
+                summary["waived"] += 1
+                continue
+            summary["failed"] += 1
+            summary["failures"].append(f"{check['check_id']} {check['check_name']}: {check['resource']} "
+                                       f"({check['file_path']})")
+    return summary
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkov", default=os.environ.get("CHECKOV") or shutil.which("checkov"))
+    parser.add_argument("--markdown", action="store_true", help="print the README's table")
+    args = parser.parse_args()
+    if not args.checkov:
+        print("checkov not found: pip install -r requirements-checkov.txt (own venv), then set CHECKOV", file=sys.stderr)
+        return 2
+    version = subprocess.run([args.checkov, "--version"], capture_output=True, text=True).stdout.strip()
+    unwaived = 0
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        # Waived checks still run, so the report can count them.
+        config = Path(scratch) / "checkov-unwaived.yaml"
+        config.write_text(yaml.safe_dump({k: v for k, v in yaml.safe_load(CONFIG.read_text()).items()
+                                          if k != "skip-check"}))
+        for overlay in OVERLAYS:
+            folder = Path(scratch) / overlay.removesuffix(".yaml")
+            write_scan_input(overlay, folder)
+            summary = scan(args.checkov, folder, config)
+            rows.append((overlay, summary))
+            unwaived += summary["failed"]
+            print(f"{overlay}: {summary['passed']} passed, {summary['failed']} failed, {summary['waived']} waived")
+            for failure in summary["failures"]:
+                print(f"  FAILED {failure}")
+    if args.markdown:
+        print(f"\n| Overlay (Checkov {version}) | passed | failed | waived |\n|---|---|---|---|")
+        for overlay, summary in rows:
+            print(f"| `{overlay}` | {summary['passed']} | {summary['failed']} | {summary['waived']} |")
+    print(f"checkov {version}: {unwaived} unwaived failure(s)")
+    return 1 if unwaived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
