@@ -172,6 +172,9 @@ def create_nodes(api) -> list[str]:
                 capacity["nvidia.com/gpu"] = str(spec["gpus"])
             core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
                               "spec": {"taints": taints}})
+            # Admission (TaintNodesByCondition) adds node.kubernetes.io/not-ready on create, which only the
+            # node-lifecycle controller would lift: set the taints again, exactly.
+            core.patch_node(name, [{"op": "replace", "path": "/spec/taints", "value": taints}])
             now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
             core.patch_node_status(name, {"status": {
                 "capacity": capacity, "allocatable": capacity,

@@ -292,16 +292,6 @@ class Kube:
                 return None
             raise
 
-    def namespace_exists(self, name: str) -> bool:
-        from kubernetes.client.exceptions import ApiException
-        try:
-            self.core.read_namespace(name)
-        except ApiException as error:
-            if is_not_found(error):
-                return False
-            raise
-        return True
-
     def nodes(self) -> list[dict]:
         return [self._dict(node) for node in self.core.list_node().items]
 
