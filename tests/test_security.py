@@ -14,7 +14,7 @@ def pod_specs(objects):
         kind, name = obj["kind"], obj["metadata"]["name"]
         if kind == "Pod":
             yield name, obj["spec"], obj["spec"]["containers"]
-        elif kind == "Job":
+        elif kind in ("Job", "Deployment"):
             spec = obj["spec"]["template"]["spec"]
             yield name, spec, spec["containers"]
         elif kind == "DynamoGraphDeployment":
