@@ -48,7 +48,7 @@ def main(argv: list[str]) -> int:
     wanted = render()
     if argv == ["--check"]:
         if TARGET.read_text() != wanted:
-            print(f"{TARGET.relative_to(repo)} is stale: run ci/sync-dynamo-defaults.py", file=sys.stderr)
+            print(f"{TARGET.name} is stale: run ci/sync-dynamo-defaults.py", file=sys.stderr)
             return 1
         return 0
     TARGET.write_text(wanted)
