@@ -14,6 +14,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 CHART_DIR = REPO_ROOT / "charts" / "gpt-oss"
 VALUES_DIR = REPO_ROOT / "values"
 OVERLAYS = sorted(path.name for path in VALUES_DIR.glob("*.yaml"))
+# By the runtime each overlay selects (absent = the chart default, dynamo).
+RUNTIMES = {name: (yaml.safe_load((VALUES_DIR / name).read_text()) or {}).get("runtime", "dynamo") for name in OVERLAYS}
+DYNAMO_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "dynamo"]
+TRTLLM_SERVE_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "trtllm-serve"]
 RELEASE_NAME = "gpt-oss"
 NAMESPACE = "llm"
 

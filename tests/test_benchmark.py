@@ -1,7 +1,7 @@
 """The AIPerf benchmark: concurrency and request math, traffic shape, and that it only runs on demand."""
 import pytest
 
-from tests.helpers import OVERLAYS, find, flag_value, render_chart
+from tests.helpers import OVERLAYS, RUNTIMES, find, flag_value, render_chart
 
 BENCHMARK = "templates/tests/job-benchmark.yaml"
 
@@ -11,6 +11,10 @@ EXPECTED = {
     "disagg-k8s.yaml": (5, 1536, 15360),
     "8xb200-single-node.yaml": (8, 256, 6144),
     "2xh100-truss.yaml": (2, 16, 150),
+    # The guide's low-latency users (4, 8 or 16): 8; 10 x 8 requests.
+    "trtllm-serve-low-latency.yaml": (8, 8, 80),
+    # Every decode slot: max_batch_size 640 x 8 attention-DP ranks (seed 004); 10 x 5120 requests.
+    "trtllm-serve-max-throughput.yaml": (8, 5120, 51200),
 }
 # overlay -> (ISL, OSL)
 TRAFFIC = {
@@ -18,6 +22,15 @@ TRAFFIC = {
     "disagg-k8s.yaml": ("8192", "1024"),
     "8xb200-single-node.yaml": ("32000", "256"),
     "2xh100-truss.yaml": ("4000", "1000"),
+    # No source publishes one for trtllm-serve: 1024 / 1024 (the issue's choice).
+    "trtllm-serve-low-latency.yaml": ("1024", "1024"),
+    "trtllm-serve-max-throughput.yaml": ("1024", "1024"),
+}
+# runtime -> (the in-cluster URL of its Service, the model name it serves)
+ENDPOINT = {
+    "dynamo": ("http://gpt-oss-frontend.llm.svc:8000", "openai/gpt-oss-120b"),
+    # trtllm-serve serves a local checkpoint under its folder name.
+    "trtllm-serve": ("http://gpt-oss-trtllm-serve.llm.svc:8000", "gpt-oss-120b"),
 }
 
 
@@ -58,13 +71,14 @@ class TestBenchmarkNumbers:
         isl, osl = TRAFFIC[overlay]
         assert flag_value(args, "--synthetic-input-tokens-mean") == isl
         assert flag_value(args, "--output-tokens-mean") == osl
+        url, model = ENDPOINT[RUNTIMES[overlay]]
         assert args[:2] == ["aiperf", "profile"]
-        assert flag_value(args, "--model") == "openai/gpt-oss-120b"
+        assert flag_value(args, "--model") == model
         assert flag_value(args, "--endpoint-type") == "chat"
         assert flag_value(args, "--endpoint") == "/v1/chat/completions"
         assert "--streaming" in args
         assert "ignore_eos:true" in args
-        assert flag_value(args, "--url") == "http://gpt-oss-frontend.llm.svc:8000"
+        assert flag_value(args, "--url") == url
 
 
 class TestBenchmarkDerivation:

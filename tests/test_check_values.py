@@ -61,6 +61,31 @@ REFUSALS = [
     ("tag-not-semver", "agg.yaml", {"dynamo": {"image": {"tag": "sha256:0123abcd"}}},
      "dynamo.image.tag=sha256:0123abcd is not a semantic version, so the Dynamo operator cannot tell the runtime "
      "version: set dynamo.runtimeVersionOverride to the Dynamo version the image runs, e.g. 1.2.1"),
+    # runtime=trtllm-serve
+    ("trtllm-serve-gpus-over-node", "trtllm-serve-max-throughput.yaml",
+     {"gpu": {"type": "GB200", "nodeArch": "arm64", "productLabel": "NVIDIA-GB200"}},
+     "trtllmServe.gpus=8 needs 8 GPUs in one pod, but a GB200 node has 4 (gpu.perNode); allowed: trtllmServe.gpus 1 or 4"),
+    ("trtllm-serve-mxfp8-on-hopper", "trtllm-serve-low-latency.yaml",
+     {"gpu": {"type": "H200", "productLabel": "NVIDIA-H200"}, "trtllmServe": {"overrideQuantAlgo": "W4A8_MXFP4_MXFP8"}},
+     "trtllmServe.overrideQuantAlgo=W4A8_MXFP4_MXFP8 needs Blackwell GPUs, but gpu.type=H200; allowed: gpu.type B200 "
+     "or GB200, or trtllmServe.overrideQuantAlgo W4A16_MXFP4 (what Hopper runs) or empty"),
+    ("trtllm-serve-kv-fraction-in-engine", "trtllm-serve-low-latency.yaml",
+     {"trtllmServe": {"engine": {"kv_cache_config": {"free_gpu_memory_fraction": 0.5}}}},
+     "trtllmServe.engine.kv_cache_config.free_gpu_memory_fraction would silently override "
+     "--kv_cache_free_gpu_memory_fraction; set trtllmServe.freeGpuMemoryFraction instead"),
+    ("trtllm-serve-extra-arg-written", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"extraArgs": ["--tp_size", "4"]}},
+     "trtllmServe.extraArgs sets --tp_size, which the chart already writes from trtllmServe.gpus; set that instead"),
+    ("trtllm-serve-extra-arg-unknown", "trtllm-serve-low-latency.yaml",
+     {"trtllmServe": {"extraArgs": ["--served_model_name", "openai/gpt-oss-120b"]}},
+     "trtllmServe.extraArgs has --served_model_name, which trtllm-serve "
+     "(NVIDIA/TensorRT-LLM@00209af149e7774406881a37283dce303571eb11) does not know, so the server would not start; "
+     "allowed: --tokenizer, --custom_tokenizer,"),
+    ("trtllm-serve-dynamo-only-values", "trtllm-serve-max-throughput.yaml",
+     {"workers": {"worker": {"tensorParallelSize": 8}}, "frontend": {"replicas": 2},
+      "monitoring": {"podMonitor": {"enabled": True}}},
+     "runtime=trtllm-serve deploys no DynamoGraphDeployment, so these Dynamo-only values would be ignored: "
+     "frontend.replicas, monitoring.podMonitor.enabled, workers.worker.tensorParallelSize; keep their chart defaults "
+     "(trtllmServe.* configures this runtime) or set runtime=dynamo"),
 ]
 
 

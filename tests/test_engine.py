@@ -5,7 +5,7 @@ import sys
 import pytest
 import yaml
 
-from tests.helpers import OVERLAYS, REPO_ROOT, dgd_workers, find, render_chart
+from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, dgd_workers, find, render_chart
 
 # The whole extra-engine-args YAML of each role, as FACTS.md lists it (flags folded into keys:
 # --tensor-parallel-size -> tensor_parallel_size, --free-gpu-memory-fraction ->
@@ -71,6 +71,23 @@ EXPECTED_ENGINE = {
             "moe_config": {"backend": "TRITON"}, "disable_overlap_scheduler": True,
         },
     },
+    # FACTS.md "trtllm-serve without Dynamo": the guide's extra_llm_api_options YAML (enable_mixed_sampler
+    # left out); parallelism, batch size and KV fraction are flags (tests/test_trtllm_serve.py).
+    "trtllm-serve-low-latency.yaml": {
+        "trtllm-serve": {
+            "enable_attention_dp": False,
+            "cuda_graph_config": {"max_batch_size": 8, "enable_padding": True},
+            "moe_config": {"backend": "TRTLLM"},
+        },
+    },
+    "trtllm-serve-max-throughput.yaml": {
+        "trtllm-serve": {
+            "enable_attention_dp": True,
+            "cuda_graph_config": {"max_batch_size": 640, "enable_padding": True},
+            "stream_interval": 10,
+            "moe_config": {"backend": "CUTLASS"},
+        },
+    },
 }
 
 
@@ -95,11 +112,6 @@ class TestEngineConfig:
     def test_should_write_the_facts_engine_settings_per_role(self, overlay):
         assert engine_configs(overlay) == EXPECTED_ENGINE[overlay]
 
-    def test_should_point_each_worker_at_its_own_engine_file(self, overlay):
-        dgd = find(render_chart([overlay]), "DynamoGraphDeployment")
-        files = {w["args"][w["args"].index("--extra-engine-args") + 1] for w in dgd_workers(dgd).values()}
-        assert files == {f"/engine/{role}.yaml" for role in EXPECTED_ENGINE[overlay]}
-
     def test_should_use_only_tensorrt_llm_keys(self, overlay):
         """Against the chart's copy of the field list (TestEngineKeyList keeps it equal to the source)."""
         fields = chart_field_list()
@@ -108,6 +120,14 @@ class TestEngineConfig:
             for key, allowed in fields["nested"].items():
                 if isinstance(config.get(key), dict):
                     assert set(config[key]) <= set(allowed), (role, key, set(config[key]) - set(allowed))
+
+
+# trtllm-serve reads /engine/trtllm-serve.yaml: tests/test_trtllm_serve.py.
+@pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+def test_should_point_each_worker_at_its_own_engine_file(overlay):
+    dgd = find(render_chart([overlay]), "DynamoGraphDeployment")
+    files = {w["args"][w["args"].index("--extra-engine-args") + 1] for w in dgd_workers(dgd).values()}
+    assert files == {f"/engine/{role}.yaml" for role in EXPECTED_ENGINE[overlay]}
 
 
 class TestEngineKeyList:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.helpers import CHART_DIR, OVERLAYS, ChartRenderError, dump, render_chart
+from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, ChartRenderError, dump, render_chart
 
 ON = {"monitoring": {"podMonitor": {"enabled": True}, "dashboard": {"enabled": True}}}
 TEMPLATES = ["templates/podmonitor.yaml", "templates/configmap-dashboard.yaml"]
@@ -39,6 +39,7 @@ def exprs(board: dict) -> list[str]:
 
 
 class TestDefaults:
+    # Every target, trtllm-serve too (where turning them on is refused: tests/test_check_values.py).
     @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_render_no_monitoring_objects_by_default(self, overlay):
         # Off by default: the Dynamo platform chart may already scrape these pods.
@@ -47,7 +48,7 @@ class TestDefaults:
 
 
 class TestPodMonitors:
-    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
     def test_should_select_only_this_release_and_namespace(self, overlay):
         found = monitors(render_chart([overlay], ON, name="gpt-oss", namespace="llm"))
         assert set(found) == {"gpt-oss-frontend", "gpt-oss-worker"}
@@ -57,7 +58,7 @@ class TestPodMonitors:
             # The platform's PodMonitors require it too: a DGD's metrics opt-out holds for both.
             assert selector(monitor)["nvidia.com/metrics-enabled"] == ["true"]
 
-    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
     def test_should_scrape_each_pod_once_on_its_metrics_port(self, overlay):
         found = monitors(render_chart([overlay], ON))
         frontend, worker = found["gpt-oss-frontend"], found["gpt-oss-worker"]
@@ -98,7 +99,7 @@ class TestDashboard:
         board = json.loads(DASHBOARD_FILE.read_text())
         assert board["panels"] and board["templating"]["list"]
 
-    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
     def test_should_label_the_configmap_for_the_grafana_sidecar(self, overlay):
         objects = render_chart([overlay], ON, show_only=["templates/configmap-dashboard.yaml"])
         [configmap] = objects

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from tests.helpers import OVERLAYS, REPO_ROOT, render_notes
+from tests.helpers import OVERLAYS, REPO_ROOT, RUNTIMES, render_notes
 
 PLAN = [sys.executable, str(REPO_ROOT / "tools" / "plan.py")]
 
@@ -25,6 +25,14 @@ class TestPlanCommand:
         ("2xh100-truss.yaml", ["2 GPUs in total", "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3",
                                '"moe_config": {"backend": "TRITON"}', "concurrency 16, 150 requests",
                                "No sizing warnings."]),
+        ("trtllm-serve-low-latency.yaml", [
+            "Deployment gpt-oss-trtllm-serve (trtllm-serve, no Dynamo), 8 GPUs in total",
+            "trtllm-serve: 1 pod(s) x 8 GPU(s) on nodes kubernetes.io/arch=amd64, nvidia.com/gpu.product=NVIDIA-B200",
+            "image nvcr.io/nvidia/tensorrt-llm/release:1.2.0", "2048 decode slots",
+            '"moe_config": {"backend": "TRTLLM"}', "concurrency 8, 80 requests", "No sizing warnings."]),
+        ("trtllm-serve-max-throughput.yaml", [
+            "--tp_size 8 --ep_size 8 --max_batch_size 640", "5120 decode slots",
+            '"moe_config": {"backend": "CUTLASS"}', "concurrency 5120, 51200 requests"]),
     ])
     def test_should_print_roles_gpus_engine_and_benchmark(self, overlay, expected):
         result = run_plan(f"values/{overlay}")
@@ -46,7 +54,8 @@ class TestNotes:
     @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_say_how_to_reach_test_and_benchmark(self, overlay):
         notes = render_notes([overlay])
-        assert "kubectl port-forward -n llm svc/gpt-oss-frontend 8000:8000" in notes
+        service = {"dynamo": "gpt-oss-frontend", "trtllm-serve": "gpt-oss-trtllm-serve"}[RUNTIMES[overlay]]
+        assert f"kubectl port-forward -n llm svc/{service} 8000:8000" in notes
         assert "helm test gpt-oss -n llm --filter name=gpt-oss-smoke-test --logs" in notes
         assert "helm test gpt-oss -n llm --filter name=gpt-oss-benchmark --timeout 6h" in notes
         assert "/model-cache/perf/<epoch>_gpt-oss-benchmark/" in notes

@@ -9,7 +9,7 @@ from tests.helpers import OVERLAYS, ChartRenderError, render_chart
 from tests.schemas import KUBERNETES_VERSIONS, dgd_errors, kubernetes_errors
 
 TOP_LEVEL_KEYS = ("model", "modelCache", "huggingface", "dynamo", "gpu", "frontend", "workers", "benchmark",
-                  "smokeTest", "sizing", "securityContext", "waitForModel")
+                  "smokeTest", "sizing", "securityContext", "waitForModel", "trtllmServe", "runtime", "monitoring")
 NAMES_A_KEY = re.compile(r"(at '/[A-Za-z]|additional propert|\b(%s)\.[A-Za-z])" % "|".join(TOP_LEVEL_KEYS))
 CRASH = re.compile(r"nil pointer|error calling|wrong type for value|can't evaluate field|invalid value; expected|"
                    r"unable to parse|runtime error")
@@ -35,6 +35,19 @@ role = st.fixed_dictionaries({}, optional={
     "tensorParalelSize": st.integers(1, 4),  # a typo the schema must refuse
 })
 values = st.fixed_dictionaries({}, optional={
+    "runtime": st.sampled_from(["dynamo", "trtllm-serve", "vllm"]),
+    "trtllmServe": st.fixed_dictionaries({}, optional={
+        "gpus": st.sampled_from([1, 2, 4, 8]),
+        "replicas": st.integers(0, 3),
+        "attentionDP": st.booleans(),
+        "maxBatchSize": maybe_null(st.integers(0, 2048)),
+        "overrideQuantAlgo": st.sampled_from(["", "W4A8_MXFP4_MXFP8"]),
+        "extraArgs": st.lists(st.sampled_from(["--log_level", "debug", "--tp_size", "--bogus"]), max_size=2),
+        "engine": st.dictionaries(st.sampled_from(["stream_interval", "moe_config", "bogus_key", "max_batch_size"]),
+                                  st.one_of(st.integers(0, 50),
+                                            st.fixed_dictionaries({"backend": st.sampled_from(["TRITON", "CUTLASS"])})),
+                                  max_size=2),
+    }),
     "gpu": st.fixed_dictionaries({}, optional={
         "type": st.sampled_from(["GB200", "B200", "H200", "H100", "A100"]),
         "nodeArch": st.sampled_from(["arm64", "amd64", "x86"]),
@@ -76,5 +89,5 @@ def test_should_render_valid_objects_or_fail_naming_a_key(overlay, extra):
     for obj in objects:
         if obj["kind"] == "DynamoGraphDeployment":
             assert dgd_errors(obj) == [], obj["apiVersion"]
-        elif "/" not in obj["apiVersion"] or obj["apiVersion"].startswith("batch/"):
+        elif "/" not in obj["apiVersion"] or obj["apiVersion"].startswith(("batch/", "apps/")):
             assert kubernetes_errors(obj, KUBERNETES_VERSIONS[-1]) == [], obj["kind"]

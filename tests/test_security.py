@@ -14,7 +14,7 @@ def pod_specs(objects):
         kind, name = obj["kind"], obj["metadata"]["name"]
         if kind == "Pod":
             yield name, obj["spec"], obj["spec"]["containers"]
-        elif kind == "Job":
+        elif kind in ("Job", "Deployment"):
             spec = obj["spec"]["template"]["spec"]
             yield name, spec, spec["containers"]
         elif kind == "DynamoGraphDeployment":
@@ -145,6 +145,14 @@ class TestNetworkPolicy:
         clients = policies["gpt-oss-test-clients"]
         assert clients["egress"][0]["to"][0]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "frontend"
         assert clients["egress"][0]["ports"] == [{"port": 8000, "protocol": "TCP"}]
+
+    def test_should_let_clients_reach_trtllm_serve_and_nothing_reach_the_dynamo_platform(self):
+        policies = self.policies(overlay="trtllm-serve-max-throughput.yaml")
+        serving = policies["gpt-oss-serving"]
+        assert serving["podSelector"]["matchExpressions"][0]["values"] == ["trtllm-serve"]
+        assert serving["egress"] == [{"to": [{"podSelector": serving["podSelector"]}]}]
+        target = policies["gpt-oss-test-clients"]["egress"][0]["to"][0]["podSelector"]["matchLabels"]
+        assert target["app.kubernetes.io/component"] == "trtllm-serve"
 
     def test_should_select_pods_by_the_labels_the_chart_puts_on_them(self):
         objects = render_chart(["disagg-k8s.yaml"], {"networkPolicy": {"enabled": True}})

@@ -1,7 +1,10 @@
-"""GPU counts, roles, quantization env and placement of each target, as FACTS.md gives them."""
+"""GPU counts, roles, quantization env and placement of each Dynamo target, as FACTS.md gives them.
+
+The trtllm-serve targets have theirs in tests/test_trtllm_serve.py.
+"""
 import pytest
 
-from tests.helpers import OVERLAYS, dgd_components, dgd_workers, find, render_chart
+from tests.helpers import DYNAMO_OVERLAYS, dgd_components, dgd_workers, find, render_chart
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
 
@@ -15,7 +18,7 @@ EXPECTED = {
 
 
 def test_should_cover_every_overlay():
-    assert sorted(EXPECTED) == OVERLAYS
+    assert sorted(EXPECTED) == DYNAMO_OVERLAYS
 
 
 def workers_of(overlay, api_version):
@@ -25,7 +28,7 @@ def workers_of(overlay, api_version):
 
 
 @pytest.mark.parametrize("api_version", API_VERSIONS)
-@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+@pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
 class TestGpus:
     def test_should_request_the_gpus_of_each_role(self, overlay, api_version):
         _, workers = workers_of(overlay, api_version)
@@ -47,7 +50,7 @@ class TestGpus:
 
 
 @pytest.mark.parametrize("api_version", API_VERSIONS)
-@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+@pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
 class TestQuantization:
     def test_should_set_override_quant_algo_only_where_facts_put_it(self, overlay, api_version):
         _, workers = workers_of(overlay, api_version)
@@ -92,7 +95,7 @@ class TestRoles:
             else:
                 assert args[args.index("--disaggregation-mode") + 1] == mode
 
-    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
     def test_should_serve_the_model_with_the_gpt_oss_parsers(self, overlay):
         _, workers = workers_of(overlay, "nvidia.com/v1beta1")
         for worker in workers.values():

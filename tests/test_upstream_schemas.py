@@ -6,14 +6,14 @@ import sys
 import pytest
 import yaml
 
-from tests.helpers import CHART_DIR, OVERLAYS, REPO_ROOT, find, render_chart
+from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, RUNTIMES, find, render_chart
 from tests.schemas import DGD_CRD, KUBERNETES_VERSIONS, dgd_errors, kubernetes_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
 
 
 @pytest.mark.parametrize("api_version", API_VERSIONS)
-@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+@pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
 class TestDynamoGraphDeploymentCrd:
     def test_should_match_the_crd_of_its_api_version(self, overlay, api_version):
         dgd = find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment")
@@ -62,8 +62,11 @@ class TestCrdValidator:
 @pytest.mark.parametrize("kubernetes_version", KUBERNETES_VERSIONS)
 @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
 def test_should_render_core_objects_valid_for_kubernetes(overlay, kubernetes_version):
-    core = [o for o in render_chart([overlay]) if "/" not in o["apiVersion"] or o["apiVersion"].startswith("batch/")]
-    assert {o["kind"] for o in core} == {"ConfigMap", "PersistentVolumeClaim", "Job", "Pod"}
+    core = [o for o in render_chart([overlay])
+            if "/" not in o["apiVersion"] or o["apiVersion"].startswith(("batch/", "apps/"))]
+    # trtllm-serve: its Deployment and Service instead of a DynamoGraphDeployment.
+    workload = {"dynamo": set(), "trtllm-serve": {"Deployment", "Service"}}[RUNTIMES[overlay]]
+    assert {o["kind"] for o in core} == {"ConfigMap", "PersistentVolumeClaim", "Job", "Pod"} | workload
     errors = {f"{o['kind']}/{o['metadata']['name']}": kubernetes_errors(o, kubernetes_version) for o in core}
     assert not {k: v for k, v in errors.items() if v}
 

@@ -36,6 +36,11 @@ def test_should_validate_the_defaults():
     ({"bogus": 1}, "additional properties 'bogus' not allowed"),
     ({"workers": {"worker": {"tensorParalelSize": 4}}}, "at '/workers/worker': additional properties 'tensorParalelSize' not allowed"),
     ({"benchmark": {"concurency": 10}}, "at '/benchmark': additional properties 'concurency' not allowed"),
+    ({"runtime": "vllm"}, "at '/runtime': value must be one of 'dynamo', 'trtllm-serve'"),
+    ({"trtllmServe": {"gpus": 2}}, "at '/trtllmServe/gpus': value must be one of 1, 4, 8"),
+    ({"trtllmServe": {"moeBackend": {"hopper": "triton"}}}, "at '/trtllmServe/moeBackend/hopper': value must be one of 'CUTLASS', 'TRTLLM', 'TRITON'"),
+    ({"trtllmServe": {"image": {"tag": "latest"}}}, "at '/trtllmServe/image/tag'"),
+    ({"benchmark": {"concurrencyFrom": "slots"}}, "at '/benchmark/concurrencyFrom': value must be one of 'gpus', 'decodeSlots'"),
 ])
 def test_should_refuse_wrong_values_naming_the_key(values, message):
     with pytest.raises(ChartRenderError) as error:
@@ -60,7 +65,7 @@ def test_should_describe_every_leaf():
 def test_should_close_every_object_but_declared_free_form_maps():
     free_form = {"global", "modelCache.download.affinity", "securityContext.pod", "securityContext.container",
                  "workers.worker.engine", "workers.prefill.engine", "workers.decode.engine",
-                 "workers.componentFields"}
+                 "workers.componentFields", "trtllmServe.engine"}
     def walk(node, path=""):
         if node.get("type") == "object":
             if node.get("additionalProperties") is True:

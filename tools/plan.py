@@ -24,20 +24,8 @@ def plan(values_files: list[str], values: dict) -> str:
     manifests = render_manifests(values_files, values)
     objects = [doc for path, text in sorted(manifests.items()) if path.endswith(".yaml")
                for doc in yaml.safe_load_all(text) if doc]
-    dgd = find(objects, "DynamoGraphDeployment")
-    engine = find(objects, "ConfigMap", f"{dgd['metadata']['name']}-engine")["data"]
-    lines = [f"DynamoGraphDeployment {dgd['metadata']['name']} ({dgd['apiVersion']}), "
-             f"{dgd['metadata']['annotations']['gpt-oss/total-gpus']} GPUs in total"]
-    for name, worker in dgd_workers(dgd).items():
-        selector = ", ".join(f"{k}={v}" for k, v in worker["pod_spec"].get("nodeSelector", {}).items())
-        same_node = " (all workers on one node)" if "podAffinity" in worker["pod_spec"].get("affinity", {}) else ""
-        quant = worker["env"].get("OVERRIDE_QUANT_ALGO", "checkpoint default")
-        engine_file = worker["args"][worker["args"].index("--extra-engine-args") + 1].rsplit("/", 1)[-1]
-        lines += [
-            f"  {name} [{worker['type']}]: {worker['replicas']} pod(s) x {worker['gpus']} GPU(s) on nodes {selector}{same_node}",
-            f"    image {worker['main']['image']}, quantization {quant}",
-            f"    engine ({engine_file}): " + json.dumps(yaml.safe_load(engine[engine_file]), sort_keys=True),
-        ]
+    deployments = [o for o in objects if o["kind"] == "Deployment"]
+    lines = trtllm_serve_lines(objects, deployments[0]) if deployments else dynamo_lines(objects)
     jobs = [o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-benchmark")]
     if jobs:
         args = jobs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
@@ -53,11 +41,51 @@ def plan(values_files: list[str], values: dict) -> str:
     return "\n".join(lines)
 
 
+def trtllm_serve_lines(objects: list[dict], deployment: dict) -> list[str]:
+    """The trtllm-serve runtime: its Deployment's pods, command line and engine YAML."""
+    name = deployment["metadata"]["name"]
+    pod = deployment["spec"]["template"]["spec"]
+    main = pod["containers"][0]
+    env = {e["name"]: e.get("value") for e in main.get("env", [])}
+    selector = ", ".join(f"{k}={v}" for k, v in pod.get("nodeSelector", {}).items())
+    engine_file = main["args"][main["args"].index("--extra_llm_api_options") + 1].rsplit("/", 1)[-1]
+    engine = find(objects, "ConfigMap", next(v["configMap"]["name"] for v in pod["volumes"] if "configMap" in v))
+    annotations = deployment["metadata"]["annotations"]
+    return [
+        f"Deployment {name} (trtllm-serve, no Dynamo), {annotations['gpt-oss/total-gpus']} GPUs in total, "
+        f"{annotations['gpt-oss/decode-slots']} decode slots",
+        f"  trtllm-serve: {deployment['spec']['replicas']} pod(s) x {main['resources']['limits']['nvidia.com/gpu']} "
+        f"GPU(s) on nodes {selector}, Service {name}",
+        f"    image {main['image']}, quantization {env.get('OVERRIDE_QUANT_ALGO', 'checkpoint default')}",
+        "    " + " ".join(main["command"] + main["args"]),
+        f"    engine ({engine_file}): " + json.dumps(yaml.safe_load(engine["data"][engine_file]), sort_keys=True),
+    ]
+
+
+def dynamo_lines(objects: list[dict]) -> list[str]:
+    """The Dynamo runtime: the DynamoGraphDeployment's worker roles and their engine YAMLs."""
+    dgd = find(objects, "DynamoGraphDeployment")
+    engine = find(objects, "ConfigMap", f"{dgd['metadata']['name']}-engine")["data"]
+    lines = [f"DynamoGraphDeployment {dgd['metadata']['name']} ({dgd['apiVersion']}), "
+             f"{dgd['metadata']['annotations']['gpt-oss/total-gpus']} GPUs in total"]
+    for name, worker in dgd_workers(dgd).items():
+        selector = ", ".join(f"{k}={v}" for k, v in worker["pod_spec"].get("nodeSelector", {}).items())
+        same_node = " (all workers on one node)" if "podAffinity" in worker["pod_spec"].get("affinity", {}) else ""
+        quant = worker["env"].get("OVERRIDE_QUANT_ALGO", "checkpoint default")
+        engine_file = worker["args"][worker["args"].index("--extra-engine-args") + 1].rsplit("/", 1)[-1]
+        lines += [
+            f"  {name} [{worker['type']}]: {worker['replicas']} pod(s) x {worker['gpus']} GPU(s) on nodes {selector}{same_node}",
+            f"    image {worker['main']['image']}, quantization {quant}",
+            f"    engine ({engine_file}): " + json.dumps(yaml.safe_load(engine[engine_file]), sort_keys=True),
+        ]
+    return lines
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("values_files", nargs="+")
     parser.add_argument("--set-json", default="{}", help="extra values as JSON (null removes a key)")
-    parser.add_argument("--api-version", help="dynamo.apiVersion to render")
+    parser.add_argument("--api-version", help="dynamo.apiVersion to render (runtime dynamo)")
     args = parser.parse_args(argv)
     values = json.loads(args.set_json)
     if args.api_version:

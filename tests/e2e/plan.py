@@ -12,6 +12,12 @@ the Dynamo operator and the kubelet would otherwise provide:
     the venv's bin first on PATH; env entries that reference Secrets (valueFrom) are left out, as a
     missing optional Secret would leave them.
 Each worker becomes `dynamo.mocker` (a GPU-free engine simulator) through mocker_args().
+
+runtime: trtllm-serve renders no Dynamo process: each replica of the rendered trtllm-serve Deployment is
+stood in for by a mocker serving the name trtllm-serve would (the checkpoint folder's), behind a Dynamo
+frontend on the rendered --port: an OpenAI-compatible server on 127.0.0.1 answering /health,
+/v1/models and streaming /v1/chat/completions, where the chart's smoke test and benchmark find it.
+trtllm_serve_stand_in() reads the rendered command line and fails on a flag it has no rule for.
 """
 from __future__ import annotations
 
@@ -49,6 +55,32 @@ class UnknownWorkerFlag(ValueError):
     """The rendered worker command has a flag mocker_args() has no rule for."""
 
 
+# trtllm-serve flags the chart renders: what the stand-in reads (the port) and what only matters to a GPU.
+TRTLLM_SERVE_READ_FLAGS = frozenset({"--port"})
+TRTLLM_SERVE_GPU_FLAGS = frozenset({"--host", "--backend", "--tp_size", "--ep_size", "--max_batch_size",
+                                    "--extra_llm_api_options", "--kv_cache_free_gpu_memory_fraction"})
+TRTLLM_SERVE_SWITCHES = frozenset({"--trust_remote_code"})  # flags without a value
+
+
+def trtllm_serve_stand_in(args: list[str]) -> dict:
+    """{model_path, model_name, port} of a rendered `trtllm-serve MODEL --flag value ...` command line.
+
+    model_name is what trtllm-serve lists for a local checkpoint: the folder name.
+    """
+    model_path, rest, port = args[0], list(args[1:]), None
+    while rest:
+        flag = rest.pop(0)
+        if flag in TRTLLM_SERVE_SWITCHES:
+            continue
+        if flag not in TRTLLM_SERVE_READ_FLAGS | TRTLLM_SERVE_GPU_FLAGS or not rest:
+            raise UnknownWorkerFlag(f"no stand-in rule for trtllm-serve flag {flag}: add it to the TRTLLM_SERVE_* "
+                                    "sets in tests/e2e/plan.py")
+        value = rest.pop(0)
+        if flag == "--port":
+            port = int(value)
+    return {"model_path": model_path, "model_name": Path(model_path).name, "port": port}
+
+
 def mocker_args(trtllm_args: list[str]) -> list[str]:
     """The `python -m dynamo.mocker` arguments standing in for a rendered `python3 -m dynamo.trtllm` worker.
 
@@ -83,8 +115,14 @@ def scaled_values(run_dir: Path) -> dict:
 
 
 def scaled_overlay_values(overlay_values: dict, run_dir: Path) -> dict:
-    """scaled_values(), plus smaller warm-up and dataset sizes for the targets that set them."""
+    """scaled_values(), plus smaller warm-up and dataset sizes for the targets that set them.
+
+    trtllm-serve: the server's own port moves instead of the Dynamo frontend's (a Dynamo-only value).
+    """
     values = scaled_values(run_dir)
+    if overlay_values.get("runtime") == "trtllm-serve":
+        values["frontend"].pop("httpPort")
+        values["trtllmServe"] = {"httpPort": FRONTEND_PORT}
     benchmark = overlay_values.get("benchmark", {})
     if benchmark.get("warmupRequestCount"):
         values["benchmark"]["warmupRequestCount"] = 2
@@ -132,6 +170,52 @@ def build_plan(objects: list[dict], run_dir: Path, python: str, tmp_dir: Path) -
     }
     dynamo_env = {**base_env, "HOME": str(run_dir / "home"), "DYN_FILE_KV": str(run_dir / "kv"), **LOOPBACK_ENV}
 
+    deployments = [o for o in objects if o["kind"] == "Deployment"]
+    if deployments:
+        services, model_paths = _trtllm_serve_services(deployments[0], python, dynamo_env)
+    else:
+        services, model_paths = _dynamo_services(objects, python, dynamo_env)
+    return _with_jobs(objects, run_dir, tmp_dir, base_env, services, model_paths)
+
+
+def _trtllm_serve_services(deployment: dict, python: str, dynamo_env: dict) -> tuple[list[dict], set[str]]:
+    """A Dynamo frontend on the rendered port, and one mocker per rendered replica as the engine."""
+    container = main_container(deployment["spec"]["template"]["spec"], "trtllm-serve")
+    assert container["command"] == ["trtllm-serve"], f"unexpected server command {container['command']}"
+    server = trtllm_serve_stand_in(container["args"])
+    services = [{
+        "name": "frontend",
+        "role": "frontend",
+        "argv": [python, "-m", "dynamo.frontend", "--http-port", str(server["port"]),
+                 "--discovery-backend", "file", "--http-host", "127.0.0.1"],
+        "env": {**dynamo_env, "HF_HUB_OFFLINE": "1", "DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS": "1"},
+    }]
+    for replica in range(deployment["spec"]["replicas"]):
+        port = FIRST_SYSTEM_PORT + replica
+        services.append({
+            "name": f"trtllm-serve-{replica}",
+            "role": "worker",
+            "component": "trtllm-serve",
+            "argv": [python, "-m", "dynamo.mocker", "--model-path", server["model_path"],
+                     "--model-name", server["model_name"], *MOCKER_FLAGS],
+            # The rendered env (the guide's variables), with the run's HOME and networking on top.
+            "env": {**literal_env(container.get("env")), **dynamo_env,
+                    "DYN_SYSTEM_HOST": "127.0.0.1", "DYN_SYSTEM_PORT": str(port)},
+            "metrics_url": f"http://127.0.0.1:{port}/metrics",
+        })
+    return services, {server["model_path"]}
+
+
+def rendered_replicas(objects: list[dict]) -> dict[str, int]:
+    """{component: replicas} of what serves the model: DGD worker roles, or the trtllm-serve Deployment."""
+    deployments = [o for o in objects if o["kind"] == "Deployment"]
+    if deployments:
+        return {"trtllm-serve": deployments[0]["spec"]["replicas"]}
+    return {name: worker["replicas"] for name, worker in dgd_workers(find(objects, "DynamoGraphDeployment")).items()}
+
+
+def _dynamo_services(objects: list[dict], python: str, dynamo_env: dict) -> tuple[list[dict], set[str]]:
+    """The rendered Dynamo frontend, and one mocker per rendered worker replica."""
     dgd = find(objects, "DynamoGraphDeployment")
     assert dgd["apiVersion"] == "nvidia.com/v1beta1", "the e2e tier reads the v1beta1 layout"
     frontend_main = dgd_components(dgd)["Frontend"]["main"]
@@ -163,7 +247,12 @@ def build_plan(objects: list[dict], run_dir: Path, python: str, tmp_dir: Path) -
                 "metrics_url": f"http://127.0.0.1:{port}/metrics",
             })
             port += 1
+    return services, model_paths
 
+
+def _with_jobs(objects: list[dict], run_dir: Path, tmp_dir: Path, base_env: dict, services: list[dict],
+               model_paths: set[str]) -> dict:
+    """The plan: the services, plus the smoke test and benchmark as rendered (scripts mapped locally)."""
     scripts_dir = run_dir / "scripts"
     jobs, files = [], {}
     smoke = find(objects, "Pod", f"{RELEASE_NAME}-smoke-test")["spec"]

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import dgd_workers, find, flag_value
+from tests.e2e.plan import rendered_replicas
+from tests.helpers import find, flag_value
 
 pytestmark = pytest.mark.e2e
 
@@ -34,12 +35,12 @@ class TestFrontend:
 
 class TestWorkers:
     def test_should_run_the_rendered_replicas_of_every_role(self, e2e_run):
-        rendered = dgd_workers(find(e2e_run.objects, "DynamoGraphDeployment"))
+        rendered = rendered_replicas(e2e_run.objects)
         started = {}
         for service in e2e_run.services.values():
             if service["role"] != "frontend":
                 started[service["component"]] = started.get(service["component"], 0) + 1
-        assert started == {component: worker["replicas"] for component, worker in rendered.items()}
+        assert started == rendered
         unanswered = {name: s.get("metrics_status") for name, s in e2e_run.services.items()
                       if s.get("metrics_url") and s.get("metrics_status") != 200}
         assert not unanswered, f"mockers whose metrics did not answer after the benchmark: {unanswered}"

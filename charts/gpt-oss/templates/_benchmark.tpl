@@ -1,11 +1,26 @@
 {{- /* Clients of the serving endpoint: the URL they use and the AIPerf command line. */}}
 
 {{/*
-URL the smoke test and the benchmark use: frontend.urlOverride, else the in-cluster Service.
+URL the smoke test and the benchmark use: frontend.urlOverride, else the in-cluster Service of the
+runtime (the Dynamo frontend or trtllm-serve).
 Usage: {{ include "gpt-oss.clientUrl" . }}
 */}}
 {{- define "gpt-oss.clientUrl" -}}
-{{- default (include "gpt-oss.frontendUrl" .) .Values.frontend.urlOverride }}
+{{- $service := ternary (include "gpt-oss.trtllmServe.url" .) (include "gpt-oss.frontendUrl" .) (eq .Values.runtime "trtllm-serve") }}
+{{- default $service .Values.frontend.urlOverride }}
+{{- end }}
+
+{{/*
+Model name clients put in "model": model.id (Dynamo serves it under that name), or the name
+trtllm-serve gives the local checkpoint.
+Usage: {{ include "gpt-oss.servedModelName" . }}
+*/}}
+{{- define "gpt-oss.servedModelName" -}}
+{{- if eq .Values.runtime "trtllm-serve" }}
+{{- include "gpt-oss.trtllmServe.servedModelName" . }}
+{{- else }}
+{{- .Values.model.id }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -18,7 +33,7 @@ Usage: {{ include "gpt-oss.benchmarkCommand" . | nindent 12 }}
 - aiperf
 - profile
 - --model
-- {{ .Values.model.id | quote }}
+- {{ include "gpt-oss.servedModelName" . | quote }}
 - --tokenizer
 - {{ include "gpt-oss.modelPath" . | quote }}
 - --endpoint-type

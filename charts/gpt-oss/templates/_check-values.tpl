@@ -11,6 +11,15 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- $w := .Values.workers }}
 {{- $bench := .Values.benchmark }}
 
+{{- /* Hardware. */}}
+{{- if and (eq .Values.gpu.type "GB200") (ne .Values.gpu.nodeArch "arm64") }}
+{{- fail (printf "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=%s; allowed: gpu.nodeArch=arm64" .Values.gpu.nodeArch) }}
+{{- end }}
+
+{{- if eq .Values.runtime "trtllm-serve" }}
+{{- include "gpt-oss.checkTrtllmServeValues" . }}
+{{- else }}
+
 {{- /* Topology: aggregated (worker) or disaggregated (prefill + decode), never both. */}}
 {{- if and $w.worker.enabled (or $w.prefill.enabled $w.decode.enabled) }}
 {{- fail (printf "workers.worker.enabled is true together with workers.prefill.enabled=%v / workers.decode.enabled=%v: choose aggregated (worker only) or disaggregated (prefill and decode)" $w.prefill.enabled $w.decode.enabled) }}
@@ -22,10 +31,7 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- fail (printf "a disaggregated deployment needs both roles: workers.prefill.enabled=%v, workers.decode.enabled=%v; enable both, or use workers.worker alone" $w.prefill.enabled $w.decode.enabled) }}
 {{- end }}
 
-{{- /* Hardware. */}}
-{{- if and (eq .Values.gpu.type "GB200") (ne .Values.gpu.nodeArch "arm64") }}
-{{- fail (printf "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=%s; allowed: gpu.nodeArch=arm64" .Values.gpu.nodeArch) }}
-{{- end }}
+{{- /* Quantization. */}}
 {{- if and (eq $w.overrideQuantAlgo "W4A8_MXFP4_MXFP8") (not $gpu.blackwell) }}
 {{- fail (printf "workers.overrideQuantAlgo=W4A8_MXFP4_MXFP8 needs Blackwell GPUs, but gpu.type=%s; allowed: gpu.type B200 or GB200, or workers.overrideQuantAlgo W4A16_MXFP4 (what Hopper runs) or empty" .Values.gpu.type) }}
 {{- end }}
@@ -46,23 +52,7 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- fail (printf "%s needs %d GPUs per pod (tensorParallelSize %d x pipelineParallelSize %d), but a %s node has %d (gpu.perNode); allowed: at most %d GPUs per pod" $key $gpus $tp (int $role.pipelineParallelSize) $.Values.gpu.type (int $gpu.perNode) (int $gpu.perNode)) }}
 {{- end }}
 
-{{- /* Engine keys: TensorRT-LLM refuses unknown keys 30 minutes into a load. */}}
-{{- range $name, $value := $role.engine }}
-{{- if hasKey $derivedKeys $name }}
-{{- fail (printf "%s.engine.%s is set by the chart from %s.%s; set that instead" $key $name $key (get $derivedKeys $name)) }}
-{{- end }}
-{{- if not (has $name $fields.top) }}
-{{- fail (printf "%s.engine.%s is not a TensorRT-LLM engine key (LlmArgs of TensorRT-LLM 1.2/1.3), so the worker would fail at start; allowed: %s" $key $name (join ", " $fields.top)) }}
-{{- end }}
-{{- $nestedFields := get $fields.nested $name }}
-{{- if and $nestedFields (kindIs "map" $value) }}
-{{- range $sub, $_ := $value }}
-{{- if not (has $sub $nestedFields) }}
-{{- fail (printf "%s.engine.%s.%s is not a key of %s; allowed: %s" $key $name $sub $name (join ", " $nestedFields)) }}
-{{- end }}
-{{- end }}
-{{- end }}
-{{- end }}
+{{- include "gpt-oss.checkEngineKeys" (dict "key" $key "engine" $role.engine "derived" $derivedKeys "fields" $fields) }}
 
 {{- /* The benchmark's sequences must fit the engines that serve them. */}}
 {{- if $bench.enabled }}
@@ -120,4 +110,98 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- if and (not (regexMatch "^v?[0-9]+\\.[0-9]+\\.[0-9]+([-+.].*)?$" $tag)) (not .Values.dynamo.runtimeVersionOverride) }}
 {{- fail (printf "dynamo.image.tag=%s is not a semantic version, so the Dynamo operator cannot tell the runtime version: set dynamo.runtimeVersionOverride to the Dynamo version the image runs, e.g. 1.2.1" $tag) }}
 {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Engine keys of one extra-engine-args YAML: TensorRT-LLM refuses unknown keys 30 minutes into a load,
+and keys the chart derives from structured values must be set there. key: the values path of the owner.
+Usage: {{ include "gpt-oss.checkEngineKeys" (dict "key" "workers.worker" "engine" $engine "derived" $derivedKeys "fields" $fields) }}
+*/}}
+{{- define "gpt-oss.checkEngineKeys" -}}
+{{- $key := .key }}
+{{- $fields := .fields }}
+{{- range $name, $value := .engine }}
+{{- if hasKey $.derived $name }}
+{{- fail (printf "%s.engine.%s is set by the chart from %s.%s; set that instead" $key $name $key (get $.derived $name)) }}
+{{- end }}
+{{- if not (has $name $fields.top) }}
+{{- fail (printf "%s.engine.%s is not a TensorRT-LLM engine key (LlmArgs of TensorRT-LLM 1.2/1.3), so the worker would fail at start; allowed: %s" $key $name (join ", " $fields.top)) }}
+{{- end }}
+{{- $nestedFields := get $fields.nested $name }}
+{{- if and $nestedFields (kindIs "map" $value) }}
+{{- range $sub, $_ := $value }}
+{{- if not (has $sub $nestedFields) }}
+{{- fail (printf "%s.engine.%s.%s is not a key of %s; allowed: %s" $key $name $sub $name (join ", " $nestedFields)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Rules of runtime=trtllm-serve: the pod fits a node, the GPU runs the quantization, the engine YAML and
+the extra flags do not fight the chart's, and no Dynamo-only value is changed (it would be ignored).
+Usage: {{ include "gpt-oss.checkTrtllmServeValues" . }}
+*/}}
+{{- define "gpt-oss.checkTrtllmServeValues" -}}
+{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $t := .Values.trtllmServe }}
+{{- $gpus := int $t.gpus }}
+{{- if gt $gpus (int $gpu.perNode) }}
+{{- $fit := list }}
+{{- range list 1 4 8 }}{{ if le . (int $gpu.perNode) }}{{ $fit = append $fit (toString .) }}{{ end }}{{ end }}
+{{- fail (printf "trtllmServe.gpus=%d needs %d GPUs in one pod, but a %s node has %d (gpu.perNode); allowed: trtllmServe.gpus %s" $gpus $gpus .Values.gpu.type (int $gpu.perNode) (join " or " $fit)) }}
+{{- end }}
+{{- if and (eq $t.overrideQuantAlgo "W4A8_MXFP4_MXFP8") (not $gpu.blackwell) }}
+{{- fail (printf "trtllmServe.overrideQuantAlgo=W4A8_MXFP4_MXFP8 needs Blackwell GPUs, but gpu.type=%s; allowed: gpu.type B200 or GB200, or trtllmServe.overrideQuantAlgo W4A16_MXFP4 (what Hopper runs) or empty" .Values.gpu.type) }}
+{{- end }}
+
+{{- /* The engine YAML overrides trtllm-serve's flags: keys the chart writes as flags must come from values. */}}
+{{- $fields := include "gpt-oss.trtllmFields" . | fromYaml }}
+{{- $derived := dict "tensor_parallel_size" "gpus" "moe_expert_parallel_size" "gpus" "pipeline_parallel_size" "gpus" "enable_attention_dp" "attentionDP" "max_batch_size" "maxBatchSize" }}
+{{- include "gpt-oss.checkEngineKeys" (dict "key" "trtllmServe" "engine" $t.engine "derived" $derived "fields" $fields) }}
+{{- if hasKey (get (default dict $t.engine) "kv_cache_config" | default dict) "free_gpu_memory_fraction" }}
+{{- fail "trtllmServe.engine.kv_cache_config.free_gpu_memory_fraction would silently override --kv_cache_free_gpu_memory_fraction; set trtllmServe.freeGpuMemoryFraction instead" }}
+{{- end }}
+
+{{- /* Extra flags: only options the pinned trtllm-serve has, and none the chart already writes. */}}
+{{- $options := include "gpt-oss.trtllmServeOptions" . | fromYaml }}
+{{- $written := dict "--host" "(the pod listens on all addresses)" "--port" "trtllmServe.httpPort" "--backend" "(always pytorch)" "--tensor_parallel_size" "trtllmServe.gpus" "--tp_size" "trtllmServe.gpus" "--moe_expert_parallel_size" "trtllmServe.gpus" "--ep_size" "trtllmServe.gpus" "--max_batch_size" "trtllmServe.maxBatchSize" "--trust_remote_code" "(always set)" "--config" "trtllmServe.engine" "--extra_llm_api_options" "trtllmServe.engine" "--free_gpu_memory_fraction" "trtllmServe.freeGpuMemoryFraction" "--kv_cache_free_gpu_memory_fraction" "trtllmServe.freeGpuMemoryFraction" }}
+{{- range $t.extraArgs }}
+{{- if hasPrefix "--" . }}
+{{- $name := regexReplaceAll "=.*$" . "" }}
+{{- if hasKey $written $name }}
+{{- fail (printf "trtllmServe.extraArgs sets %s, which the chart already writes from %s; set that instead" $name (get $written $name)) }}
+{{- end }}
+{{- if not (has $name $options.names) }}
+{{- fail (printf "trtllmServe.extraArgs has %s, which trtllm-serve (%s) does not know, so the server would not start; allowed: %s" $name $options.source (join ", " $options.names)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- /* Dynamo-only values: a changed one would be ignored without a word. */}}
+{{- $defaults := include "gpt-oss.dynamoOnlyDefaults" . | fromYaml }}
+{{- $current := dict "workers" .Values.workers "frontend" (pick .Values.frontend "replicas" "routerMode" "httpPort" "resources") "monitoring" (dict "podMonitor" (pick .Values.monitoring.podMonitor "enabled") "dashboard" (pick .Values.monitoring.dashboard "enabled")) }}
+{{- $changed := include "gpt-oss.changedValues" (dict "path" "" "value" $current "default" $defaults) | fromYamlArray }}
+{{- if $changed }}
+{{- fail (printf "runtime=trtllm-serve deploys no DynamoGraphDeployment, so these Dynamo-only values would be ignored: %s; keep their chart defaults (trtllmServe.* configures this runtime) or set runtime=dynamo" (join ", " $changed)) }}
+{{- end }}
+{{- end }}
+
+{{/*
+Paths (a.b.c) where a values map differs from its defaults, leaves compared as JSON (absent = null).
+Usage: {{ include "gpt-oss.changedValues" (dict "path" "" "value" $values "default" $defaults) | fromYamlArray }}
+*/}}
+{{- define "gpt-oss.changedValues" -}}
+{{- $changed := list }}
+{{- if and (kindIs "map" .value) (kindIs "map" .default) }}
+{{- range $key := concat (keys .value) (keys .default) | uniq | sortAlpha }}
+{{- $path := ternary $key (printf "%s.%s" $.path $key) (eq $.path "") }}
+{{- $changed = concat $changed (include "gpt-oss.changedValues" (dict "path" $path "value" (index $.value $key) "default" (index $.default $key)) | fromYamlArray) }}
+{{- end }}
+{{- else if ne (toJson .value) (toJson .default) }}
+{{- $changed = append $changed .path }}
+{{- end }}
+{{- toYaml $changed }}
 {{- end }}

@@ -35,13 +35,27 @@ Usage: {{ range $role := include "gpt-oss.roleTable" . | fromYamlArray }}
 
 {{/*
 The plan: every number the chart computes (GPUs per role and in total, decode slots, benchmark
-concurrency and request count), computed here once and read by every template and the tests.
+concurrency and request count, the trtllm-serve startup allowance), for either runtime, computed here
+once and read by every template and the tests. Decode slots: max batch size x attention-DP ranks x
+replicas of the roles that decode (all but prefill).
 Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
 */}}
 {{- define "gpt-oss.plan" -}}
 {{- include "gpt-oss.checkValues" . }}
 {{- $roles := list }}
 {{- $totalGpus := 0 }}
+{{- if eq .Values.runtime "trtllm-serve" }}
+{{- /* One role: the trtllm-serve pods, TP = EP = gpus. */}}
+{{- $t := .Values.trtllmServe }}
+{{- $gpusPerReplica := int $t.gpus }}
+{{- $gpus := mul $gpusPerReplica (int $t.replicas) }}
+{{- $dpRanks := ternary $gpusPerReplica 1 (and $t.attentionDP true) }}
+{{- /* Without --max_batch_size, TensorRT-LLM's default (BuildConfig.max_batch_size, 2048) applies. */}}
+{{- $batch := ternary 2048 (int $t.maxBatchSize) (kindIs "invalid" $t.maxBatchSize) }}
+{{- $slots := mul $batch $dpRanks (int $t.replicas) }}
+{{- $roles = append $roles (dict "key" "server" "component" "trtllm-serve" "mode" "agg" "valuesKey" "trtllmServe" "replicas" (int $t.replicas) "gpusPerReplica" $gpusPerReplica "gpus" $gpus "attentionDpRanks" $dpRanks "maxBatchSize" $batch "slots" $slots) }}
+{{- $totalGpus = $gpus }}
+{{- else }}
 {{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
 {{- $role := get $.Values.workers $row.key }}
 {{- if $role.enabled }}
@@ -49,33 +63,34 @@ Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
 {{- $gpus := mul $gpusPerReplica (int $role.replicas) }}
 {{- $dpRanks := ternary (int $role.tensorParallelSize) 1 (and $role.attentionDP true) }}
 {{- $slots := mul (int $role.maxBatchSize) $dpRanks (int $role.replicas) }}
-{{- $roles = append $roles (dict "key" $row.key "component" $row.component "mode" $row.mode "replicas" (int $role.replicas) "gpusPerReplica" $gpusPerReplica "gpus" $gpus "attentionDpRanks" $dpRanks "slots" $slots) }}
+{{- $roles = append $roles (dict "key" $row.key "component" $row.component "mode" $row.mode "valuesKey" (printf "workers.%s" $row.key) "replicas" (int $role.replicas) "gpusPerReplica" $gpusPerReplica "gpus" $gpus "attentionDpRanks" $dpRanks "maxBatchSize" (int $role.maxBatchSize) "slots" $slots) }}
 {{- $totalGpus = add $totalGpus $gpus }}
 {{- end }}
 {{- end }}
+{{- end }}
+{{- $decodeSlots := 0 }}
+{{- range $roles }}{{ if ne .mode "prefill" }}{{ $decodeSlots = add $decodeSlots .slots }}{{ end }}{{ end }}
 {{- $bench := .Values.benchmark }}
 {{- $benchGpus := ternary $totalGpus (int $bench.gpuCount) (kindIs "invalid" $bench.gpuCount) }}
-{{- $concurrency := ternary (mul (int $bench.concurrencyPerGpu) $benchGpus) (int $bench.concurrency) (kindIs "invalid" $bench.concurrency) }}
+{{- $derived := ternary $decodeSlots (mul (int $bench.concurrencyPerGpu) $benchGpus) (eq $bench.concurrencyFrom "decodeSlots") }}
+{{- $concurrency := ternary $derived (int $bench.concurrency) (kindIs "invalid" $bench.concurrency) }}
 {{- $requests := ternary (mul (int $bench.requestCountMultiplier) $concurrency) (int $bench.requestCount) (kindIs "invalid" $bench.requestCount) }}
 {{- $disaggregated := false }}
 {{- range $roles }}{{ if ne .mode "agg" }}{{ $disaggregated = true }}{{ end }}{{ end }}
+runtime: {{ .Values.runtime }}
 roles: {{ toYaml $roles | nindent 2 }}
 totalGpus: {{ $totalGpus }}
+decodeSlots: {{ $decodeSlots }}
 disaggregated: {{ $disaggregated }}
+{{- if eq .Values.runtime "trtllm-serve" }}
+trtllmServe:
+  # Startup probe: one try every 10 s for trtllmServe.startupTimeoutSeconds.
+  startupFailureThreshold: {{ div (add (int .Values.trtllmServe.startupTimeoutSeconds) 9) 10 }}
+{{- end }}
 benchmark:
   gpuCount: {{ $benchGpus }}
   concurrency: {{ $concurrency }}
   requestCount: {{ $requests }}
-{{- end }}
-
-{{/*
-Decode capacity in requests the engines batch at once: decode roles when disaggregated, else workers.
-Usage: {{ include "gpt-oss.decodeSlots" $plan }}
-*/}}
-{{- define "gpt-oss.decodeSlots" -}}
-{{- $slots := 0 }}
-{{- range .roles }}{{ if ne .mode "prefill" }}{{ $slots = add $slots .slots }}{{ end }}{{ end }}
-{{- $slots }}
 {{- end }}
 
 {{/*
@@ -118,15 +133,15 @@ Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
 {{- $isl := int $bench.inputTokensMean }}
 {{- $osl := int $bench.outputTokensMean }}
 {{- $warnings := list }}
-{{- $slots := int (include "gpt-oss.decodeSlots" $plan) }}
+{{- $slots := int $plan.decodeSlots }}
 {{- if gt $concurrency $slots }}
 {{- $parts := list }}
-{{- range $plan.roles }}{{ if ne .mode "prefill" }}{{ $parts = append $parts (printf "workers.%s: maxBatchSize %d x %d attention-DP ranks x %d replicas" .key (int (get $.Values.workers .key).maxBatchSize) (int .attentionDpRanks) (int .replicas)) }}{{ end }}{{ end }}
+{{- range $plan.roles }}{{ if ne .mode "prefill" }}{{ $parts = append $parts (printf "%s: maxBatchSize %d x %d attention-DP ranks x %d replicas" .valuesKey (int .maxBatchSize) (int .attentionDpRanks) (int .replicas)) }}{{ end }}{{ end }}
 {{- $warnings = append $warnings (printf "benchmark concurrency %d exceeds the %d decode slots (%s): %d requests will queue and inflate TTFT" $concurrency $slots (join "; " $parts) (sub $concurrency $slots)) }}
 {{- end }}
 {{- range $plan.roles }}
 {{- if ne .mode "prefill" }}
-{{- $role := get $.Values.workers .key }}
+{{- $role := ternary $.Values.trtllmServe (get $.Values.workers .key) (eq .key "server") }}
 {{- $kvDtype := get (get (default dict $role.engine) "kv_cache_config" | default dict) "dtype" | default "auto" }}
 {{- $bytesPerValue := ternary 1 2 (eq $kvDtype "fp8") }}
 {{- $tokens := add $isl $osl }}
@@ -136,7 +151,7 @@ Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
 {{- $weightsGiB := divf $sizing.weightsGiB (int .gpusPerReplica) }}
 {{- $freeGiB := mulf (subf $gpuGiB $weightsGiB) $role.freeGpuMemoryFraction (int .gpus) }}
 {{- if gt $needGiB $freeGiB }}
-{{- $warnings = append $warnings (printf "KV cache too small for the benchmark on workers.%s: %d sequences of %d tokens need %.0f GiB of %s KV cache, but %d %s GPUs keep about %.0f GiB (free_gpu_memory_fraction %v of the memory left after %.1f GiB of weights per GPU); requests will be evicted or queue" .key $concurrency $tokens $needGiB (ternary "fp8" "bf16" (eq $kvDtype "fp8")) (int .gpus) $.Values.gpu.type $freeGiB $role.freeGpuMemoryFraction $weightsGiB) }}
+{{- $warnings = append $warnings (printf "KV cache too small for the benchmark on %s: %d sequences of %d tokens need %.0f GiB of %s KV cache, but %d %s GPUs keep about %.0f GiB (free_gpu_memory_fraction %v of the memory left after %.1f GiB of weights per GPU); requests will be evicted or queue" .valuesKey $concurrency $tokens $needGiB (ternary "fp8" "bf16" (eq $kvDtype "fp8")) (int .gpus) $.Values.gpu.type $freeGiB $role.freeGpuMemoryFraction $weightsGiB) }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -1,0 +1,129 @@
+{{- /* The trtllm-serve runtime (runtime: trtllm-serve): TensorRT-LLM's own OpenAI server, no Dynamo. */}}
+
+{{/*
+Name of the trtllm-serve Deployment and of its Service.
+Usage: {{ include "gpt-oss.trtllmServe.name" . }}
+*/}}
+{{- define "gpt-oss.trtllmServe.name" -}}
+{{- printf "%s-trtllm-serve" (include "gpt-oss.fullname" .) }}
+{{- end }}
+
+{{/*
+In-cluster URL of the trtllm-serve Service.
+Usage: {{ include "gpt-oss.trtllmServe.url" . }}
+*/}}
+{{- define "gpt-oss.trtllmServe.url" -}}
+{{- printf "http://%s.%s.svc:%d" (include "gpt-oss.trtllmServe.name" .) .Release.Namespace (int .Values.trtllmServe.httpPort) }}
+{{- end }}
+
+{{/*
+Model name trtllm-serve answers to: a local checkpoint is served under its folder name (OpenAIServer),
+and this trtllm-serve has no --served_model_name, so clients must use that name.
+Usage: {{ include "gpt-oss.trtllmServe.servedModelName" . }}
+*/}}
+{{- define "gpt-oss.trtllmServe.servedModelName" -}}
+{{- base (include "gpt-oss.modelPath" .) }}
+{{- end }}
+
+{{/*
+Labels that select the trtllm-serve pods: the release's selector labels plus the component, so the
+Service never routes to the release's other pods (download, smoke test, benchmark).
+Usage: {{ include "gpt-oss.trtllmServe.selectorLabels" . | nindent 6 }}
+*/}}
+{{- define "gpt-oss.trtllmServe.selectorLabels" -}}
+{{ include "gpt-oss.selectorLabels" . }}
+app.kubernetes.io/component: trtllm-serve
+{{- end }}
+
+{{/*
+MoE backend: engine.moe_config.backend when the user sets it, else the one for the GPU family
+(trtllmServe.moeBackend.blackwell or .hopper; the guide puts Hopper on OpenAI's Triton kernels).
+Usage: {{ include "gpt-oss.trtllmServe.moeBackend" . }}
+*/}}
+{{- define "gpt-oss.trtllmServe.moeBackend" -}}
+{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $explicit := get (get (default dict .Values.trtllmServe.engine) "moe_config" | default dict) "backend" }}
+{{- $explicit | default (ternary .Values.trtllmServe.moeBackend.blackwell .Values.trtllmServe.moeBackend.hopper (and $gpu.blackwell true)) }}
+{{- end }}
+
+{{/*
+The extra_llm_api_options YAML: the user's engine keys, enable_attention_dp and the MoE backend.
+Parallelism, batch size and KV fraction go on the command line, as in the guide.
+Usage: {{ include "gpt-oss.trtllmServe.engineConfig" . }}
+*/}}
+{{- define "gpt-oss.trtllmServe.engineConfig" -}}
+{{- $engine := deepCopy (default dict .Values.trtllmServe.engine) }}
+{{- $_ := set $engine "enable_attention_dp" (and .Values.trtllmServe.attentionDP true) }}
+{{- $moe := deepCopy (get $engine "moe_config" | default dict) }}
+{{- $_ = set $moe "backend" (include "gpt-oss.trtllmServe.moeBackend" .) }}
+{{- $_ = set $engine "moe_config" $moe }}
+{{- toYaml $engine }}
+{{- end }}
+
+{{/*
+Arguments of trtllm-serve (the guide's command line); every option is in the pinned trtllm-serve's
+list (_trtllm-serve-options.tpl), which tests/test_trtllm_serve.py checks.
+Usage: {{ include "gpt-oss.trtllmServe.args" . | nindent 12 }}
+*/}}
+{{- define "gpt-oss.trtllmServe.args" -}}
+{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $server := index $plan.roles 0 }}
+{{- $t := .Values.trtllmServe -}}
+- {{ include "gpt-oss.modelPath" . | quote }}
+- --host
+- 0.0.0.0
+- --port
+- {{ int $t.httpPort | quote }}
+- --backend
+- pytorch
+- --tp_size
+- {{ int $server.gpusPerReplica | quote }}
+- --ep_size
+- {{ int $server.gpusPerReplica | quote }}
+{{- if not (kindIs "invalid" $t.maxBatchSize) }}
+- --max_batch_size
+- {{ int $t.maxBatchSize | quote }}
+{{- end }}
+- --trust_remote_code
+- --extra_llm_api_options
+- /engine/trtllm-serve.yaml
+- --kv_cache_free_gpu_memory_fraction
+- {{ $t.freeGpuMemoryFraction | toString | quote }}
+{{- range $t.extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+Environment of the server: the guide's variables, quantization override, vocabulary and HOME (no HF
+token: the server loads from the model cache, never from the hub).
+Usage: {{ include "gpt-oss.trtllmServe.env" . | nindent 12 }}
+*/}}
+{{- define "gpt-oss.trtllmServe.env" -}}
+{{- $env := deepCopy (default dict .Values.trtllmServe.env) }}
+{{- with .Values.trtllmServe.overrideQuantAlgo }}
+{{- $_ := set $env "OVERRIDE_QUANT_ALGO" . }}
+{{- end }}
+{{- if .Values.model.tiktoken.stage }}
+{{- $_ := set $env "TIKTOKEN_ENCODINGS_BASE" (include "gpt-oss.tiktokenDir" .) }}
+{{- end }}
+{{- /* Non-root: caches (torch, Triton, Hugging Face) go to a writable emptyDir. */}}
+{{- $_ := set $env "HOME" "/tmp" }}
+{{- $list := list }}
+{{- range $name := keys $env | sortAlpha }}
+{{- $list = append $list (dict "name" $name "value" (get $env $name | toString)) }}
+{{- end }}
+{{- toYaml $list }}
+{{- end }}
+
+{{/*
+Node selector of the server pods: architecture, GPU product label, and the user's extra labels.
+Usage: {{ include "gpt-oss.trtllmServe.nodeSelector" . | nindent 8 }}
+*/}}
+{{- define "gpt-oss.trtllmServe.nodeSelector" -}}
+{{- $selector := dict "kubernetes.io/arch" .Values.gpu.nodeArch }}
+{{- with .Values.gpu.productLabel }}
+{{- $_ := set $selector "nvidia.com/gpu.product" . }}
+{{- end }}
+{{- toYaml (merge (deepCopy .Values.trtllmServe.nodeSelector) $selector) }}
+{{- end }}
