@@ -38,6 +38,8 @@ def write_scan_input(overlay: str, folder: Path) -> None:
     folder.mkdir(parents=True)
     objects = render_chart([overlay])
     (folder / "chart.yaml").write_text(yaml.safe_dump_all(objects, sort_keys=False))
+    if not any(obj["kind"] == "DynamoGraphDeployment" for obj in objects):
+        return  # runtime trtllm-serve: its Deployment is already a pod template Checkov reads
     for api_version in API_VERSIONS:
         for obj in render_chart([overlay], {"dynamo": {"apiVersion": api_version}}):
             if obj["kind"] != "DynamoGraphDeployment":

@@ -5,7 +5,7 @@ import re
 import pytest
 import yaml
 
-from tests.helpers import OVERLAYS, REPO_ROOT
+from tests.helpers import DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS
 from tests.schemas import kubernetes_errors
 
 CONFIG = REPO_ROOT / ".checkov.yaml"
@@ -38,8 +38,8 @@ class TestWaivers:
         assert yaml.safe_load(CONFIG.read_text())["framework"] == ["kubernetes"]
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
 class TestScanInput:
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
     def test_should_show_the_scanner_every_dgd_pod_as_a_valid_pod(self, overlay, tmp_path):
         load_scan_script().write_scan_input(overlay, tmp_path / "scan")
         pods = {}
@@ -52,3 +52,10 @@ class TestScanInput:
         assert pods["v1beta1"] == pods["v1alpha1"] and "gpt-oss-frontend" in pods["v1beta1"] and len(pods["v1beta1"]) >= 2
         chart = list(yaml.safe_load_all((tmp_path / "scan" / "chart.yaml").read_text()))
         assert {"Job", "Pod", "ConfigMap", "PersistentVolumeClaim"} <= {o["kind"] for o in chart}
+
+    @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
+    def test_should_show_the_scanner_the_trtllm_serve_deployment(self, overlay, tmp_path):
+        load_scan_script().write_scan_input(overlay, tmp_path / "scan")
+        assert sorted(p.name for p in (tmp_path / "scan").iterdir()) == ["chart.yaml"]
+        chart = list(yaml.safe_load_all((tmp_path / "scan" / "chart.yaml").read_text()))
+        assert {"Deployment", "Service", "Job", "Pod"} <= {o["kind"] for o in chart}
