@@ -49,6 +49,11 @@ KIND_VALUES: dict[str, Any] = {
     "workers": {"resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}}},
     "frontend": {"resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}}},
 }
+# The same for runtime trtllm-serve, which refuses Dynamo-only values (workers, frontend).
+KIND_VALUES_TRTLLM_SERVE: dict[str, Any] = {
+    "modelCache": KIND_VALUES["modelCache"],
+    "trtllmServe": {"resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}}},
+}
 
 
 def option(config, name: str, env: str, default: str = "") -> str:

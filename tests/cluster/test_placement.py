@@ -1,96 +1,115 @@
-"""Where the worker pods land on the fake GPU nodes (needs a kube-scheduler; skips without one).
+"""Where the GPU pods land on the fake GPU nodes (needs a kube-scheduler; skips without one).
 
-With the Dynamo operator in the cluster, it makes the worker pods from the DGD. Without it, the `workers` fixture
-stands in: it creates, from the DGD the API server stored, the pods the operator would (tests.helpers.dgd_pods),
-one per replica. Fake nodes run no GPU workload, so only binding (spec.nodeName) and scheduler events are asserted.
+Dynamo targets: with the Dynamo operator in the cluster, it makes the worker pods from the DGD. Without it, the
+`gpu_pods` fixture stands in: it creates, from the DGD the API server stored, the pods the operator would
+(tests.helpers.dgd_pods), one per replica. trtllm-serve targets: the Deployment controller makes the pods.
+Fake nodes run no GPU workload, so only binding (spec.nodeName) and scheduler events are asserted.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
 
 import pytest
 
 from tests.cluster import kube
-from tests.helpers import dgd_pods, dgd_workers, find, render_chart
+from tests.helpers import RUNTIMES, dgd_pods, dgd_workers, find, render_chart
 
 pytestmark = pytest.mark.cluster
 
-WORKERS = "app.kubernetes.io/component=worker"
+# The component label of the GPU pods, by runtime.
+GPU_COMPONENT = {"dynamo": "worker", "trtllm-serve": "trtllm-serve"}
 # DGD component name -> the workers.<key> values of that role.
 ROLE_KEYS = {"TRTLLMWorker": "worker", "TRTLLMPrefillWorker": "prefill", "TRTLLMDecodeWorker": "decode"}
 
 
-def worker_selector(release) -> str:
-    return f"app.kubernetes.io/instance={release.name},{WORKERS}"
+@dataclass
+class GpuRole:
+    """One kind of GPU pod of a release: how many, GPUs each, the node labels it selects, and the values
+    that would give it N replicas."""
+    name: str
+    replicas: int
+    gpus: int
+    node_selector: dict
+    values_for_replicas: Callable[[int], dict]
 
 
-def node_selector(dgd: dict) -> dict[str, str]:
-    return next(iter(dgd_workers(dgd).values()))["pod_spec"]["nodeSelector"]
+def gpu_roles(objects: list[dict], runtime: str) -> list[GpuRole]:
+    if runtime == "trtllm-serve":
+        deployment = find(objects, "Deployment")
+        pod = deployment["spec"]["template"]["spec"]
+        return [GpuRole(deployment["metadata"]["name"], deployment["spec"]["replicas"], kube.pod_gpus({"spec": pod}),
+                        pod["nodeSelector"], lambda n: {"trtllmServe": {"replicas": n}})]
+    return [GpuRole(name, worker["replicas"], worker["gpus"], worker["pod_spec"]["nodeSelector"],
+                    lambda n, key=ROLE_KEYS[name]: {"workers": {key: {"replicas": n}}})
+            for name, worker in dgd_workers(find(objects, "DynamoGraphDeployment")).items()]
 
 
-def expected_pods(dgd: dict) -> int:
-    return sum(worker["replicas"] for worker in dgd_workers(dgd).values())
+def pod_selector(release, target) -> str:
+    return f"app.kubernetes.io/instance={release.name},app.kubernetes.io/component={GPU_COMPONENT[RUNTIMES[target]]}"
 
 
 @pytest.fixture
-def workers(scheduler, operator_present, k8s):
-    """start(release): the worker pods of the installed release exist, made by the operator or by this stand-in."""
+def gpu_pods(scheduler, operator_present, controllers, k8s, target):
+    """start(release): the GPU pods of the installed release exist, made by a controller or by the stand-in."""
+    if RUNTIMES[target] == "trtllm-serve" and not controllers:
+        pytest.skip("the cluster has no kube-controller-manager, so the Deployment makes no pods")
+
     def start(release) -> None:
-        if operator_present:
+        if operator_present or RUNTIMES[target] != "dynamo":
             return
         dgd = k8s.get(find(release.manifest(), "DynamoGraphDeployment"), release.namespace)
+        workers = dgd_workers(dgd)
         for name, pod in dgd_pods(dgd).items():
-            if dgd_workers(dgd).get(name) is None:
-                continue
-            for replica in range(dgd_workers(dgd)[name]["replicas"]):
+            for replica in range(workers[name]["replicas"] if name in workers else 0):
                 body = dict(pod, metadata=dict(pod["metadata"], name=f"{pod['metadata']['name']}-{replica}"))
                 k8s.core.create_namespaced_pod(release.namespace, body)
     return start
 
 
-class TestWorkerPlacement:
-    def test_should_bind_worker_pods_to_matching_gpu_nodes(self, workers, release, k8s, target):
+class TestGpuPlacement:
+    def test_should_bind_gpu_pods_to_matching_gpu_nodes(self, gpu_pods, release, k8s, target):
         release.install(target)
-        workers(release)
-        dgd = find(release.manifest(), "DynamoGraphDeployment")
-        workers = dgd_workers(dgd)
-        selector = node_selector(dgd)
+        gpu_pods(release)
+        roles = gpu_roles(release.manifest(), RUNTIMES[target])
+        expected = sum(role.replicas for role in roles)
+        selector = roles[0].node_selector
 
         pods = kube.wait_for(
-            f"{expected_pods(dgd)} worker pods bound to nodes",
-            lambda: (lambda ps: ps if len(ps) == expected_pods(dgd) and all(p["spec"].get("nodeName") for p in ps)
-                     else None)(k8s.pods(release.namespace, worker_selector(release))),
+            f"{expected} GPU pods bound to nodes",
+            lambda: (lambda ps: ps if len(ps) == expected and all(p["spec"].get("nodeName") for p in ps)
+                     else None)(k8s.pods(release.namespace, pod_selector(release, target))),
             timeout=300, explain=lambda: k8s.describe_events(release.namespace))
 
         nodes = {n["metadata"]["name"]: n for n in k8s.nodes()}
-        wanted_gpus = sorted(w["gpus"] for w in workers.values() for _ in range(w["replicas"]))
-        assert sorted(kube.pod_gpus(p) for p in pods) == wanted_gpus, {n: w["gpus"] for n, w in workers.items()}
+        wanted_gpus = sorted(role.gpus for role in roles for _ in range(role.replicas))
+        assert sorted(kube.pod_gpus(p) for p in pods) == wanted_gpus, {role.name: role.gpus for role in roles}
         for pod in pods:
             node = nodes[pod["spec"]["nodeName"]]
             assert kube.matches_selector(node, selector), (
                 f"{pod['metadata']['name']} is on {node['metadata']['name']}, whose labels do not match {selector}")
             assert kube.gpus(node) >= kube.pod_gpus(pod)
-        if release.values(target)["workers"].get("sameNode"):
+        if release.values(target).get("workers", {}).get("sameNode"):
             assert len({p["spec"]["nodeName"] for p in pods}) == 1, "workers.sameNode spread the workers"
 
-    def test_should_leave_workers_that_cannot_fit_pending(self, workers, release, k8s, target, nodes):
-        plan = dgd_workers(find(render_chart(values=release.values(target)), "DynamoGraphDeployment"))
-        role, worker = max(plan.items(), key=lambda item: item[1]["gpus"])
-        selector = worker["pod_spec"]["nodeSelector"]
-        capacity = sum(kube.gpus(n) for n in nodes if kube.matches_selector(n, selector))
-        assert capacity, f"the cluster has no fake GPU node labelled {selector} (run ci/kind-setup.sh)"
+    def test_should_leave_gpu_pods_that_cannot_fit_pending(self, gpu_pods, release, k8s, target, nodes):
+        roles = gpu_roles(render_chart(values=release.values(target)), RUNTIMES[target])
+        role = max(roles, key=lambda r: r.gpus)
+        capacity = sum(kube.gpus(n) for n in nodes if kube.matches_selector(n, role.node_selector))
+        assert capacity, f"the cluster has no fake GPU node labelled {role.node_selector} (ci/gpu-node-profiles.json)"
         # One replica more than every matching GPU can hold, so at least one pod cannot be placed.
-        replicas = capacity // worker["gpus"] + 1
-        release.install(target, {"workers": {ROLE_KEYS[role]: {"replicas": replicas}}})
-        workers(release)
+        release.install(target, role.values_for_replicas(capacity // role.gpus + 1))
+        gpu_pods(release)
 
         def unschedulable():
-            for pod in k8s.pods(release.namespace, worker_selector(release)):
+            for pod in k8s.pods(release.namespace, pod_selector(release, target)):
                 conditions = {c["type"]: c for c in pod["status"].get("conditions") or []}
                 scheduled = conditions.get("PodScheduled", {})
                 if not pod["spec"].get("nodeName") and scheduled.get("reason") == "Unschedulable":
                     return pod
             return None
 
-        pod = kube.wait_for("a worker pod the scheduler marks Unschedulable", unschedulable, timeout=300,
+        pod = kube.wait_for("a GPU pod the scheduler marks Unschedulable", unschedulable, timeout=300,
                             explain=lambda: k8s.describe_events(release.namespace))
         events = kube.wait_for(
             f"a FailedScheduling event for {pod['metadata']['name']}",

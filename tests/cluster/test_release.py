@@ -8,12 +8,15 @@ from __future__ import annotations
 import pytest
 
 from tests.cluster import kube
-from tests.helpers import OVERLAYS, dgd_components, dgd_workers, find
+from tests.helpers import OVERLAYS, RUNTIMES, dgd_components, dgd_workers, find
 
 pytestmark = pytest.mark.cluster
 
-# The value an upgrade changes in the download Job's immutable pod template, and one in the DGD.
+# The value an upgrade changes in the download Job's immutable pod template, and one in the serving objects.
 CHANGED = {"modelCache": {"download": {"huggingfaceHubVersion": "0.35.1"}}, "frontend": {"replicas": 2}}
+CHANGED_TRTLLM_SERVE = {"modelCache": CHANGED["modelCache"], "trtllmServe": {"replicas": 2}}
+# What serves the model, by runtime: the kinds an install must create and an uninstall remove.
+SERVING_KINDS = {"dynamo": {"DynamoGraphDeployment"}, "trtllm-serve": {"Deployment", "Service"}}
 # Each target upgraded to the next one: every target is once the source and once the destination.
 SWITCHES = [(OVERLAYS[i], OVERLAYS[(i + 1) % len(OVERLAYS)]) for i in range(len(OVERLAYS))]
 SWITCH_IDS = [(a.removesuffix(".yaml"), b.removesuffix(".yaml")) for a, b in SWITCHES]
@@ -26,6 +29,8 @@ def release_objects(k8s: kube.Kube, namespace: str, release: str) -> dict[str, l
         "ConfigMap": [c.metadata.name for c in k8s.core.list_namespaced_config_map(namespace, label_selector=selector).items],
         "Job": [j.metadata.name for j in k8s.batch.list_namespaced_job(namespace, label_selector=selector).items],
         "Pod": [p.metadata.name for p in k8s.core.list_namespaced_pod(namespace, label_selector=selector).items],
+        "Deployment": [d.metadata.name for d in k8s.apps.list_namespaced_deployment(namespace, label_selector=selector).items],
+        "Service": [s.metadata.name for s in k8s.core.list_namespaced_service(namespace, label_selector=selector).items],
         "PersistentVolumeClaim": [p.metadata.name for p in k8s.core.list_namespaced_persistent_volume_claim(
             namespace, label_selector=selector).items if not p.metadata.deletion_timestamp],
     }
@@ -58,7 +63,7 @@ class TestInstall:
         release.install(target)
 
         objects = release.manifest()
-        assert {o["kind"] for o in objects} >= {"PersistentVolumeClaim", "ConfigMap", "Job", "DynamoGraphDeployment"}
+        assert {o["kind"] for o in objects} >= {"PersistentVolumeClaim", "ConfigMap", "Job"} | SERVING_KINDS[RUNTIMES[target]]
         problems = []
         for obj in objects:
             live = k8s.get(obj, release.namespace)
@@ -71,6 +76,8 @@ class TestInstall:
         assert not problems, "the API server did not keep what the chart rendered:\n" + "\n".join(problems)
 
     def test_should_store_the_dgd_in_the_api_version_under_test(self, release, k8s, target, dgd_api):
+        if RUNTIMES[target] != "dynamo":
+            pytest.skip(f"{target} renders no DynamoGraphDeployment")
         release.install(target)
 
         dgd = find(release.manifest(), "DynamoGraphDeployment")
@@ -99,7 +106,7 @@ class TestUpgrade:
         old_job = download_job(release.manifest())["metadata"]["name"]
 
         # A patched pod template would be rejected (immutable); the chart renames the Job instead.
-        upgraded = release.upgrade(target, CHANGED)
+        upgraded = release.upgrade(target, CHANGED_TRTLLM_SERVE if RUNTIMES[target] == "trtllm-serve" else CHANGED)
 
         assert upgraded["revision"] == 2 and upgraded["status"] == "deployed", upgraded
         objects = release.manifest()
@@ -110,9 +117,14 @@ class TestUpgrade:
                       lambda: k8s.get({"kind": "Job", "metadata": {"name": old_job}}, release.namespace) is None,
                       timeout=120)
 
-    def test_should_apply_a_changed_value_to_the_dgd(self, release, k8s, target):
+    def test_should_apply_a_changed_value_to_the_serving_objects(self, release, k8s, target):
         release.install(target)
 
+        if RUNTIMES[target] == "trtllm-serve":
+            release.upgrade(target, CHANGED_TRTLLM_SERVE)
+            live = k8s.get(find(release.manifest(), "Deployment"), release.namespace)
+            assert live["spec"]["replicas"] == 2
+            return
         release.upgrade(target, CHANGED)
 
         dgd = find(release.manifest(), "DynamoGraphDeployment")
@@ -133,6 +145,15 @@ class TestUpgrade:
                 f"upgrade {from_target} -> {to_target} failed without a clear reason: {message}")
             assert "deadline" not in message and "timed out" not in message, message
             return
+        left = release_objects(k8s, release.namespace, release.name)
+        for kind in SERVING_KINDS[RUNTIMES[from_target]] - SERVING_KINDS[RUNTIMES[to_target]]:
+            assert kind not in left, f"upgrade {from_target} -> {to_target} left the old runtime's {kind}: {left}"
+        if RUNTIMES[to_target] == "trtllm-serve":
+            deployment = find(release.manifest(), "Deployment")
+            live = k8s.get(deployment, release.namespace)
+            assert live["spec"]["template"]["spec"]["containers"][0]["args"] == \
+                deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+            return
         dgd = find(release.manifest(), "DynamoGraphDeployment")
         live = k8s.get(dgd, release.namespace)
         assert dgd_workers(live) == dgd_workers(dgd), f"upgrade {from_target} -> {to_target} left the old workers"
@@ -142,7 +163,8 @@ class TestUninstall:
     def test_should_remove_everything_but_the_model_cache(self, release, k8s, target):
         release.install(target)
         claim = find(release.manifest(), "PersistentVolumeClaim")["metadata"]["name"]
-        assert set(release_objects(k8s, release.namespace, release.name)) >= {"ConfigMap", "Job", "DynamoGraphDeployment"}
+        assert set(release_objects(k8s, release.namespace, release.name)) >= {"ConfigMap", "Job"} | SERVING_KINDS[
+            RUNTIMES[target]]
 
         release.uninstall()
 
