@@ -86,6 +86,8 @@ def main() -> int:
     if not args.checkov:
         print("checkov not found: pip install -r requirements-checkov.txt (own venv), then set CHECKOV", file=sys.stderr)
         return 2
+    if os.sep in args.checkov:  # a relative path would break once Checkov runs in the scratch folder
+        args.checkov = str(Path(args.checkov).resolve())
     version = subprocess.run([args.checkov, "--version"], capture_output=True, text=True).stdout.strip()
     unwaived = 0
     rows = []
