@@ -125,6 +125,11 @@ class TestWarnings:
     def test_should_not_call_short_prompt_targets_prefill_bound(self, overlay):
         assert "prefill-bound" not in render_notes([overlay])
 
+    def test_should_not_call_the_balanced_split_prefill_bound(self):
+        # 2 TP1 prefill GPUs: 2 x 122672 / 8192 = 30 requests/s; 576 users on 3 decode GPUs = 192 per GPU,
+        # read at 256: 21.7 ms per token, so they need about 26 requests/s.
+        assert "prefill-bound" not in render_notes(["disagg-k8s-balanced.yaml"])
+
     @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_find_the_published_kv_cache_sufficient(self, overlay):
         assert "KV cache too small" not in render_notes([overlay])
@@ -134,10 +139,11 @@ class TestWarnings:
         assert "KV cache too small for the benchmark on workers.worker: 64 sequences of 91000 tokens" in notes
 
     def test_should_take_prefill_and_decode_speed_from_the_aiconfigurator_tables(self):
-        # _sizing-tables.tpl, GB200 W4A8_MXFP4_MXFP8: 122672 prompt tokens/s per GPU at 8192 tokens, 9.1 ms ITL.
+        # _sizing-tables.tpl, GB200 W4A8_MXFP4_MXFP8: 122672 prompt tokens/s per GPU at 8192 tokens; 1280
+        # sequences on 4 decode GPUs = 320 per GPU, read at 384: 30.2 ms per token.
         notes = render_notes(["disagg-k8s.yaml"])
         assert ("prefill-bound: 1 prefill GPUs serve about 15.0 requests/s of 8192 tokens, but 1536 users finishing "
-                "1024 tokens at 9.1 ms/token need about 165 requests/s") in notes
+                "1024 tokens at 30.2 ms/token need about 50 requests/s") in notes
         assert "aiconfigurator 0.12.0 (trtllm 1.3.0rc20 SILICON database)" in notes
 
     def test_should_read_the_prefill_speed_at_the_prompt_length(self):

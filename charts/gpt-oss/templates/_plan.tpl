@@ -148,7 +148,14 @@ Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
 {{- $rows := get $sizing.prefillTokensPerSecondPerGpu $quant }}
 {{- $prefillPerGpu := (last $rows).tokensPerSecondPerGpu }}
 {{- range (reverse $rows) }}{{ if ge (int .isl) $isl }}{{ $prefillPerGpu = .tokensPerSecondPerGpu }}{{ end }}{{ end }}
-{{- $itl := get $sizing.interTokenLatencyMs $quant }}
+{{- /* Inter-token latency at the sequences per decode GPU the benchmark fills (the next tabulated count up). */}}
+{{- $decodeSlots := 0 }}
+{{- $decodeGpus := 0 }}
+{{- range $plan.roles }}{{ if ne .mode "prefill" }}{{ $decodeSlots = add $decodeSlots .slots }}{{ $decodeGpus = add $decodeGpus .gpus }}{{ end }}{{ end }}
+{{- $perGpu := div (sub (add (min $decodeSlots $concurrency) $decodeGpus) 1) $decodeGpus }}
+{{- $itlRows := get $sizing.interTokenLatencyMs $quant }}
+{{- $itl := (last $itlRows).ms }}
+{{- range (reverse $itlRows) }}{{ if ge (int .sequencesPerGpu) (int $perGpu) }}{{ $itl = .ms }}{{ end }}{{ end }}
 {{- $prefillGpus := 0 }}
 {{- range $plan.roles }}{{ if ne .mode "decode" }}{{ $prefillGpus = add $prefillGpus .gpus }}{{ end }}{{ end }}
 {{- $prefillRate := divf (mul $prefillGpus (int $prefillPerGpu)) $isl }}
