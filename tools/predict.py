@@ -297,7 +297,7 @@ def format_prediction(result: dict) -> str:
         lines.append(f"  best on {result['gpus']} {result['gpu_type']}: {best['tokens_per_s_per_gpu']:.0f} tokens/s/GPU "
                      f"({best['configuration']}; ITL {best['itl_ms']:.1f} ms, TTFT {best['ttft_ms']:.0f} ms); "
                      f"this target reaches {result['ratio_to_best']:.2f} of it"
-                     + (" (above 1: the target lies outside aiconfigurator's search, e.g. batches above 512)"
+                     + (" (above 1: the target uses settings its search does not try, e.g. batches above 512 or several prompts per prefill step)"
                         if result["ratio_to_best"] > 1 else ""))
         for mode, other in best["by_mode"].items():
             if mode != best["mode"]:
