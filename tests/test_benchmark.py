@@ -9,6 +9,7 @@ BENCHMARK = "templates/tests/job-benchmark.yaml"
 EXPECTED = {
     "agg.yaml": (4, 3600, 36000),
     "disagg-k8s.yaml": (5, 1536, 15360),
+    "disagg-k8s-balanced.yaml": (5, 576, 5760),  # our tuning: 3 decode workers x 192 slots, 10 requests each
     "8xb200-single-node.yaml": (8, 256, 6144),
     "2xh100-truss.yaml": (2, 16, 150),
     # The guide's low-latency users (4, 8 or 16): 8; 10 x 8 requests.
@@ -20,6 +21,7 @@ EXPECTED = {
 TRAFFIC = {
     "agg.yaml": ("128", "1000"),
     "disagg-k8s.yaml": ("8192", "1024"),
+    "disagg-k8s-balanced.yaml": ("8192", "1024"),
     "8xb200-single-node.yaml": ("32000", "256"),
     "2xh100-truss.yaml": ("4000", "1000"),
     # No source publishes one for trtllm-serve: 1024 / 1024 (the choice).

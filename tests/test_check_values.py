@@ -150,6 +150,11 @@ class TestWarnings:
     def test_should_not_call_short_prompt_targets_prefill_bound(self, overlay):
         assert "prefill-bound" not in render_notes([overlay])
 
+    def test_should_not_call_the_balanced_split_prefill_bound(self):
+        # 2 TP1 prefill GPUs: 2 x 122672 / 8192 = 30 requests/s; 576 users on 3 decode GPUs = 192 per GPU,
+        # read at 256: 21.7 ms per token, so they need about 26 requests/s.
+        assert "prefill-bound" not in render_notes(["disagg-k8s-balanced.yaml"])
+
     @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_find_the_published_kv_cache_sufficient(self, overlay):
         assert "KV cache too small" not in render_notes([overlay])
@@ -157,6 +162,22 @@ class TestWarnings:
     def test_should_warn_when_the_kv_cache_cannot_hold_the_benchmark(self):
         notes = render_notes(["2xh100-truss.yaml"], {"benchmark": {"concurrency": 64, "inputTokensMean": 90000}})
         assert "KV cache too small for the benchmark on workers.worker: 64 sequences of 91000 tokens" in notes
+
+    def test_should_take_prefill_and_decode_speed_from_the_aiconfigurator_tables(self):
+        # _sizing-tables.tpl, GB200 W4A8_MXFP4_MXFP8: 122672 prompt tokens/s per GPU at 8192 tokens; 1280
+        # sequences on 4 decode GPUs = 320 per GPU, read at 384: 30.2 ms per token.
+        notes = render_notes(["disagg-k8s.yaml"])
+        assert ("prefill-bound: 1 prefill GPUs serve about 15.0 requests/s of 8192 tokens, but 1536 users finishing "
+                "1024 tokens at 30.2 ms/token need about 50 requests/s") in notes
+        assert "aiconfigurator 0.12.0 (trtllm 1.3.0rc20 SILICON database)" in notes
+
+    def test_should_read_the_prefill_speed_at_the_prompt_length(self):
+        # B200 without override at 32768 tokens: 29715 tokens/s per GPU, x 4 prefill GPUs / 32000 tokens.
+        assert "4 prefill GPUs serve about 3.7 requests/s of 32000 tokens" in render_notes(["8xb200-single-node.yaml"])
+
+    def test_should_take_weights_per_gpu_by_pod_shape(self):
+        notes = render_notes(["2xh100-truss.yaml"], {"benchmark": {"concurrency": 64, "inputTokensMean": 90000}})
+        assert "after 28.2 GiB of weights and 3.5 GiB of runtime per GPU" in notes
 
     def test_should_count_fp8_kv_as_half_of_bf16(self):
         # 5000 x 9216 tokens need ~802 GiB in fp8 (~1604 in bf16) against ~577 GiB on 4 GB200s.

@@ -43,6 +43,30 @@ EXPECTED_ENGINE = {
             "attention_dp_config": {"enable_balance": True},
         },
     },
+    # Our tuning of disagg-k8s: the recipe's engines, decode at TP1 with 192 sequences (README, values file).
+    "disagg-k8s-balanced.yaml": {
+        "prefill": {
+            "tensor_parallel_size": 1, "moe_expert_parallel_size": 1, "pipeline_parallel_size": 1,
+            "max_batch_size": 64, "max_num_tokens": 20000, "max_seq_len": 9000,
+            "disable_overlap_scheduler": True, "enable_attention_dp": False,
+            "kv_cache_config": {"dtype": "fp8", "enable_block_reuse": False, "free_gpu_memory_fraction": 0.8},
+            "cuda_graph_config": {"enable_padding": True, "max_batch_size": 30},
+            "cache_transceiver_config": {"backend": "UCX", "max_tokens_in_buffer": 9216},
+            "moe_config": {"backend": "TRTLLM"}, "stream_interval": 20, "print_iter_log": True,
+            "trust_remote_code": True,
+        },
+        "decode": {
+            "tensor_parallel_size": 1, "moe_expert_parallel_size": 1, "pipeline_parallel_size": 1,
+            "max_batch_size": 192, "max_num_tokens": 20000, "max_seq_len": 11000,
+            "disable_overlap_scheduler": False, "enable_attention_dp": False,
+            "kv_cache_config": {"dtype": "fp8", "enable_block_reuse": False, "free_gpu_memory_fraction": 0.85},
+            "cuda_graph_config": {"enable_padding": True, "max_batch_size": 192},
+            "cache_transceiver_config": {"backend": "UCX", "max_tokens_in_buffer": 9216},
+            "moe_config": {"backend": "TRTLLM"}, "stream_interval": 20, "print_iter_log": True,
+            "trust_remote_code": True, "allreduce_strategy": "AUTO",
+            "attention_dp_config": {"enable_balance": True},
+        },
+    },
     "8xb200-single-node.yaml": {
         "prefill": {
             "tensor_parallel_size": 4, "moe_expert_parallel_size": 4, "pipeline_parallel_size": 1,

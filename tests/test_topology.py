@@ -12,6 +12,8 @@ API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
 EXPECTED = {
     "agg.yaml": ({"TRTLLMWorker": (4, 1)}, 4, None),
     "disagg-k8s.yaml": ({"TRTLLMPrefillWorker": (1, 1), "TRTLLMDecodeWorker": (4, 1)}, 5, "W4A8_MXFP4_MXFP8"),
+    # Our tuning of disagg-k8s (aiconfigurator's advice): 2 TP1 prefill + 3 TP1 decode workers.
+    "disagg-k8s-balanced.yaml": ({"TRTLLMPrefillWorker": (1, 2), "TRTLLMDecodeWorker": (1, 3)}, 5, "W4A8_MXFP4_MXFP8"),
     "8xb200-single-node.yaml": ({"TRTLLMPrefillWorker": (4, 1), "TRTLLMDecodeWorker": (4, 1)}, 8, None),
     "2xh100-truss.yaml": ({"TRTLLMWorker": (2, 1)}, 2, None),
 }

@@ -2,7 +2,10 @@
 """Render one target with the chart and print what it would deploy.
 
 usage: python tools/plan.py values/agg.yaml [more values files] [--set-json '{"benchmark": {"concurrency": null}}']
-       [--api-version nvidia.com/v1alpha1]
+       [--api-version nvidia.com/v1alpha1] [--predict]
+
+--predict adds aiconfigurator's predicted throughput and latency (tools/predict.py; needs the optional
+requirements-predict.txt).
 
 Everything printed is read back from the rendered manifests (not from the values), so the plan
 shows exactly what `helm install` would create.
@@ -86,12 +89,22 @@ def main(argv=None) -> int:
     parser.add_argument("values_files", nargs="+")
     parser.add_argument("--set-json", default="{}", help="extra values as JSON (null removes a key)")
     parser.add_argument("--api-version", help="dynamo.apiVersion to render (runtime dynamo)")
+    parser.add_argument("--predict", action="store_true",
+                        help="add aiconfigurator's prediction and best configuration (requirements-predict.txt)")
     args = parser.parse_args(argv)
     values = json.loads(args.set_json)
     if args.api_version:
         values.setdefault("dynamo", {})["apiVersion"] = args.api_version
     try:
         print(plan(args.values_files, values))
+        if args.predict:
+            from tools.predict import format_prediction, predict
+            try:
+                print(format_prediction(predict(args.values_files, values)))
+            except ImportError as error:
+                print(f"--predict needs aiconfigurator: pip install -r requirements-predict.txt ({error})",
+                      file=sys.stderr)
+                return 2
     except ChartRenderError as error:
         print(f"refused: {error}", file=sys.stderr)
         return 1

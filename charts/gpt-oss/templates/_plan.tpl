@@ -120,15 +120,19 @@ Usage: {{ include "gpt-oss.engineConfig" (dict "role" .Values.workers.prefill) |
 
 {{/*
 Sizing warnings: configurations that render and run, but badly. Uses FACTS.md's KV formula
-(18*L*1024*b + 18*min(L,128)*1024*b bytes per sequence of L tokens) and GPU memory, and the sizing
-assumptions in values (sizing.*). Returns a YAML list of sentences.
+(18*L*1024*b + 18*min(L,128)*1024*b bytes per sequence of L tokens), GPU memory, and the per-GPU-type
+weights, prefill throughput and inter-token latency aiconfigurator predicted (gpt-oss.sizingTables).
+Returns a YAML list of sentences.
 Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.warnings" -}}
 {{- $plan := include "gpt-oss.plan" . | fromYaml }}
 {{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $tables := include "gpt-oss.sizingTables" . | fromYaml }}
+{{- $sizing := get $tables.gpus .Values.gpu.type }}
+{{- $override := ternary .Values.trtllmServe.overrideQuantAlgo .Values.workers.overrideQuantAlgo (eq .Values.runtime "trtllm-serve") }}
+{{- $quant := ternary $override "default" (hasKey $sizing.interTokenLatencyMs $override) }}
 {{- $bench := .Values.benchmark }}
-{{- $sizing := .Values.sizing }}
 {{- $concurrency := int $plan.benchmark.concurrency }}
 {{- $isl := int $bench.inputTokensMean }}
 {{- $osl := int $bench.outputTokensMean }}
@@ -148,19 +152,32 @@ Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
 {{- $perSequence := mul 18 1024 $bytesPerValue (add $tokens (min $tokens 128)) }}
 {{- $needGiB := divf (mul $perSequence $concurrency) 1073741824.0 }}
 {{- $gpuGiB := divf (int $gpu.memoryMiB) 1024.0 }}
-{{- $weightsGiB := divf $sizing.weightsGiB (int .gpusPerReplica) }}
-{{- $freeGiB := mulf (subf $gpuGiB $weightsGiB) $role.freeGpuMemoryFraction (int .gpus) }}
+{{- $shape := printf "tp%d%s" (int .gpusPerReplica) (ternary "-adp" "" (and $role.attentionDP true)) }}
+{{- $weightsGiB := ternary (get $sizing.weightsGiBPerGpu $shape) (divf $sizing.weightsGiBPerGpu.tp1 (int .gpusPerReplica)) (hasKey $sizing.weightsGiBPerGpu $shape) }}
+{{- $freeGiB := mulf (subf (subf $gpuGiB $weightsGiB) $sizing.otherGiBPerGpu) $role.freeGpuMemoryFraction (int .gpus) }}
 {{- if gt $needGiB $freeGiB }}
-{{- $warnings = append $warnings (printf "KV cache too small for the benchmark on %s: %d sequences of %d tokens need %.0f GiB of %s KV cache, but %d %s GPUs keep about %.0f GiB (free_gpu_memory_fraction %v of the memory left after %.1f GiB of weights per GPU); requests will be evicted or queue" .valuesKey $concurrency $tokens $needGiB (ternary "fp8" "bf16" (eq $kvDtype "fp8")) (int .gpus) $.Values.gpu.type $freeGiB $role.freeGpuMemoryFraction $weightsGiB) }}
+{{- $warnings = append $warnings (printf "KV cache too small for the benchmark on %s: %d sequences of %d tokens need %.0f GiB of %s KV cache, but %d %s GPUs keep about %.0f GiB (free_gpu_memory_fraction %v of the memory left after %.1f GiB of weights and %.1f GiB of runtime per GPU); requests will be evicted or queue" .valuesKey $concurrency $tokens $needGiB (ternary "fp8" "bf16" (eq $kvDtype "fp8")) (int .gpus) $.Values.gpu.type $freeGiB $role.freeGpuMemoryFraction $weightsGiB $sizing.otherGiBPerGpu) }}
 {{- end }}
 {{- end }}
 {{- end }}
+{{- /* Prefill tokens/s per GPU at the shortest tabulated prompt length that holds the benchmark's prompt. */}}
+{{- $rows := get $sizing.prefillTokensPerSecondPerGpu $quant }}
+{{- $prefillPerGpu := (last $rows).tokensPerSecondPerGpu }}
+{{- range (reverse $rows) }}{{ if ge (int .isl) $isl }}{{ $prefillPerGpu = .tokensPerSecondPerGpu }}{{ end }}{{ end }}
+{{- /* Inter-token latency at the sequences per decode GPU the benchmark fills (the next tabulated count up). */}}
+{{- $decodeSlots := 0 }}
+{{- $decodeGpus := 0 }}
+{{- range $plan.roles }}{{ if ne .mode "prefill" }}{{ $decodeSlots = add $decodeSlots .slots }}{{ $decodeGpus = add $decodeGpus .gpus }}{{ end }}{{ end }}
+{{- $perGpu := div (sub (add (min $decodeSlots $concurrency) $decodeGpus) 1) $decodeGpus }}
+{{- $itlRows := get $sizing.interTokenLatencyMs $quant }}
+{{- $itl := (last $itlRows).ms }}
+{{- range (reverse $itlRows) }}{{ if ge (int .sequencesPerGpu) (int $perGpu) }}{{ $itl = .ms }}{{ end }}{{ end }}
 {{- $prefillGpus := 0 }}
 {{- range $plan.roles }}{{ if ne .mode "decode" }}{{ $prefillGpus = add $prefillGpus .gpus }}{{ end }}{{ end }}
-{{- $prefillRate := divf (mul $prefillGpus (int $sizing.prefillTokensPerSecondPerGpu)) $isl }}
-{{- $neededRate := divf (mul $concurrency 1000) (mul $osl (int $sizing.interTokenLatencyMs)) }}
+{{- $prefillRate := divf (mul $prefillGpus (int $prefillPerGpu)) $isl }}
+{{- $neededRate := divf (mul $concurrency 1000) (mulf $osl $itl) }}
 {{- if lt (mulf $prefillRate 2) $neededRate }}
-{{- $warnings = append $warnings (printf "prefill-bound: %d prefill GPUs serve about %.1f requests/s of %d tokens, but %d users finishing %d tokens at %d ms/token need about %.0f requests/s; expect TTFT to grow while requests queue for prefill (add prefill GPUs or replicas)" $prefillGpus $prefillRate $isl $concurrency $osl (int $sizing.interTokenLatencyMs) $neededRate) }}
+{{- $warnings = append $warnings (printf "prefill-bound: %d prefill GPUs serve about %.1f requests/s of %d tokens, but %d users finishing %d tokens at %.1f ms/token need about %.0f requests/s; expect TTFT to grow while requests queue for prefill (add prefill GPUs or replicas; %s)" $prefillGpus $prefillRate $isl $concurrency $osl $itl $neededRate $tables.model) }}
 {{- end }}
 {{- toYaml $warnings }}
 {{- end }}

@@ -1,0 +1,174 @@
+"""aiconfigurator's predictions behind `tools/plan.py --predict`, and the chart's generated sizing tables.
+
+The mapping of rendered roles onto aiconfigurator's inputs needs no aiconfigurator and always runs; the
+predictions and the tables need requirements-predict.txt (the version its figures belong to) and skip without it.
+"""
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS
+from tools.predict import aiconfigurator_inputs, read_target
+
+HAVE_AICONFIGURATOR = importlib.util.find_spec("aiconfigurator") is not None
+needs_aiconfigurator = pytest.mark.skipif(
+    not HAVE_AICONFIGURATOR, reason="aiconfigurator is not installed (pip install -r requirements-predict.txt)")
+TOLERANCE = 0.03  # relative: the pinned model is deterministic, this only absorbs float noise across platforms
+
+# overlay -> the aiconfigurator inputs each rendered role maps to (TensorRT-LLM TP with attention-DP is
+# aiconfigurator's attention DP; batch = benchmark users per rank up to max_batch_size; a prefill step
+# batches whole prompts up to max_num_tokens).
+EXPECTED_INPUTS = {
+    "agg.yaml": {"mode": "agg", "system_name": "gb200", "isl": 128, "osl": 1000, "tp_size": 1,
+                 "attention_dp_size": 4, "moe_tp_size": 1, "moe_ep_size": 4, "batch_size": 800, "ctx_tokens": 7392,
+                 "moe_quant_mode": "w4a16_mxfp4", "kvcache_quant_mode": "bfloat16", "free_gpu_memory_fraction": 0.9},
+    "disagg-k8s.yaml": {"mode": "disagg", "system_name": "gb200", "isl": 8192, "osl": 1024,
+                        "prefill_tp_size": 1, "prefill_moe_ep_size": 1, "prefill_batch_size": 2, "prefill_num_workers": 1,
+                        "decode_tp_size": 4, "decode_attention_dp_size": 1, "decode_moe_tp_size": 4,
+                        "decode_moe_ep_size": 1, "decode_batch_size": 1280, "decode_num_workers": 1,
+                        "moe_quant_mode": "w4a8_mxfp4_mxfp8", "kvcache_quant_mode": "fp8",
+                        "prefill_free_gpu_memory_fraction": 0.8, "decode_free_gpu_memory_fraction": 0.85},
+    "disagg-k8s-balanced.yaml": {"mode": "disagg", "prefill_tp_size": 1, "prefill_batch_size": 2,
+                                 "prefill_num_workers": 2, "decode_tp_size": 1, "decode_moe_tp_size": 1,
+                                 "decode_batch_size": 192, "decode_num_workers": 3},
+    "8xb200-single-node.yaml": {"mode": "disagg", "system_name": "b200_sxm", "isl": 32000, "osl": 256,
+                                "prefill_tp_size": 4, "prefill_attention_dp_size": 1, "prefill_moe_ep_size": 4,
+                                "prefill_batch_size": 1, "decode_tp_size": 1, "decode_attention_dp_size": 4,
+                                "decode_moe_tp_size": 1, "decode_moe_ep_size": 4, "decode_batch_size": 64,
+                                "moe_quant_mode": "w4a16_mxfp4", "kvcache_quant_mode": "bfloat16"},
+    "2xh100-truss.yaml": {"mode": "agg", "system_name": "h100_sxm", "isl": 4000, "osl": 1000, "tp_size": 2,
+                          "attention_dp_size": 1, "moe_tp_size": 1, "moe_ep_size": 2, "batch_size": 16,
+                          "ctx_tokens": 8176, "moe_quant_mode": "w4a16_mxfp4", "free_gpu_memory_fraction": 0.8},
+}
+# overlay -> settings aiconfigurator cannot take, as the prediction names them (a substring each).
+EXPECTED_NOT_MODELED = {
+    "agg.yaml": ["3600 benchmark users exceed its 3200 batch slots", "moe_config.backend CUTLASS"],
+    "disagg-k8s.yaml": ["1536 benchmark users exceed its 1280 batch slots", "moe_config.backend TRTLLM"],
+    "disagg-k8s-balanced.yaml": ["moe_config.backend TRTLLM"],
+    "8xb200-single-node.yaml": ["chunked prefill (32000-token prompts in 20000-token chunks)"],
+    "2xh100-truss.yaml": ["moe_config.backend TRITON", "disable_overlap_scheduler"],
+}
+
+
+def test_should_cover_every_dynamo_overlay():
+    assert sorted(EXPECTED_INPUTS) == sorted(EXPECTED_NOT_MODELED) == DYNAMO_OVERLAYS
+
+
+@pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
+def test_should_say_it_does_not_map_trtllm_serve(overlay):
+    with pytest.raises(SystemExit, match="does not map yet"):
+        read_target([overlay])
+
+
+class TestAiconfiguratorInputs:
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    def test_should_map_each_rendered_role_onto_aiconfigurator(self, overlay):
+        kwargs, _ = aiconfigurator_inputs(read_target([overlay]))
+        assert {key: kwargs[key] for key in EXPECTED_INPUTS[overlay]} == EXPECTED_INPUTS[overlay]
+
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    def test_should_say_what_it_cannot_model(self, overlay):
+        _, notes = aiconfigurator_inputs(read_target([overlay]))
+        for text in EXPECTED_NOT_MODELED[overlay]:
+            assert any(text in note for note in notes), (text, notes)
+
+    def test_should_follow_values_given_on_the_command_line(self):
+        kwargs, _ = aiconfigurator_inputs(read_target(["disagg-k8s.yaml"], {"benchmark": {"concurrency": None}}))
+        assert kwargs["decode_batch_size"] == 1280  # 256 x 5 = 1280 users fill exactly the 1280 slots
+
+    def test_should_name_a_quantization_without_kernel_data(self):
+        _, notes = aiconfigurator_inputs(read_target(["disagg-k8s.yaml"],
+                                                     {"workers": {"overrideQuantAlgo": "W4A8_MXFP4_FP8"}}))
+        assert any("OVERRIDE_QUANT_ALGO=W4A8_MXFP4_FP8 has no kernel data" in note for note in notes)
+
+
+# overlay -> (tokens/s/GPU, tokens/s/user, TTFT ms, ITL ms) predicted by aiconfigurator 0.12.0.
+EXPECTED_PREDICTION = {
+    "agg.yaml": (16117.0, 20.52, 845.5, 48.74),
+    "disagg-k8s.yaml": (2946.0, 48.76, 225.0, 20.51),
+    "disagg-k8s-balanced.yaml": (5892.0, 58.2, 225.0, 17.2),
+    "8xb200-single-node.yaml": (65.0, 35.0, 797.0, 28.56),
+    "2xh100-truss.yaml": (696.7, 91.33, 416.3, 10.95),
+}
+# disaggregated overlay -> (limiting side, prefill requests/s, decode requests/s)
+EXPECTED_LIMIT = {
+    "disagg-k8s.yaml": ("prefill", 16.0, 61.0),
+    "disagg-k8s-balanced.yaml": ("prefill", 32.0, 32.8),
+    "8xb200-single-node.yaml": ("prefill", 2.3, 35.1),
+}
+# overlay -> (best configuration's tokens/s/GPU, this overlay's ratio to it)
+EXPECTED_BEST = {
+    "agg.yaml": (14203.0, 1.13),
+    "disagg-k8s.yaml": (6372.0, 0.46),
+    "disagg-k8s-balanced.yaml": (5574.0, 1.06),
+    "8xb200-single-node.yaml": (143.5, 0.45),
+    "2xh100-truss.yaml": (701.0, 0.99),
+}
+
+
+@pytest.fixture(scope="module")
+def predictions():
+    from tools.predict import predict
+    return {overlay: predict([overlay]) for overlay in DYNAMO_OVERLAYS}
+
+
+@needs_aiconfigurator
+class TestPredictions:
+    def test_should_pin_the_model_version(self, predictions):
+        assert {p["aiconfigurator"] for p in predictions.values()} == {"0.12.0"}
+        assert (REPO_ROOT / "requirements-predict.txt").read_text().count("aiconfigurator==0.12.0") == 1
+
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    def test_should_predict_throughput_and_latency(self, predictions, overlay):
+        p = predictions[overlay]
+        got = (p["tokens_per_s_per_gpu"], p["tokens_per_s_per_user"], p["ttft_ms"], p["itl_ms"])
+        assert got == pytest.approx(EXPECTED_PREDICTION[overlay], rel=TOLERANCE)
+
+    @pytest.mark.parametrize("overlay", sorted(EXPECTED_LIMIT), ids=sorted(EXPECTED_LIMIT))
+    def test_should_say_which_side_limits_a_disaggregated_target(self, predictions, overlay):
+        limit = predictions[overlay]["limit"]
+        side, prefill, decode = EXPECTED_LIMIT[overlay]
+        assert limit["side"] == side
+        assert (limit["prefill_requests_per_s"], limit["decode_requests_per_s"]) == pytest.approx(
+            (prefill, decode), rel=TOLERANCE)
+
+    def test_should_model_moe_tp_without_measured_kernels_with_the_hybrid_database(self, predictions):
+        assert predictions["disagg-k8s.yaml"]["database_mode"] == "HYBRID"
+        assert any("MoE TP4 x EP1: no measured kernel data" in note
+                   for note in predictions["disagg-k8s.yaml"]["not_modeled"])
+
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    def test_should_compare_with_the_best_configuration(self, predictions, overlay):
+        p = predictions[overlay]
+        assert p["best"]["found"]
+        assert (p["best"]["tokens_per_s_per_gpu"], p["ratio_to_best"]) == pytest.approx(
+            EXPECTED_BEST[overlay], rel=TOLERANCE)
+
+    def test_should_double_disagg_k8s_with_the_balanced_split(self, predictions):
+        ratio = (predictions["disagg-k8s-balanced.yaml"]["tokens_per_s_per_gpu"]
+                 / predictions["disagg-k8s.yaml"]["tokens_per_s_per_gpu"])
+        assert ratio == pytest.approx(2.0, rel=0.05)
+
+
+@needs_aiconfigurator
+class TestPlanCommand:
+    def test_should_print_the_prediction_after_the_plan(self):
+        result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "plan.py"), "--predict",
+                                 "values/2xh100-truss.yaml"], capture_output=True, text=True, cwd=REPO_ROOT)
+        assert result.returncode == 0, result.stderr
+        assert "2 GPUs in total" in result.stdout
+        assert "Prediction (aiconfigurator 0.12.0, trtllm 1.3.0rc20 SILICON database, h100_sxm" in result.stdout
+        assert "697 tokens/s/GPU, 91.3 tokens/s/user, TTFT 416 ms, ITL 10.9 ms (agg, 2 GPUs)" in result.stdout
+
+
+@needs_aiconfigurator
+class TestSizingTables:
+    def test_should_be_what_the_pinned_model_predicts(self):
+        # Regenerates the tables in memory (a few minutes) and compares with the chart's copy.
+        sys.path.insert(0, str(REPO_ROOT / "ci"))
+        spec = importlib.util.spec_from_file_location("gen_sizing_tables", REPO_ROOT / "ci" / "gen-sizing-tables.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        assert module.render() == module.TARGET.read_text(), "stale: run ci/gen-sizing-tables.py"

@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""Predict a target's throughput and latency with NVIDIA's aiconfigurator performance model.
+
+usage: python tools/predict.py values/disagg-k8s.yaml [--set-json '<json>'] [--no-best]
+       (or: python tools/plan.py --predict values/disagg-k8s.yaml)
+
+aiconfigurator is an optional extra (requirements-predict.txt); the chart never needs it. Every role is
+read back from the rendered manifests (engine ConfigMap, DynamoGraphDeployment, benchmark Job), mapped
+onto aiconfigurator's parameters by aiconfigurator_inputs() (which needs no aiconfigurator), and
+evaluated by predict(). Settings the model cannot take are listed with what was used instead.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import logging
+import math
+import os
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.helpers import dgd_workers, find, render_manifests  # noqa: E402
+
+MODEL = "openai/gpt-oss-120b"
+BACKEND = "trtllm"
+# Chart gpu.type -> aiconfigurator system (its measured kernel database per GPU).
+SYSTEMS = {"GB200": "gb200", "B200": "b200_sxm", "H200": "h200_sxm", "H100": "h100_sxm"}
+# OVERRIDE_QUANT_ALGO -> aiconfigurator MoE quantization; empty keeps the checkpoint's MXFP4 weights with
+# 16-bit activations, which is what TensorRT-LLM runs without an override (FACTS: Hopper runs W4A16_MXFP4).
+MOE_QUANT = {"": "w4a16_mxfp4", "W4A16_MXFP4": "w4a16_mxfp4", "W4A8_MXFP4_MXFP8": "w4a8_mxfp4_mxfp8"}
+# The chart's own default (templates/_check-values.tpl): TensorRT-LLM's max_num_tokens when unset.
+TRTLLM_DEFAULT_MAX_NUM_TOKENS = 8192
+
+
+def read_target(values_files: list[str], values: dict | None = None) -> dict:
+    """The deployment as rendered: GPU type, worker roles (engine YAML, GPUs, replicas, env), benchmark."""
+    manifests = render_manifests(values_files, values)
+    objects = [doc for path, text in sorted(manifests.items()) if path.endswith(".yaml")
+               for doc in yaml.safe_load_all(text) if doc]
+    if not any(o["kind"] == "DynamoGraphDeployment" for o in objects):
+        raise SystemExit(f"--predict maps Dynamo targets onto aiconfigurator; {', '.join(map(str, values_files))} "
+                         "renders runtime trtllm-serve, which it does not map yet")
+    dgd = find(objects, "DynamoGraphDeployment")
+    engine = find(objects, "ConfigMap", f"{dgd['metadata']['name']}-engine")["data"]
+    notes = manifests.get("gpt-oss/templates/NOTES.txt", "")
+    match = re.search(r" on (\d+) x (\S+) \((aggregated|disaggregated)\)", notes)
+    assert match, "NOTES.txt does not name the GPUs"
+    roles = []
+    for name, worker in dgd_workers(dgd).items():
+        engine_file = worker["args"][worker["args"].index("--extra-engine-args") + 1].rsplit("/", 1)[-1]
+        roles.append({"component": name, "type": worker["type"], "replicas": int(worker["replicas"]),
+                      "gpus": worker["gpus"], "quant": worker["env"].get("OVERRIDE_QUANT_ALGO", ""),
+                      "engine": yaml.safe_load(engine[engine_file])})
+    jobs = [o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-benchmark")]
+    assert jobs, "the benchmark Job is not rendered (benchmark.enabled=false): no workload to predict"
+    args = jobs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    benchmark = {"isl": int(args[args.index("--synthetic-input-tokens-mean") + 1]),
+                 "osl": int(args[args.index("--output-tokens-mean") + 1]),
+                 "concurrency": int(args[args.index("--concurrency") + 1])}
+    return {"gpu_type": match.group(2), "total_gpus": int(match.group(1)),
+            "mode": "agg" if match.group(3) == "aggregated" else "disagg", "roles": roles, "benchmark": benchmark}
+
+
+def _role_inputs(role: dict, isl: int, users: int, phase: str, notes: list[str]) -> dict:
+    """One worker role in aiconfigurator's terms (parallelism, batch, memory) for phase agg/prefill/decode."""
+    engine = role["engine"]
+    label = f"workers.{'worker' if role['type'] == 'worker' else role['type']}"
+    tp, pp = int(engine["tensor_parallel_size"]), int(engine["pipeline_parallel_size"])
+    ep = int(engine["moe_expert_parallel_size"])
+    adp = bool(engine["enable_attention_dp"])
+    # TensorRT-LLM's TP with attention-DP is aiconfigurator's attention DP (attention TP 1); the MoE
+    # runs on the same TP ranks either way: EP ways of experts, TP/EP ways within each expert.
+    inputs = {"tp_size": 1 if adp else tp, "pp_size": pp, "attention_dp_size": tp if adp else 1,
+              "moe_tp_size": tp // ep, "moe_ep_size": ep}
+    max_batch = int(engine["max_batch_size"])  # per attention-DP rank
+    max_tokens = int(engine.get("max_num_tokens") or TRTLLM_DEFAULT_MAX_NUM_TOKENS)
+    ranks = inputs["attention_dp_size"] * role["replicas"]
+    if phase == "prefill":
+        # A prefill step batches whole prompts up to max_num_tokens.
+        batch = max(1, min(max_batch, max_tokens // isl))
+        if isl > max_tokens:
+            notes.append(f"{label}: chunked prefill ({isl}-token prompts in {max_tokens}-token chunks) is not "
+                         f"modeled; used one unchunked {isl}-token prefill")
+    else:
+        batch = min(max_batch, math.ceil(users / ranks))
+        if users > max_batch * ranks:
+            notes.append(f"{label}: {users} benchmark users exceed its {max_batch * ranks} batch slots; modeled "
+                         f"full batches of {max_batch} per rank (the rest queue, see the benchmark line)")
+    inputs["batch_size"] = batch
+    if phase == "agg":
+        # Context tokens one step takes next to a full decode batch (max_num_tokens counts both).
+        inputs["ctx_tokens"] = max(isl, max_tokens - batch)
+    kv = (engine.get("kv_cache_config") or {})
+    inputs["kvcache_quant_mode"] = "fp8" if kv.get("dtype") == "fp8" else "bfloat16"
+    inputs["free_gpu_memory_fraction"] = float(kv["free_gpu_memory_fraction"])
+    quant = role["quant"]
+    if quant not in MOE_QUANT:
+        notes.append(f"{label}: OVERRIDE_QUANT_ALGO={quant} has no kernel data in aiconfigurator; "
+                     "used w4a8_mxfp4_mxfp8")
+    inputs["moe_quant_mode"] = MOE_QUANT.get(quant, "w4a8_mxfp4_mxfp8")
+    backend = (engine.get("moe_config") or {}).get("backend")
+    if backend:
+        notes.append(f"{label}: moe_config.backend {backend} is not a model input; used aiconfigurator's "
+                     f"measured {inputs['moe_quant_mode']} MoE kernel")
+    if engine.get("disable_overlap_scheduler") and phase != "prefill":
+        notes.append(f"{label}: disable_overlap_scheduler is not a model input; modeled the default scheduler")
+    return inputs
+
+
+def aiconfigurator_inputs(target: dict) -> tuple[dict, list[str]]:
+    """cli_estimate() keyword arguments for a rendered target, and the settings it cannot model.
+
+    KV cache per request is sized at ISL + OSL tokens (what TensorRT-LLM's scheduler reserves for a request
+    of the benchmark; the chart checks both fit max_seq_len), not at max_seq_len per batch slot.
+    """
+    bench = target["benchmark"]
+    isl, osl, users = bench["isl"], bench["osl"], bench["concurrency"]
+    notes: list[str] = []
+    gpu = target["gpu_type"]
+    kwargs = {"model_path": MODEL, "system_name": SYSTEMS[gpu], "backend_name": BACKEND,
+              "isl": isl, "osl": osl, "max_seq_len": isl + osl}
+    by_type = {role["type"]: role for role in target["roles"]}
+    if target["mode"] == "agg":
+        role = by_type["worker"]
+        kwargs.update(mode="agg", **_role_inputs(role, isl, users, "agg", notes))
+        kwargs["_replicas"] = role["replicas"]
+        return kwargs, notes
+    prefill = _role_inputs(by_type["prefill"], isl, users, "prefill", notes)
+    decode = _role_inputs(by_type["decode"], isl, users, "decode", notes)
+    kwargs["mode"] = "disagg"
+    for side, inputs, role in (("prefill", prefill, by_type["prefill"]), ("decode", decode, by_type["decode"])):
+        for key in ("tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size", "batch_size",
+                    "free_gpu_memory_fraction"):
+            kwargs[f"{side}_{key}"] = inputs[key]
+        kwargs[f"{side}_num_workers"] = role["replicas"]
+        kwargs[f"{side}_max_seq_len"] = isl + osl
+    for key in ("kvcache_quant_mode", "moe_quant_mode"):
+        if prefill[key] != decode[key]:
+            notes.append(f"{key}: prefill {prefill[key]} and decode {decode[key]} differ; aiconfigurator takes "
+                         f"one for both, used decode's {decode[key]}")
+        kwargs[key] = decode[key]
+    del kwargs["max_seq_len"]
+    return kwargs, notes
+
+
+@contextlib.contextmanager
+def _quiet():
+    """aiconfigurator logs and warns on stdout/stderr at INFO; keep the plan readable."""
+    logging.disable(logging.WARNING)
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        try:
+            yield
+        finally:
+            logging.disable(logging.NOTSET)
+
+
+def aiconfigurator_version() -> str:
+    from importlib.metadata import version
+    return version("aiconfigurator")
+
+
+def _estimate(kwargs: dict, notes: list[str]):
+    from aiconfigurator.cli.api import cli_estimate
+    from aiconfigurator.sdk.errors import PerfDataNotAvailableError
+    call = {k: v for k, v in kwargs.items() if not k.startswith("_")}
+    try:
+        return cli_estimate(**call), "SILICON"
+    except PerfDataNotAvailableError as error:
+        # e.g. MoE TP without expert parallelism: no measured kernel; HYBRID fills only the missing
+        # operations with aiconfigurator's empirical estimate, every other one stays measured.
+        missing = re.search(r"moe_tp_size: (\d+), moe_ep_size: (\d+)", str(error))
+        what = (f"MoE TP{missing.group(1)} x EP{missing.group(2)}" if missing else str(error).split(" at ")[0])
+        notes.append(f"{what}: no measured kernel data; aiconfigurator's HYBRID database estimated it")
+        return cli_estimate(**call, database_mode="HYBRID"), "HYBRID"
+
+
+def _describe_best(row: dict, mode: str, total_gpus: int) -> str:
+    """A best-configuration row in the chart's terms (TensorRT-LLM TP = attention TP x attention DP)."""
+    def worker(prefix: str) -> str:
+        tp = int(row[f"{prefix}tp"]) * int(row[f"{prefix}dp"])
+        text = f"TP{tp} EP{int(row[f'{prefix}moe_ep'])}"
+        if int(row[f"{prefix}dp"]) > 1:
+            text += " attention-DP"
+        return text + f", batch {int(row[f'{prefix}bs'])}" + (" per rank" if int(row[f"{prefix}dp"]) > 1 else "")
+    if mode == "agg":
+        replicas = total_gpus // int(row["num_total_gpus"])
+        return f"agg: {replicas} x worker {worker('')}"
+    per_replica = int(row["num_total_gpus"])
+    replicas = total_gpus // per_replica
+    return (f"disagg: {replicas} x ({int(row['(p)workers'])} prefill {worker('(p)')} + "
+            f"{int(row['(d)workers'])} decode {worker('(d)')})")
+
+
+def best_configuration(kwargs: dict, target: dict, itl_ms: float, ttft_ms: float) -> dict:
+    """aiconfigurator's best configuration on the same GPUs, workload and quantization, at least as fast per user.
+
+    Searched: aggregated and disaggregated, every parallelism and batch size aiconfigurator sweeps, on at most
+    the target's GPU count; constraint: ITL no worse than the target's prediction, TTFT within 2 s (or twice
+    the target's TTFT when that is longer).
+    """
+    from aiconfigurator.cli.api import _execute_and_wrap_result
+    from aiconfigurator.sdk.common import KVCacheQuantMode, MoEQuantMode
+    from aiconfigurator.sdk.task_v2 import Task
+    common = {"isl": kwargs["isl"], "osl": kwargs["osl"], "total_gpus": target["total_gpus"],
+              "ttft": max(2000.0, 2 * ttft_ms), "tpot": itl_ms, "database_mode": "SILICON",
+              "max_seq_len": kwargs["isl"] + kwargs["osl"]}
+    quant = {"moe_quant_mode": MoEQuantMode[kwargs["moe_quant_mode"]],
+             "kvcache_quant_mode": KVCacheQuantMode[kwargs["kvcache_quant_mode"]]}
+    system = kwargs["system_name"]
+    tasks = {"agg": Task(serving_mode="agg", model_path=MODEL, system_name=system, backend_name=BACKEND,
+                         **quant, **common)}
+    if target["total_gpus"] >= 2:
+        tasks["disagg"] = Task(serving_mode="disagg", prefill_model_path=MODEL, decode_model_path=MODEL,
+                               prefill_system_name=system, decode_system_name=system,
+                               prefill_backend_name=BACKEND, decode_backend_name=BACKEND,
+                               **{f"{side}_{k}": v for side in ("prefill", "decode") for k, v in quant.items()},
+                               **common)
+    result = _execute_and_wrap_result(tasks, mode="default", top_n=1)
+    constraint = {"itl_ms": round(itl_ms, 2), "ttft_ms": round(common["ttft"], 1)}
+    by_mode = {}
+    for mode, frame in result.best_configs.items():
+        if frame is None or frame.empty:
+            continue
+        row = frame.iloc[0].to_dict()
+        by_mode[mode] = {"tokens_per_s_per_gpu": round(float(row["tokens/s/gpu_cluster"]), 1),
+                         "tokens_per_s_per_user": round(float(row["tokens/s/user"]), 2),
+                         "ttft_ms": round(float(row["ttft"]), 1), "itl_ms": round(float(row["tpot"]), 2),
+                         "configuration": _describe_best(row, mode, target["total_gpus"])}
+    if not by_mode:
+        return {"found": False, "constraint": constraint}
+    mode = max(by_mode, key=lambda m: by_mode[m]["tokens_per_s_per_gpu"])
+    return {"found": True, "mode": mode, **by_mode[mode], "by_mode": by_mode, "constraint": constraint}
+
+
+def predict(values_files: list[str], set_json: dict | str | None = None, best: bool = True) -> dict:
+    """Predicted tokens/s/GPU, tokens/s/user, TTFT and ITL of a rendered target (and the best configuration)."""
+    values = json.loads(set_json) if isinstance(set_json, str) else (set_json or {})
+    target = read_target(values_files, values)
+    kwargs, notes = aiconfigurator_inputs(target)
+    with _quiet():
+        estimate, database = _estimate(kwargs, notes)
+    raw = estimate.raw
+    bench = target["benchmark"]
+    result = {
+        "aiconfigurator": aiconfigurator_version(), "perf_database": f"{BACKEND} {estimate.backend_version}",
+        "database_mode": database, "system": kwargs["system_name"], "gpu_type": target["gpu_type"],
+        "gpus": target["total_gpus"], "mode": target["mode"], "benchmark": bench,
+        "tokens_per_s_per_gpu": round(float(raw["tokens/s/gpu"]), 1),
+        "tokens_per_s_per_user": round(float(raw["tokens/s/user"]), 2),
+        "ttft_ms": round(float(raw["ttft"]), 1), "itl_ms": round(float(raw["tpot"]), 2),
+        "requests_per_s": round(float(raw["seq/s"]) * kwargs.get("_replicas", 1), 3),
+        "request_latency_s": round(float(raw["request_latency"]) / 1000, 2),
+        "not_modeled": notes, "inputs": {k: v for k, v in kwargs.items() if not k.startswith("_")},
+    }
+    if target["mode"] == "disagg":
+        prefill = float(raw["(p)seq/s/worker"]) * kwargs["prefill_num_workers"]
+        decode = float(raw["(d)seq/s/worker"]) * kwargs["decode_num_workers"]
+        side = "prefill" if prefill < decode else "decode"
+        result["limit"] = {"side": side, "prefill_requests_per_s": round(prefill, 2),
+                           "decode_requests_per_s": round(decode, 2),
+                           "factor": round(max(prefill, decode) / min(prefill, decode), 2)}
+    # Closed loop: each benchmark user waits users/throughput seconds per request; beyond the request's
+    # own latency that is queueing before prefill (Little's law).
+    cycle = bench["concurrency"] / result["requests_per_s"]
+    result["benchmark_queue_s"] = round(max(0.0, cycle - result["request_latency_s"]), 1)
+    if best:
+        with _quiet():
+            result["best"] = best_configuration(kwargs, target, result["itl_ms"], result["ttft_ms"])
+        if result["best"]["found"]:
+            result["ratio_to_best"] = round(result["tokens_per_s_per_gpu"] / result["best"]["tokens_per_s_per_gpu"], 2)
+    return result
+
+
+def format_prediction(result: dict) -> str:
+    bench = result["benchmark"]
+    lines = [f"Prediction (aiconfigurator {result['aiconfigurator']}, {result['perf_database']} "
+             f"{result['database_mode']} database, {result['system']}; ISL {bench['isl']} / OSL {bench['osl']}, "
+             f"{bench['concurrency']} users):",
+             f"  {result['tokens_per_s_per_gpu']:.0f} tokens/s/GPU, {result['tokens_per_s_per_user']:.1f} tokens/s/user, "
+             f"TTFT {result['ttft_ms']:.0f} ms, ITL {result['itl_ms']:.1f} ms ({result['mode']}, {result['gpus']} GPUs)"]
+    if "limit" in result:
+        limit = result["limit"]
+        other = "decode" if limit["side"] == "prefill" else "prefill"
+        lines.append(f"  {limit['side']}-limited: prefill serves {limit['prefill_requests_per_s']:.1f} requests/s, "
+                     f"decode {limit['decode_requests_per_s']:.1f}; {other} has {limit['factor']:.1f}x the capacity")
+    if result["benchmark_queue_s"] >= 1:
+        lines.append(f"  benchmark: {bench['concurrency']} users at {result['requests_per_s']:.1f} requests/s wait "
+                     f"about {result['benchmark_queue_s']:.0f} s per request in the queue (added to TTFT)")
+    best = result.get("best")
+    if best and best["found"]:
+        lines.append(f"  best on {result['gpus']} {result['gpu_type']}: {best['tokens_per_s_per_gpu']:.0f} tokens/s/GPU "
+                     f"({best['configuration']}; ITL {best['itl_ms']:.1f} ms, TTFT {best['ttft_ms']:.0f} ms); "
+                     f"this target reaches {result['ratio_to_best']:.2f} of it"
+                     + (" (above 1: the target uses settings its search does not try, e.g. batches above 512 or several prompts per prefill step)"
+                        if result["ratio_to_best"] > 1 else ""))
+        for mode, other in best["by_mode"].items():
+            if mode != best["mode"]:
+                lines.append(f"  best {mode} on {result['gpus']} {result['gpu_type']}: "
+                             f"{other['tokens_per_s_per_gpu']:.0f} tokens/s/GPU ({other['configuration']}; "
+                             f"ITL {other['itl_ms']:.1f} ms, TTFT {other['ttft_ms']:.0f} ms)")
+    elif best:
+        lines.append(f"  best: aiconfigurator found no configuration within ITL {best['constraint']['itl_ms']} ms "
+                     f"and TTFT {best['constraint']['ttft_ms']} ms")
+    lines += [f"  not modeled: {note}" for note in result["not_modeled"]]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("values_files", nargs="+")
+    parser.add_argument("--set-json", default="{}", help="extra values as JSON (null removes a key)")
+    parser.add_argument("--no-best", action="store_true", help="skip the search for the best configuration")
+    parser.add_argument("--json", action="store_true", help="print the prediction as JSON")
+    args = parser.parse_args(argv)
+    result = predict(args.values_files, args.set_json, best=not args.no_best)
+    print(json.dumps(result, indent=1) if args.json else format_prediction(result))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("AICONFIGURATOR_LOG_LEVEL", "ERROR")
+    sys.exit(main())
