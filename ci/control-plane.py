@@ -236,7 +236,10 @@ def start(state: Path) -> int:
         "--service-account-issuer", f"https://127.0.0.1:{api_port}",
         "--service-account-key-file", str(pki / "sa.pub"), "--service-account-signing-key-file", str(pki / "sa.key"),
         "--service-cluster-ip-range", "10.0.0.0/24", "--authorization-mode", "RBAC", "--allow-privileged=true",
-        "--endpoint-reconciler-type", "none", "--disable-admission-plugins", "DefaultStorageClass"])
+        # One local API server: no `kubernetes` Service endpoints to keep in step with other replicas.
+        "--endpoint-reconciler-type", "none",
+        # The tier binds its model-cache PVCs to static PVs by class name; no default class exists to assign.
+        "--disable-admission-plugins", "DefaultStorageClass"])
     wait_healthy("kube-apiserver", f"https://127.0.0.1:{api_port}/readyz", state, "kube-apiserver.log",
                  cert=pki / "ca.crt")
 

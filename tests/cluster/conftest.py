@@ -178,7 +178,7 @@ def namespace(k8s) -> str:
     # Deleted before the namespace: pv-protection keeps it until the namespace's PVC is gone.
     k8s.core.delete_persistent_volume(volume["metadata"]["name"])
     # Not waited for: each test has its own namespace, and the namespace controller (when one runs) takes
-    # seconds per namespace to empty it, which the tier would otherwise spend 80 times.
+    # seconds per namespace to empty it, which the tier would otherwise spend once per test.
     k8s.core.delete_namespace(name)
 
 
