@@ -5,6 +5,7 @@ usage:
   ci/chart-release.py package [--destination DIR] [--expect-version X.Y.Z]
   ci/chart-release.py push ARCHIVE oci://HOST/PATH [--plain-http] [--username U]   (password: env REGISTRY_PASSWORD)
   ci/chart-release.py pull oci://HOST/PATH/gpt-oss --version X.Y.Z [--digest sha256:...] [--destination DIR] [--plain-http]
+  ci/chart-release.py check-version [--base REV]
 
 package: the chart folder plus the overlays of values/ (as values/<overlay> inside the archive, so a chart
 pulled from a registry brings its targets: `-f gpt-oss/values/agg.yaml`, Argo CD `valueFiles: [values/agg.yaml]`).
@@ -12,11 +13,14 @@ pulled from a registry brings its targets: `-f gpt-oss/values/agg.yaml`, Argo CD
 the commit time of the newest commit touching charts/ or values/, so the same sources give the same bytes.
 push refuses a version the registry already has (a published version is never overwritten).
 pull needs a version, and checks the manifest digest when one is given.
+check-version: like chart-testing's check-version-increment, a change under charts/ since the merge base with
+main (or REV) needs a higher Chart.yaml version than the base had; it reads only the local clone.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -157,6 +161,66 @@ def pull(chart_ref: str, version: str | None, destination: Path, *, digest: str 
     return target
 
 
+# --- Version policy -------------------------------------------------------------------------------------------
+SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+                    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+                    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$")
+# Where the target branch is found in a clone without network: the local branch, or the fetched remote one.
+MAIN_REFS = ("main", "origin/main")
+
+
+def semver_key(version: str) -> tuple:
+    """Semantic Versioning 2.0.0 precedence: a pre-release sorts before its release; build metadata is ignored."""
+    match = SEMVER.match(version)
+    if not match:
+        raise ReleaseError(f"{version!r} is not a semantic version (MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD])")
+    major, minor, patch, pre = int(match[1]), int(match[2]), int(match[3]), match[4]
+    identifiers = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split(".")) if pre else ()
+    return major, minor, patch, 0 if pre else 1, identifiers
+
+
+def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=check)
+
+
+def main_ref(repo: Path = REPO) -> str | None:
+    """The first of MAIN_REFS this clone has, or None (a shallow CI clone of one branch has neither)."""
+    for ref in MAIN_REFS:
+        if git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False).returncode == 0:
+            return ref
+    return None
+
+
+def charts_changed(repo: Path, base: str) -> bool:
+    """Whether charts/ in the working tree (uncommitted and untracked files too) differs from `base`."""
+    changed = git(repo, "diff", "--quiet", base, "--", "charts", check=False).returncode == 1
+    untracked = git(repo, "ls-files", "--others", "--exclude-standard", "--", "charts").stdout.strip()
+    return changed or bool(untracked)
+
+
+def version_at(repo: Path, rev: str) -> str | None:
+    shown = git(repo, "show", f"{rev}:charts/gpt-oss/Chart.yaml", check=False)
+    return yaml.safe_load(shown.stdout)["version"] if shown.returncode == 0 else None
+
+
+def released_base(repo: Path = REPO) -> str | None:
+    """The newest release tag (chart-releaser's gpt-oss-<version>) in HEAD's history, or None."""
+    tags = git(repo, "tag", "--list", "gpt-oss-*", "--merged", "HEAD").stdout.split()
+    versions = [tag.removeprefix("gpt-oss-") for tag in tags if SEMVER.match(tag.removeprefix("gpt-oss-"))]
+    return f"gpt-oss-{max(versions, key=semver_key)}" if versions else None
+
+
+def version_increment_problem(repo: Path, base: str) -> str | None:
+    """Why charts/ (working tree) against `base` breaks the policy, or None when it holds."""
+    if not charts_changed(repo, base):
+        return None
+    before, now = version_at(repo, base), chart_version(repo / "charts" / "gpt-oss")
+    if before is None or semver_key(now) > semver_key(before):
+        return None
+    return (f"charts/ changed since {base} but charts/gpt-oss/Chart.yaml version {now} is not higher than "
+            f"{before} there: bump version (semver) and add its CHANGELOG.md section")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -174,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     down.add_argument("--digest")
     down.add_argument("--destination", type=Path, default=Path("."))
     down.add_argument("--plain-http", action="store_true")
+    check = commands.add_parser("check-version", help="a change under charts/ bumps the version")
+    check.add_argument("--base", help="the commit to compare with (default: the merge base with main)")
     args = parser.parse_args(argv)
     try:
         if args.command == "package":
@@ -183,6 +249,17 @@ def main(argv: list[str] | None = None) -> int:
                           password=os.environ.get("REGISTRY_PASSWORD"))
             print(f"pushed {result['ref']}:{result['version']} manifest {result['digest']} "
                   f"archive {result['archive_digest']}")
+        elif args.command == "check-version":
+            base = args.base
+            if base is None:
+                ref = main_ref()
+                if ref is None:
+                    raise ReleaseError(f"none of {', '.join(MAIN_REFS)} in this clone: fetch main or pass --base")
+                base = git(REPO, "merge-base", "HEAD", ref).stdout.strip()
+            problem = version_increment_problem(REPO, base)
+            if problem:
+                raise ReleaseError(problem)
+            print(f"version {chart_version()}: ok against {base}")
         else:
             print(pull(args.chart_ref, args.version, args.destination, digest=args.digest,
                        plain_http=args.plain_http))

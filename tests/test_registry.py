@@ -4,6 +4,9 @@ The chart archive is ci/chart-release.py's, pushed and pulled with the Helm SDK;
 """
 from __future__ import annotations
 
+import json
+import urllib.request
+
 import helm_python
 import pytest
 import yaml
@@ -41,6 +44,17 @@ class TestPublish:
             manifest = client.resolve(f"{published['ref']}:{VERSION}")
         assert manifest["digest"] == published["digest"]
         assert manifest["digest"].startswith("sha256:") and len(manifest["digest"]) == len("sha256:") + 64
+
+    def test_should_store_the_archive_as_the_helm_chart_layer(self, published, oci_registry):
+        # What Flux's OCIRepository layerSelector in the README selects.
+        request = urllib.request.Request(f"http://{oci_registry.host}/v2/charts/gpt-oss/manifests/{VERSION}",
+                                         headers={"Accept": "application/vnd.oci.image.manifest.v1+json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            manifest = json.load(response)
+        assert manifest["config"]["mediaType"] == "application/vnd.cncf.helm.config.v1+json"
+        assert [layer["mediaType"] for layer in manifest["layers"]] == [
+            "application/vnd.cncf.helm.chart.content.v1.tar+gzip"]
+        assert manifest["layers"][0]["digest"] == published["archive_digest"]
 
     def test_should_pull_by_the_pinned_digest(self, published, oci_registry, release_tool, tmp_path):
         path = release_tool.pull(published["ref"], VERSION, tmp_path, digest=published["digest"], plain_http=True,
