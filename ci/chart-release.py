@@ -13,8 +13,9 @@ pulled from a registry brings its targets: `-f gpt-oss/values/agg.yaml`, Argo CD
 the commit time of the newest commit touching charts/ or values/, so the same sources give the same bytes.
 push refuses a version the registry already has (a published version is never overwritten).
 pull needs a version, and checks the manifest digest when one is given.
-check-version: like chart-testing's check-version-increment, a change under charts/ since the merge base with
-main (or REV) needs a higher Chart.yaml version than the base had; it reads only the local clone.
+check-version: like chart-testing's check-version-increment, a change under charts/ (or values/, whose overlays
+the archive carries) since the merge base with main (or REV) needs a higher Chart.yaml version than the base had;
+it reads only the local clone.
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def source_date_epoch() -> int:
     if os.environ.get("SOURCE_DATE_EPOCH"):
         return int(os.environ["SOURCE_DATE_EPOCH"])
     try:
-        out = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%ct", "--", "charts", "values"],
+        out = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%ct", "--", *PACKAGED_PATHS],
                              capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError) as error:
         raise ReleaseError(f"no SOURCE_DATE_EPOCH and no git history to take a timestamp from: {error}") from error
@@ -191,10 +192,14 @@ def main_ref(repo: Path = REPO) -> str | None:
     return None
 
 
+# What the archive is made of: the chart, and the overlays it carries.
+PACKAGED_PATHS = ("charts", "values")
+
+
 def charts_changed(repo: Path, base: str) -> bool:
-    """Whether charts/ in the working tree (uncommitted and untracked files too) differs from `base`."""
-    changed = git(repo, "diff", "--quiet", base, "--", "charts", check=False).returncode == 1
-    untracked = git(repo, "ls-files", "--others", "--exclude-standard", "--", "charts").stdout.strip()
+    """Whether charts/ or values/ in the working tree (uncommitted and untracked files too) differs from `base`."""
+    changed = git(repo, "diff", "--quiet", base, "--", *PACKAGED_PATHS, check=False).returncode == 1
+    untracked = git(repo, "ls-files", "--others", "--exclude-standard", "--", *PACKAGED_PATHS).stdout.strip()
     return changed or bool(untracked)
 
 
@@ -217,7 +222,7 @@ def version_increment_problem(repo: Path, base: str) -> str | None:
     before, now = version_at(repo, base), chart_version(repo / "charts" / "gpt-oss")
     if before is None or semver_key(now) > semver_key(before):
         return None
-    return (f"charts/ changed since {base} but charts/gpt-oss/Chart.yaml version {now} is not higher than "
+    return (f"charts/ or values/ changed since {base} but charts/gpt-oss/Chart.yaml version {now} is not higher than "
             f"{before} there: bump version (semver) and add its CHANGELOG.md section")
 
 

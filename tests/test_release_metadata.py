@@ -186,8 +186,8 @@ class TestVersionPolicy:
                         "chart-testing compares against the target branch; fetch main to check")
         base = tool.git(REPO_ROOT, "merge-base", "HEAD", ref).stdout.strip()
         if not tool.charts_changed(REPO_ROOT, base):
-            pytest.skip(f"charts/ is unchanged since the merge base {base[:12]} with {ref} (on main itself the "
-                        "release-tag check applies)")
+            pytest.skip(f"charts/ and values/ are unchanged since the merge base {base[:12]} with {ref} (on main "
+                        "itself the release-tag check applies)")
         assert tool.version_increment_problem(REPO_ROOT, base) is None
 
     def test_should_bump_the_version_after_the_last_release(self):
@@ -199,7 +199,7 @@ class TestVersionPolicy:
             pytest.skip("no gpt-oss-<version> release tag in HEAD's history (none released yet, or a clone "
                         "without tags)")
         if not tool.charts_changed(REPO_ROOT, tag):
-            pytest.skip(f"charts/ is unchanged since the release {tag}")
+            pytest.skip(f"charts/ and values/ are unchanged since the release {tag}")
         assert tool.version_increment_problem(REPO_ROOT, tag) is None
 
 
@@ -228,7 +228,7 @@ def scratch_repo(tmp_path):
 class TestVersionCheck:
     """The check itself, on a scratch repository: it fails where chart-testing's would."""
 
-    PROBLEM = ("charts/ changed since {base} but charts/gpt-oss/Chart.yaml version {now} is not higher than "
+    PROBLEM = ("charts/ or values/ changed since {base} but charts/gpt-oss/Chart.yaml version {now} is not higher than "
                "0.1.0 there: bump version (semver) and add its CHANGELOG.md section")
 
     def test_should_refuse_a_template_change_without_a_bump(self, scratch_repo):
@@ -254,7 +254,16 @@ class TestVersionCheck:
         run("commit", "-qam", "change a template, bump")
         assert tool.version_increment_problem(repo, "main") is None
 
-    def test_should_ignore_changes_outside_charts(self, scratch_repo):
+    def test_should_refuse_an_overlay_change_without_a_bump(self, scratch_repo):
+        # The archive carries the overlays: a changed overlay is a changed chart.
+        repo, _, run = scratch_repo
+        (repo / "values").mkdir()
+        (repo / "values" / "agg.yaml").write_text("runtime: dynamo\n")
+        run("add", "values")
+        run("commit", "-qm", "an overlay")
+        assert tool.version_increment_problem(repo, "main") == self.PROBLEM.format(base="main", now="0.1.0")
+
+    def test_should_ignore_changes_outside_charts_and_values(self, scratch_repo):
         repo, _, run = scratch_repo
         (repo / "README.md").write_text("more docs\n")
         run("commit", "-qam", "docs")
