@@ -18,14 +18,14 @@ CHART = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
 VERSION = CHART["version"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def published(oci_registry, release_tool, chart_archive) -> dict:
     """The archive pushed once to oci://127.0.0.1:<port>/charts."""
     return release_tool.push(chart_archive, oci_registry.remote(), plain_http=True,
                              credentials_file=oci_registry.credentials_file)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def pulled(published, oci_registry, release_tool, tmp_path_factory):
     return release_tool.pull(published["ref"], VERSION, tmp_path_factory.mktemp("pulled"), plain_http=True,
                              credentials_file=oci_registry.credentials_file)

@@ -21,7 +21,8 @@ VERSION = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())["version"]
 HOOK = "helm.sh/hook"
 
 
-@pytest.fixture(scope="module")
+# Session-scoped: pytest may run this module's tests in several groups (per DGD API version); one push.
+@pytest.fixture(scope="session")
 def published(oci_registry, release_tool, chart_archive) -> dict:
     # Its own repository path: the offline tier's module pushes the same version under charts/.
     return release_tool.push(chart_archive, oci_registry.remote("cluster/charts"), plain_http=True,
