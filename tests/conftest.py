@@ -28,3 +28,7 @@ def shared_dir(request) -> Path:
         pytest.skip(f"upstream reference files not found at {path} (set --shared-dir or GPT_OSS_SHARED_DIR); "
                     "a plain clone has none, CI has them")
     return path
+
+
+# The OCI registry and the packaged chart of the release tests (tests/registry.py), for both tiers.
+from tests.registry import chart_archive, oci_registry, release_tool  # noqa: E402,F401

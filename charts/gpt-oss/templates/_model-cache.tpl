@@ -33,12 +33,13 @@ Usage: {{ include "gpt-oss.tiktokenDir" . }}
 {{- end }}
 
 {{/*
-Name of the download Job, suffixed with a hash of what its pod runs: a changed image, version or
-revision makes a new Job on upgrade instead of patching an immutable pod template.
+Name of the download Job, suffixed with a hash of what its pod runs and of its pod labels: a changed
+image, version or revision, or a new chart version (helm.sh/chart), makes a new Job on upgrade instead of
+patching an immutable pod template.
 Usage: {{ include "gpt-oss.downloadJobName" . }}
 */}}
 {{- define "gpt-oss.downloadJobName" -}}
-{{- $inputs := dict "model" .Values.model "download" .Values.modelCache.download "mountPath" .Values.modelCache.mountPath "claim" (include "gpt-oss.modelCache.claimName" .) }}
+{{- $inputs := dict "model" .Values.model "download" .Values.modelCache.download "mountPath" .Values.modelCache.mountPath "claim" (include "gpt-oss.modelCache.claimName" .) "labels" (include "gpt-oss.labels" (dict "root" . "component" "model-download")) }}
 {{- printf "%s-model-download-%s" (include "gpt-oss.fullname" . | trunc 40 | trimSuffix "-") (toJson $inputs | sha256sum | trunc 8) }}
 {{- end }}
 
