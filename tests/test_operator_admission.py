@@ -81,9 +81,10 @@ UPGRADE_MESSAGES = {
                        "aggregated (workers.worker) and disaggregated (workers.prefill + workers.decode) topologies; "
                        "install the new topology as a new release, or helm uninstall {release} first (the model "
                        "cache PVC is kept)",
-    "constraint-change": "the Dynamo operator refuses adding, removing or changing spec.topologyConstraint after "
+    "constraint-change": "(spec: dynamo.topologyConstraint, workers: workers.componentFields.topologyConstraint): "
+                         "the Dynamo operator refuses adding, removing or changing topology constraints after "
                          "creation (\"delete and recreate the DynamoGraphDeployment to change topology "
-                         "constraints\"); keep the live value, or helm uninstall {release} and install again",
+                         "constraints\"); keep the live values, or helm uninstall {release} and install again",
 }
 
 
@@ -230,8 +231,11 @@ class TestUpgradeRules:
       from ValidateUpdate :145); newest main @ 2a6da14 dynamographdeployment.go:687-705 ("component topology is
       immutable ..."). The aggregated topology has TRTLLMWorker, the disaggregated one TRTLLMPrefillWorker and
       TRTLLMDecodeWorker, so switching between them is a rename.
-    - spec.topologyConstraint: 788d3cc :788-798; 2a6da14 :740-753 ("delete and recreate the
-      DynamoGraphDeployment to change topology constraints").
+    - Topology constraints, deployment- and component-level: 788d3cc :788-798 (spec) and :800-829 (services, the
+      message at :823); 2a6da14 :740-753 (spec, "delete and recreate the DynamoGraphDeployment to change topology
+      constraints") and shared_v1beta1.go:672-686 (components).
+    - The upstream file index's later version of dynamographdeployment.go (003d1ee5) keeps the rename, topology
+      and constraint rules (validateDynamoGraphDeploymentSpec, validateDynamoGraphDeploymentSpecUpdate).
     - Replicas of a component with a scaling adapter: 788d3cc :282-326; 2a6da14 shared_v1beta1.go:668 (kept at the
       live value by the autoscaling helpers, not here).
     - nvidia.com/workload-provider: stamped by the defaulting webhook (2a6da14

@@ -66,18 +66,24 @@ class TestTopologySwitch:
 
 
 class TestTopologyConstraintChange:
-    def test_should_refuse_changing_the_deployment_constraint(self, release, k8s, dgd_api):
+    @pytest.mark.parametrize(("change", "worker_constraint"), [
+        ({"dynamo": {"topologyConstraint": dict(TOPOLOGY, packDomain="zone")}}, {}),
+        ({"workers": {"componentFields": {"topologyConstraint": {"packDomain": "host"}}}}, {"packDomain": "host"}),
+    ], ids=["deployment-level", "worker-level"])
+    def test_should_refuse_changing_a_topology_constraint(self, release, k8s, dgd_api, change, worker_constraint):
         release.install("agg.yaml", {"dynamo": {"topologyConstraint": TOPOLOGY}})
         before = live_dgd(release, k8s)
         name_key = "clusterTopologyName" if dgd_api == "nvidia.com/v1beta1" else "topologyProfile"
         assert before["spec"]["topologyConstraint"] == {name_key: "gb200-nvl72", "packDomain": "rack"}
 
-        message = refused(release, "agg.yaml", {"dynamo": {"topologyConstraint": dict(TOPOLOGY, packDomain="zone")}})
+        message = refused(release, "agg.yaml", {"dynamo": {"topologyConstraint": TOPOLOGY}} | change)
 
-        # Both as JSON with sorted keys (Helm's toJson of a map).
-        assert (f"dynamo.topologyConstraint renders {as_json({name_key: 'gb200-nvl72', 'packDomain': 'zone'})}, but "
-                f"the live DynamoGraphDeployment {release.namespace}/{before['metadata']['name']} has "
-                f"{as_json({name_key: 'gb200-nvl72', 'packDomain': 'rack'})}: ") in message
+        live = {"Frontend": {}, "TRTLLMWorker": {}, "spec": {name_key: "gb200-nvl72", "packDomain": "rack"}}
+        rendered = {"Frontend": {}, "TRTLLMWorker": worker_constraint,
+                    "spec": {name_key: "gb200-nvl72", "packDomain": change.get("dynamo", {}).get(
+                        "topologyConstraint", TOPOLOGY)["packDomain"]}}
+        assert (f"the topology constraints render {as_json(rendered)}, but the live DynamoGraphDeployment "
+                f"{release.namespace}/{before['metadata']['name']} has {as_json(live)} ") in message
         assert UPGRADE_MESSAGES["constraint-change"].format(release=release.name) in message
         assert live_dgd(release, k8s)["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
         assert release.helm.status(release.name)["revision"] == 1

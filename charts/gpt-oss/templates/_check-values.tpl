@@ -249,7 +249,7 @@ Usage: {{ include "gpt-oss.checkDynamoAdmission" . }}
 {{- fail (printf "dynamo.topologyConstraint.clusterTopologyName=%s is set without dynamo.topologyConstraint.packDomain, and the Frontend carries no constraint of its own: the Dynamo operator then refuses the DGD (1.2: \"spec.services[Frontend].topologyConstraint is required because spec.topologyConstraint.packDomain is not set\"); set dynamo.topologyConstraint.packDomain, e.g. rack" $constraint.clusterTopologyName) }}
 {{- end }}
 
-{{- /* Upgrades: the operator refuses renamed components and a changed topology constraint after creation. */}}
+{{- /* Upgrades: the operator refuses renamed components and changed topology constraints after creation. */}}
 {{- $live := include "gpt-oss.liveDGD" . | fromJson }}
 {{- if $live }}
 {{- $liveNames := list }}
@@ -262,10 +262,13 @@ Usage: {{ include "gpt-oss.checkDynamoAdmission" . }}
 {{- if ne (sortAlpha $liveNames | join ", ") (sortAlpha $names | join ", ") }}
 {{- fail (printf "the live DynamoGraphDeployment %s/%s has the components %s, but this release renders %s: the Dynamo operator refuses renaming components after creation (\"component topology is immutable and cannot be modified after creation\"), so a release cannot switch between the aggregated (workers.worker) and disaggregated (workers.prefill + workers.decode) topologies; install the new topology as a new release, or helm uninstall %s first (the model cache PVC is kept)" .Release.Namespace $name (sortAlpha $liveNames | join ", ") (sortAlpha $names | join ", ") .Release.Name) }}
 {{- end }}
-{{- $liveConstraint := dig "spec" "topologyConstraint" dict $live }}
-{{- $wanted := include "gpt-oss.dgdTopologyConstraint" . | fromYaml }}
-{{- if ne (toJson $liveConstraint) (toJson $wanted) }}
-{{- fail (printf "dynamo.topologyConstraint renders %s, but the live DynamoGraphDeployment %s/%s has %s: the Dynamo operator refuses adding, removing or changing spec.topologyConstraint after creation (\"delete and recreate the DynamoGraphDeployment to change topology constraints\"); keep the live value, or helm uninstall %s and install again" (toJson $wanted) .Release.Namespace $name (toJson $liveConstraint) .Release.Name) }}
+{{- $liveConstraints := dict "spec" (dig "spec" "topologyConstraint" dict $live) }}
+{{- range (dig "spec" "components" list $live) }}{{ $_ := set $liveConstraints .name (default dict .topologyConstraint) }}{{ end }}
+{{- range $key, $service := (dig "spec" "services" dict $live) }}{{ $_ := set $liveConstraints $key (default dict $service.topologyConstraint) }}{{ end }}
+{{- $constraints := dict "spec" (include "gpt-oss.dgdTopologyConstraint" . | fromYaml) "Frontend" dict }}
+{{- range $component := without $names "Frontend" }}{{ $_ := set $constraints $component (default dict $fields.topologyConstraint) }}{{ end }}
+{{- if ne (toJson $liveConstraints) (toJson $constraints) }}
+{{- fail (printf "the topology constraints render %s, but the live DynamoGraphDeployment %s/%s has %s (spec: dynamo.topologyConstraint, workers: workers.componentFields.topologyConstraint): the Dynamo operator refuses adding, removing or changing topology constraints after creation (\"delete and recreate the DynamoGraphDeployment to change topology constraints\"); keep the live values, or helm uninstall %s and install again" (toJson $constraints) .Release.Namespace $name (toJson $liveConstraints) .Release.Name) }}
 {{- end }}
 {{- end }}
 {{- end }}
