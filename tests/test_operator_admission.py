@@ -125,8 +125,9 @@ class TestRuntimeVersion:
       (:17): MAJOR.MINOR.PATCH without leading zeros, then only -prerelease and +build.
     - Added by d7bb84ef0 (2026-07-30, #10494, "add runtimeVersionOverride to DGD components") on the 1.4.0 line
       (main bumped to 1.4.0 at f0c4516c, 2026-07-23, and to 1.5.0 after the 1.4.0 cut at c13fdcec, 2026-08-15).
-      1.2-era main @ 788d3cc has neither the field nor the rule (webhook/validation/shared.go), so operators
-      before 1.4.0 prune the rendered field as unknown; the chart still renders it when set.
+      1.2-era main @ 788d3cc has neither the field (in either DGD version of the CRD) nor the rule
+      (webhook/validation/shared.go): set the override only for platforms from 1.4.0, where the chart renders it
+      on every component in both API versions.
     - The override itself must be strict MAJOR.MINOR.PATCH (CRD pattern, runtimeversion.Parse :42-48): the
       values schema's pattern for dynamo.runtimeVersionOverride.
     """

@@ -11,7 +11,6 @@ import json
 
 import pytest
 
-from tests.cluster import kube
 from tests.helpers import dgd_components, find
 from tests.test_operator_admission import TOPOLOGY, UPGRADE_MESSAGES
 
