@@ -46,6 +46,10 @@ ADMISSION_REFUSALS = [
      "workers.componentFields.minAvailable exists in DynamoGraphDeployments from Dynamo 1.3.0, but the runtime is "
      "1.2.1 (dynamo.image.tag) and the chart assumes the platform runs that release; use a 1.3.0 or later image, "
      "or leave minAvailable out"),
+    ("v1beta1-before-1.2", "agg.yaml", {"dynamo": {"image": {"tag": "1.1.1"}}},
+     "dynamo.apiVersion=nvidia.com/v1beta1 is served from Dynamo 1.2.0, but the runtime is 1.1.1 (dynamo.image.tag) "
+     "and the chart assumes the platform runs that release; set dynamo.apiVersion=nvidia.com/v1alpha1, or use a "
+     "1.2.0 or later image"),
     ("min-available-without-grove", "agg.yaml",
      {"dynamo": {"image": {"tag": "1.4.0"}}, "workers": {"componentFields": {"minAvailable": 1}}},
      "workers.componentFields.minAvailable is set, but dynamo.grove=false: the Dynamo operator refuses it on DGDs "
@@ -104,6 +108,17 @@ class TestRefusals:
         with pytest.raises(ChartRenderError) as error:
             render_chart([overlay], values)
         assert message in str(error.value)
+
+    @pytest.mark.parametrize("api_version", API_VERSIONS)
+    def test_should_refuse_component_fields_newer_than_the_runtime(self, api_version):
+        # providerOverride: df7deed0d (2026-08-20, #13273, "add provider-native workload overrides"), 1.5.0 line.
+        values = {"dynamo": {"apiVersion": api_version, "image": {"tag": "1.4.0"}},
+                  "workers": {"componentFields": {"providerOverride": {}}}}
+        with pytest.raises(ChartRenderError) as error:
+            render_chart(["agg.yaml"], values)
+        assert ("workers.componentFields.providerOverride exists in DynamoGraphDeployments from Dynamo 1.5.0, but the "
+                "runtime is 1.4.0 (dynamo.image.tag) and the chart assumes the platform runs that release; use a 1.5.0 "
+                "or later image, or leave providerOverride out") in str(error.value)
 
     def test_should_have_one_case_per_fail_call_of_the_block(self):
         assert block().count("{{- fail ") == len(ADMISSION_REFUSALS) + len(UPGRADE_MESSAGES)
@@ -173,8 +188,10 @@ class TestMinAvailable:
       dynamographdeployment_helpers.go:136-170 (the nvidia.com/workload-provider annotation the defaulting webhook
       stamps, webhook/defaulting/dynamographdeployment_handler.go:152-178; else Grove on in the operator and no
       nvidia.com/enable-grove=false). The CRD's CEL rules add minAvailable <= replicas and immutability.
-    - Added by 5d3bb78df (2026-06-24, #10532) on the 1.3.0 line; 1.2-era main @ 788d3cc has no minAvailable
-      field in either DGD version (config/crd/bases/nvidia.com_dynamographdeployments.yaml).
+    - Added by 5d3bb78df (2026-06-24, #10532) on the 1.3.0 line (release notes: 2a6da14
+      docs/fern/pages/reference/general/releases/dynamo-v1-3-0.mdx:208); 1.2-era main @ 788d3cc has no
+      minAvailable field in either DGD version (config/crd/bases/nvidia.com_dynamographdeployments.yaml).
+      runtimeVersionOverride reached release/1.4.0 as a backport (#12427, dynamo-v1-4-0.mdx:201).
     """
 
     @pytest.mark.parametrize("api_version", API_VERSIONS)
@@ -263,7 +280,12 @@ class TestApiVersions:
     - docs/fern/pages/reference/general/releases/dynamo-v1-2-0.mdx:16 @ 2a6da14: v1.2.0 (Jun 2, 2026) "promotes
       the DynamoGraphDeployment (DGD) Kubernetes API to served v1beta1".
     - 1e0d8ef5d (2026-08-06, #11904) made v1beta1 the storage version; v1alpha1 stays served (deprecated).
+    - So the chart refuses nvidia.com/v1beta1 with a runtime before 1.2.0 (ADMISSION_REFUSALS, v1beta1-before-1.2).
     """
+
+    def test_should_accept_v1alpha1_before_1_2(self):
+        dgd = render_dgd("agg.yaml", {"dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.1.1"}}})
+        assert dgd["apiVersion"] == "nvidia.com/v1alpha1" and dgd_errors(dgd) == []
 
     def test_should_say_v1beta1_is_served_from_1_2(self):
         values = (CHART_DIR / "values.yaml").read_text()

@@ -225,11 +225,17 @@ Usage: {{ include "gpt-oss.checkDynamoAdmission" . }}
 {{- fail (printf "dynamo.image.tag=%s gives no version the Dynamo operator can parse (MAJOR.MINOR.PATCH, then only -prerelease or +build), and operators from 1.4.0 refuse the DGD: \"runtimeVersionOverride: Required value: is required when the specified main container image has no parseable semantic-version tag\"; set dynamo.runtimeVersionOverride to the Dynamo version the image runs, e.g. 1.2.1" (toString .Values.dynamo.image.tag)) }}
 {{- end }}
 
-{{- /* minAvailable: a field from 1.3.0, accepted only on the Grove pathway. */}}
-{{- if hasKey $fields "minAvailable" }}
-{{- if semverCompare "<1.3.0" $runtime.version }}
-{{- fail (printf "workers.componentFields.minAvailable exists in DynamoGraphDeployments from Dynamo 1.3.0, but the runtime is %s (%s) and the chart assumes the platform runs that release; use a 1.3.0 or later image, or leave minAvailable out" $runtime.version $runtime.source) }}
+{{- /* The API version and component fields a release serves; minAvailable only on the Grove pathway. */}}
+{{- if and (eq .Values.dynamo.apiVersion "nvidia.com/v1beta1") (semverCompare "<1.2.0" $runtime.version) }}
+{{- fail (printf "dynamo.apiVersion=nvidia.com/v1beta1 is served from Dynamo 1.2.0, but the runtime is %s (%s) and the chart assumes the platform runs that release; set dynamo.apiVersion=nvidia.com/v1alpha1, or use a 1.2.0 or later image" $runtime.version $runtime.source) }}
 {{- end }}
+{{- $since := dict "minAvailable" "1.3.0" "providerOverride" "1.5.0" }}
+{{- range $field, $release := $since }}
+{{- if and (hasKey $fields $field) (semverCompare (printf "<%s" $release) $runtime.version) }}
+{{- fail (printf "workers.componentFields.%s exists in DynamoGraphDeployments from Dynamo %s, but the runtime is %s (%s) and the chart assumes the platform runs that release; use a %s or later image, or leave %s out" $field $release $runtime.version $runtime.source $release $field) }}
+{{- end }}
+{{- end }}
+{{- if hasKey $fields "minAvailable" }}
 {{- if not .Values.dynamo.grove }}
 {{- fail "workers.componentFields.minAvailable is set, but dynamo.grove=false: the Dynamo operator refuses it on DGDs that Grove does not place (\"minAvailable: Forbidden: is currently supported only for Grove-backed DynamoGraphDeployment components\"); set dynamo.grove=true when the platform runs Grove (global.grove.enabled), or leave minAvailable out" }}
 {{- end }}
