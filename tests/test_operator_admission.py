@@ -291,3 +291,32 @@ class TestApiVersions:
         values = (CHART_DIR / "values.yaml").read_text()
         assert "nvidia.com/v1beta1 (served from Dynamo 1.2.0)" in values
         assert "1.5+" not in values
+
+
+class TestRenderedShape:
+    """Rules every rendered DGD meets by construction, in both API versions.
+
+    - A main container image on every component: 2a6da14 shared_v1beta1.go:174-176 and shared_v1alpha1.go:82-84
+      (Required "is required" at podTemplate.spec.containers[main].image / extraPodSpec.mainContainer.image).
+    - v1alpha1 volumeMounts carry a mountPoint unless useAsCompilationCache: 788d3cc
+      webhook/validation/shared.go:179-183.
+    - v1alpha1 sharedMemory has a size unless disabled: 788d3cc shared.go:254-258.
+    - The Frontend is one of the components (the topology rules above count it): both releases validate every
+      component, the frontend included.
+    """
+
+    @pytest.mark.parametrize("api_version", API_VERSIONS)
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    def test_should_meet_the_shape_rules(self, overlay, api_version):
+        dgd = render_dgd(overlay, {"dynamo": {"apiVersion": api_version}})
+        components = dgd_components(dgd)
+        assert "Frontend" in components
+        assert all(c["main"].get("image") for c in components.values())
+        if api_version == "nvidia.com/v1alpha1":
+            for name, service in dgd["spec"]["services"].items():
+                assert all(m.get("mountPoint") or m.get("useAsCompilationCache")
+                           for m in service.get("volumeMounts", [])), name
+                if "sharedMemory" in service:
+                    assert service["sharedMemory"].get("size") or service["sharedMemory"].get("disabled"), name
+            assert {n for n, s in dgd["spec"]["services"].items() if s.get("sharedMemory", {}).get("size")} == \
+                set(dgd_workers(dgd))
