@@ -12,6 +12,8 @@ history commit for commit; the upstream file index holds the same paths):
 Field paths below are of the v1beta1 DGD; the operator reports v1alpha1 requests with their own paths.
 Each Test class names the rule it mirrors; this docstring lists them all with file, commit and line.
 """
+import copy
+import json
 import re
 
 import pytest
@@ -92,8 +94,15 @@ UPGRADE_MESSAGES = {
 }
 
 
+_rendered: dict[str, dict] = {}
+
+
 def render_dgd(overlay: str, values: dict) -> dict:
-    return find(render_chart([overlay], values, show_only=DGD), "DynamoGraphDeployment")
+    """The DGD of one render, memoized: several rules are checked on the same render of each overlay."""
+    key = json.dumps([overlay, values], sort_keys=True)
+    if key not in _rendered:
+        _rendered[key] = find(render_chart([overlay], values, show_only=DGD), "DynamoGraphDeployment")
+    return copy.deepcopy(_rendered[key])
 
 
 def block() -> str:
