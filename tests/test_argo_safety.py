@@ -14,11 +14,19 @@ def test_should_render_byte_identical_twice(overlay):
     assert render_manifests([overlay]) == render_manifests([overlay])
 
 
+# The one exception: live state is read with lookup only in _live-state.tpl, which renders {} without a cluster
+# (helm template, Argo CD), so a render there stays the same bytes.
+LIVE_STATE = "_live-state.tpl"
+
+
 def test_should_use_no_cluster_random_or_time_functions():
     offenders = []
     for template in (CHART_DIR / "templates").rglob("*"):
         if template.is_file():
             for action in re.findall(r"\{\{(.*?)\}\}", template.read_text(), re.S):
-                if FORBIDDEN.search(re.sub(r'"[^"]*"', "", action)):
+                found = set(FORBIDDEN.findall(re.sub(r'"[^"]*"', "", action)))
+                if template.name == LIVE_STATE:
+                    found -= {"lookup"}
+                if found:
                     offenders.append((template.name, action.strip()[:80]))
     assert not offenders

@@ -3,6 +3,7 @@ import pytest
 
 from tests.helpers import CHART_DIR, OVERLAYS, ChartRenderError, dgd_workers, find, render_chart, render_notes
 from tests.schemas import dgd_errors
+from tests.test_operator_admission import ADMISSION_REFUSALS, UPGRADE_MESSAGES
 
 # (id, overlay, values, the exact text the user must see)
 REFUSALS = [
@@ -58,9 +59,6 @@ REFUSALS = [
      {"dynamo": {"apiVersion": "nvidia.com/v1alpha1"}, "workers": {"componentFields": {"replica": 2}}},
      "workers.componentFields.replica is not a nvidia.com/v1alpha1 component field this chart passes through; "
      "allowed: minAvailable, envFromSecret,"),
-    ("tag-not-semver", "agg.yaml", {"dynamo": {"image": {"tag": "sha256:0123abcd"}}},
-     "dynamo.image.tag=sha256:0123abcd is not a semantic version, so the Dynamo operator cannot tell the runtime "
-     "version: set dynamo.runtimeVersionOverride to the Dynamo version the image runs, e.g. 1.2.1"),
     # runtime=trtllm-serve
     ("trtllm-serve-gpus-over-node", "trtllm-serve-max-throughput.yaml",
      {"gpu": {"type": "GB200", "nodeArch": "arm64", "productLabel": "NVIDIA-GB200"}},
@@ -99,7 +97,8 @@ def test_should_refuse_with_a_message_naming_the_keys(overlay, values, message):
 def test_should_cover_every_fail_call_once():
     source = (CHART_DIR / "templates" / "_check-values.tpl").read_text()
     # The max_seq_len rule has two messages (prefill counts the prompt only), so one more case than calls.
-    assert source.count("{{- fail ") == len(REFUSALS) - 1
+    # The Dynamo operator admission rules have their own cases, in tests/test_operator_admission.py.
+    assert source.count("{{- fail ") == len(REFUSALS) - 1 + len(ADMISSION_REFUSALS) + len(UPGRADE_MESSAGES)
 
 
 class TestAcceptedAlternatives:

@@ -105,11 +105,7 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- end }}
 {{- end }}
 
-{{- /* Images: the DGD admission webhook needs a Dynamo version it can read. */}}
-{{- $tag := toString .Values.dynamo.image.tag }}
-{{- if and (not (regexMatch "^v?[0-9]+\\.[0-9]+\\.[0-9]+([-+.].*)?$" $tag)) (not .Values.dynamo.runtimeVersionOverride) }}
-{{- fail (printf "dynamo.image.tag=%s is not a semantic version, so the Dynamo operator cannot tell the runtime version: set dynamo.runtimeVersionOverride to the Dynamo version the image runs, e.g. 1.2.1" $tag) }}
-{{- end }}
+{{- include "gpt-oss.checkDynamoAdmission" . }}
 {{- end }}
 {{- end }}
 
@@ -204,4 +200,81 @@ Usage: {{ include "gpt-oss.changedValues" (dict "path" "" "value" $values "defau
 {{- $changed = append $changed .path }}
 {{- end }}
 {{- toYaml $changed }}
+{{- end }}
+
+{{- /*
+# Dynamo operator admission rules
+What the Dynamo operator's admission webhooks (ai-dynamo/dynamo deploy/operator/internal/webhook) refuse,
+refused here first; tests/test_operator_admission.py names the source file, commit and line of each.
+Rules that differ between operator releases are decided from the runtime version
+(gpt-oss.dynamoRuntimeVersion): the chart assumes the platform runs the release of its runtime image.
+*/}}
+
+{{/*
+Values the Dynamo operator would refuse at admission, and upgrades it would refuse against the live DGD.
+Usage: {{ include "gpt-oss.checkDynamoAdmission" . }}
+*/}}
+{{- define "gpt-oss.checkDynamoAdmission" -}}
+{{- $runtime := include "gpt-oss.dynamoRuntimeVersion" . | fromYaml }}
+{{- $fields := .Values.workers.componentFields }}
+{{- $constraint := .Values.dynamo.topologyConstraint }}
+{{- $name := include "gpt-oss.fullname" . }}
+
+{{- /* Operators from 1.4.0 read the runtime version from the image tag, or from runtimeVersionOverride. */}}
+{{- if not $runtime.version }}
+{{- fail (printf "dynamo.image.tag=%s gives no version the Dynamo operator can parse (MAJOR.MINOR.PATCH, then only -prerelease or +build), and operators from 1.4.0 refuse the DGD: \"runtimeVersionOverride: Required value: is required when the specified main container image has no parseable semantic-version tag\"; set dynamo.runtimeVersionOverride to the Dynamo version the image runs, e.g. 1.2.1" (toString .Values.dynamo.image.tag)) }}
+{{- end }}
+
+{{- /* The API version and component fields a release serves; minAvailable only on the Grove pathway. */}}
+{{- if and (eq .Values.dynamo.apiVersion "nvidia.com/v1beta1") (semverCompare "<1.2.0" $runtime.version) }}
+{{- fail (printf "dynamo.apiVersion=nvidia.com/v1beta1 is served from Dynamo 1.2.0, but the runtime is %s (%s) and the chart assumes the platform runs that release; set dynamo.apiVersion=nvidia.com/v1alpha1, or use a 1.2.0 or later image" $runtime.version $runtime.source) }}
+{{- end }}
+{{- $since := dict "minAvailable" "1.3.0" "providerOverride" "1.5.0" }}
+{{- range $field, $release := $since }}
+{{- if and (hasKey $fields $field) (semverCompare (printf "<%s" $release) $runtime.version) }}
+{{- fail (printf "workers.componentFields.%s exists in DynamoGraphDeployments from Dynamo %s, but the runtime is %s (%s) and the chart assumes the platform runs that release; use a %s or later image, or leave %s out" $field $release $runtime.version $runtime.source $release $field) }}
+{{- end }}
+{{- end }}
+{{- if hasKey $fields "minAvailable" }}
+{{- if not .Values.dynamo.grove }}
+{{- fail "workers.componentFields.minAvailable is set, but dynamo.grove=false: the Dynamo operator refuses it on DGDs that Grove does not place (\"minAvailable: Forbidden: is currently supported only for Grove-backed DynamoGraphDeployment components\"); set dynamo.grove=true when the platform runs Grove (global.grove.enabled), or leave minAvailable out" }}
+{{- end }}
+{{- end }}
+
+{{- /* Topology constraints: a component's needs the deployment-level one, and every constraint a packDomain. */}}
+{{- if and (hasKey $fields "topologyConstraint") (not $constraint.clusterTopologyName) }}
+{{- fail "workers.componentFields.topologyConstraint is set, but dynamo.topologyConstraint.clusterTopologyName is empty: the Dynamo operator refuses a component topology constraint without a deployment-level one (\"spec.topologyConstraint: Required value: is required when any component topology constraint is set\"); set dynamo.topologyConstraint.clusterTopologyName and dynamo.topologyConstraint.packDomain" }}
+{{- end }}
+{{- if and (hasKey $fields "topologyConstraint") (not (get (default dict $fields.topologyConstraint) "packDomain")) }}
+{{- fail "workers.componentFields.topologyConstraint has no packDomain: the Dynamo operator requires one on every component constraint (\"topologyConstraint.packDomain is required\"); set workers.componentFields.topologyConstraint.packDomain to a domain of the ClusterTopology, e.g. rack" }}
+{{- end }}
+{{- if and $constraint.packDomain (not $constraint.clusterTopologyName) }}
+{{- fail (printf "dynamo.topologyConstraint.packDomain=%s needs dynamo.topologyConstraint.clusterTopologyName: spec.topologyConstraint names the ClusterTopology its domains come from; set it, or empty packDomain" $constraint.packDomain) }}
+{{- end }}
+{{- if and $constraint.clusterTopologyName (not $constraint.packDomain) }}
+{{- fail (printf "dynamo.topologyConstraint.clusterTopologyName=%s is set without dynamo.topologyConstraint.packDomain, and the Frontend carries no constraint of its own: the Dynamo operator then refuses the DGD (1.2: \"spec.services[Frontend].topologyConstraint is required because spec.topologyConstraint.packDomain is not set\"); set dynamo.topologyConstraint.packDomain, e.g. rack" $constraint.clusterTopologyName) }}
+{{- end }}
+
+{{- /* Upgrades: the operator refuses renamed components and changed topology constraints after creation. */}}
+{{- $live := include "gpt-oss.liveDGD" . | fromJson }}
+{{- if $live }}
+{{- $liveNames := list }}
+{{- range (dig "spec" "components" list $live) }}{{ $liveNames = append $liveNames .name }}{{ end }}
+{{- range $key, $_ := (dig "spec" "services" dict $live) }}{{ $liveNames = append $liveNames $key }}{{ end }}
+{{- $names := list "Frontend" }}
+{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- if (get $.Values.workers $row.key).enabled }}{{ $names = append $names $row.component }}{{ end }}
+{{- end }}
+{{- if ne (sortAlpha $liveNames | join ", ") (sortAlpha $names | join ", ") }}
+{{- fail (printf "the live DynamoGraphDeployment %s/%s has the components %s, but this release renders %s: the Dynamo operator refuses renaming components after creation (\"component topology is immutable and cannot be modified after creation\"), so a release cannot switch between the aggregated (workers.worker) and disaggregated (workers.prefill + workers.decode) topologies; install the new topology as a new release, or helm uninstall %s first (the model cache PVC is kept)" .Release.Namespace $name (sortAlpha $liveNames | join ", ") (sortAlpha $names | join ", ") .Release.Name) }}
+{{- end }}
+{{- $liveConstraints := dict "spec" (dig "spec" "topologyConstraint" dict $live) }}
+{{- range (dig "spec" "components" list $live) }}{{ $_ := set $liveConstraints .name (default dict .topologyConstraint) }}{{ end }}
+{{- range $key, $service := (dig "spec" "services" dict $live) }}{{ $_ := set $liveConstraints $key (default dict $service.topologyConstraint) }}{{ end }}
+{{- $constraints := dict "spec" (include "gpt-oss.dgdTopologyConstraint" . | fromYaml) "Frontend" dict }}
+{{- range $component := without $names "Frontend" }}{{ $_ := set $constraints $component (default dict $fields.topologyConstraint) }}{{ end }}
+{{- if ne (toJson $liveConstraints) (toJson $constraints) }}
+{{- fail (printf "the topology constraints render %s, but the live DynamoGraphDeployment %s/%s has %s (spec: dynamo.topologyConstraint, workers: workers.componentFields.topologyConstraint): the Dynamo operator refuses adding, removing or changing topology constraints after creation (\"delete and recreate the DynamoGraphDeployment to change topology constraints\"); keep the live values, or helm uninstall %s and install again" (toJson $constraints) .Release.Namespace $name (toJson $liveConstraints) .Release.Name) }}
+{{- end }}
+{{- end }}
 {{- end }}

@@ -1,0 +1,41 @@
+{{- /* What the Dynamo operator's admission webhooks read: the runtime version and the topology constraint. */}}
+
+{{/*
+The Dynamo runtime version as the operator resolves it: imageTag is the tag of the rendered image
+(digest cut off), imageVersion its MAJOR.MINOR.PATCH when the operator's image-tag pattern
+(runtimeversion.ParseImageVersion) accepts it, else ""; version is dynamo.runtimeVersionOverride, else
+imageVersion; source names the value it came from.
+Usage: {{ $runtime := include "gpt-oss.dynamoRuntimeVersion" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.dynamoRuntimeVersion" -}}
+{{- $ref := regexReplaceAll "@.*$" (include "gpt-oss.image" .Values.dynamo.image | trim) "" }}
+{{- $tag := "" }}
+{{- if regexMatch ":[^:/]*$" $ref }}
+{{- $tag = regexFind "[^:]*$" $ref | trim }}
+{{- end }}
+{{- $imageVersion := "" }}
+{{- if regexMatch `^[vV]?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-((?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$` $tag }}
+{{- $imageVersion = regexFind `^[vV]?[0-9]+\.[0-9]+\.[0-9]+` $tag | trimPrefix "v" | trimPrefix "V" }}
+{{- end }}
+{{- $override := toString .Values.dynamo.runtimeVersionOverride }}
+imageTag: {{ $tag | quote }}
+imageVersion: {{ $imageVersion | quote }}
+version: {{ default $imageVersion $override | quote }}
+source: {{ ternary "dynamo.runtimeVersionOverride" "dynamo.image.tag" (ne $override "") }}
+{{- end }}
+
+{{/*
+The DGD's deployment-level spec.topologyConstraint in the chosen API version, {} when none is set.
+Usage: {{ $constraint := include "gpt-oss.dgdTopologyConstraint" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.dgdTopologyConstraint" -}}
+{{- $c := .Values.dynamo.topologyConstraint }}
+{{- $constraint := dict }}
+{{- if $c.clusterTopologyName }}
+{{- $_ := set $constraint (ternary "clusterTopologyName" "topologyProfile" (eq .Values.dynamo.apiVersion "nvidia.com/v1beta1")) $c.clusterTopologyName }}
+{{- with $c.packDomain }}
+{{- $_ := set $constraint "packDomain" . }}
+{{- end }}
+{{- end }}
+{{- toYaml $constraint }}
+{{- end }}
