@@ -52,15 +52,20 @@ def load_crds(dirs: tuple[Path, ...]) -> dict[tuple[str, str], dict]:
     return crds
 
 
+def missing_crd(group: str, kind: str, dirs: tuple[Path, ...]) -> str:
+    """Why a test needing this CRD skips."""
+    return (f"no CRD for {kind}.{group} in {', '.join(map(str, dirs))}: set GPT_OSS_SHARED_DIR to the folder with "
+            "dynamo/crds, keda/crds, gateway-api/crds and gateway-api-inference-extension/crds, or GPT_OSS_CRDS_DIR "
+            "to folders of CRD files")
+
+
 def find_crd(api_version: str, kind: str, dirs: tuple[Path, ...] | None = None) -> dict:
     """The CRD version (its entry under spec.versions) that serves apiVersion/kind."""
     dirs = crd_dirs() if dirs is None else dirs
     group, _, version = api_version.rpartition("/")
     crd = load_crds(dirs).get((group, kind))
     if crd is None:
-        raise CrdNotFound(f"no CRD for {kind}.{group} in {', '.join(map(str, dirs))}: set GPT_OSS_SHARED_DIR to the "
-                          "folder with dynamo/crds, keda/crds, gateway-api/crds and gateway-api-inference-extension/"
-                          "crds, or GPT_OSS_CRDS_DIR to folders of CRD files")
+        raise CrdNotFound(missing_crd(group, kind, dirs))
     served = {v["name"]: v for v in crd["spec"]["versions"] if v.get("served")}
     if version not in served:
         raise CrdNotFound(f"{crd['metadata']['name']} serves {sorted(served)}, not {version}")

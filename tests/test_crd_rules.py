@@ -15,7 +15,7 @@ import yaml
 
 from tests import k8s_cel
 from tests.helpers import REPO_ROOT
-from tests.schemas import CrdNotFound, crd_dirs, crd_errors, find_crd, load_crds, rule_sites, walk_rules
+from tests.schemas import CrdNotFound, crd_dirs, crd_errors, find_crd, load_crds, missing_crd, rule_sites, walk_rules
 
 EXAMPLES = yaml.safe_load((Path(__file__).parent / "data" / "crd-examples.yaml").read_text())
 # Rules per CRD over all its served versions, counted in the upstream files (shared/*/crds).
@@ -33,8 +33,7 @@ KIND_IDS = [kind for _, kind in KINDS]
 def _crd(group: str, kind: str) -> dict:
     crd = load_crds(crd_dirs()).get((group, kind))
     if crd is None:
-        pytest.skip(f"no CRD for {kind}.{group} in {', '.join(map(str, crd_dirs()))}: set GPT_OSS_SHARED_DIR or "
-                    "GPT_OSS_CRDS_DIR")
+        pytest.skip(missing_crd(group, kind, crd_dirs()))
     return crd
 
 
