@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, RUNTIMES, find, render_chart
-from tests.schemas import KUBERNETES_VERSIONS, dgd_errors, kubernetes_errors
+from tests.schemas import KUBERNETES_VERSIONS, crd_errors, custom_resources, dgd_errors, kubernetes_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
 
@@ -34,6 +34,15 @@ class TestCrdValidator:
         dgd = copy.deepcopy(find(render_chart(["agg.yaml"]), "DynamoGraphDeployment"))
         dgd["spec"]["components"][1]["name"] = "frontend"
         assert "spec/components: component names must be unique case-insensitively" in dgd_errors(dgd)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+def test_should_render_custom_resources_their_crds_accept(overlay):
+    """Every rendered object of a CRD group (Dynamo, KEDA, Gateway API, InferencePool): schema and every CEL rule."""
+    objects = custom_resources(render_chart([overlay]))
+    assert {o["kind"] for o in objects} == {"dynamo": {"DynamoGraphDeployment"}, "trtllm-serve": set()}[RUNTIMES[overlay]]
+    assert {f"{o['kind']}/{o['metadata']['name']}": crd_errors(o) for o in objects} == {
+        f"{o['kind']}/{o['metadata']['name']}": [] for o in objects}
 
 
 @pytest.mark.parametrize("kubernetes_version", KUBERNETES_VERSIONS)
