@@ -164,9 +164,10 @@ def _correlated(schema: dict, old, key, item=None):
         return old.get(key, _ABSENT) if isinstance(old, dict) else _ABSENT
     # Only items of list-type=map lists correlate, by their keys; set and atomic lists do not.
     keys = schema.get("x-kubernetes-list-map-keys")
-    if schema.get("x-kubernetes-list-type") != "map" or not keys or not isinstance(old, list):
+    if schema.get("x-kubernetes-list-type") != "map" or not keys or not isinstance(old, list) \
+            or not isinstance(item, dict):
         return _ABSENT
-    return next((o for o in old if all(o.get(k) == item.get(k) for k in keys)), _ABSENT)
+    return next((o for o in old if isinstance(o, dict) and all(o.get(k) == item.get(k) for k in keys)), _ABSENT)
 
 
 def walk_rules(schema: dict, value, old=_ABSENT, path: str = "", pointer: str = "", seen: set | None = None):
@@ -177,7 +178,10 @@ def walk_rules(schema: dict, value, old=_ABSENT, path: str = "", pointer: str = 
     and only when they reference oldSelf. `seen` collects (pointer, index) of each rule evaluated.
     """
     errors = []
-    for index, rule in enumerate(schema.get("x-kubernetes-validations") or []):
+    rules = schema.get("x-kubernetes-validations") or []
+    cel_self = _to_cel(schema, value) if rules else None
+    cel_old = None if old is _ABSENT or not rules else _to_cel(schema, old)
+    for index, rule in enumerate(rules):
         unknown = set(rule) - _RULE_KEYS
         if unknown:
             raise k8s_cel.CelError(f"{pointer}: rule fields this validator does not know: {sorted(unknown)}")
@@ -186,8 +190,6 @@ def walk_rules(schema: dict, value, old=_ABSENT, path: str = "", pointer: str = 
         if transition and old is _ABSENT and not optional:
             continue
         program = k8s_cel.compile_rule(rule["rule"], optional and transition, old is not _ABSENT)
-        cel_self = _to_cel(schema, value)
-        cel_old = None if old is _ABSENT else _to_cel(schema, old)
         if seen is not None:
             seen.add((pointer, index))
         try:
