@@ -5,10 +5,13 @@
 
 Renders each values/ overlay (helm-python-sdk, as the tests do) into a scratch folder: the chart's objects,
 and for both DGD API versions the frontend and worker pod templates written out as Pods (tests.helpers.dgd_pods),
-because Checkov does not look inside a custom resource. Runs `checkov --framework kubernetes` on each with the
-repository's .checkov.yaml minus its skip-check list, the one place waivers live (each with its reason), so that
-a waived check is still run and counted: prints passed / failed / waived per overlay and exits 1 on any
-failed check that is not waived.
+because Checkov does not look inside a custom resource. Waivers are scoped to objects: checkov.io/skip<N>
+annotations "CKV_..=<reason>" on the chart's objects and on the DGD's pod templates (templates/_checkov.tpl),
+which Checkov reports as skipped with that reason; the few checks that concern every object are the
+skip-check list of .checkov.yaml. Runs `checkov --framework kubernetes` on each overlay with .checkov.yaml minus
+that list, so a globally waived check is still run and counted: prints passed / failed / waived (global) /
+skipped (annotation) per overlay, then each annotation waiver with its reason, and exits 1 on any failed check
+that is not waived, or a skip annotation without a reason.
 CHECKOV (env) or --checkov names the binary; CI installs it from requirements-checkov.txt in its own venv.
 """
 from __future__ import annotations
@@ -57,7 +60,7 @@ def waived_checks() -> list[str]:
 
 def scan(checkov: str, folder: Path, config: Path) -> dict:
     result = subprocess.run([checkov, "--framework", "kubernetes", "--directory", str(folder), "--config-file",
-                             str(config), "--output", "json", "--quiet", "--compact", "--skip-download"],
+                             str(config), "--output", "json", "--compact", "--skip-download"],
                             # Not the repository: Checkov would add the .checkov.yaml it finds in the working folder.
                             capture_output=True, text=True, cwd=folder)
     if result.returncode not in (0, 1):
@@ -65,9 +68,17 @@ def scan(checkov: str, folder: Path, config: Path) -> dict:
     report = json.loads(result.stdout)
     reports = report if isinstance(report, list) else [report]
     waived = set(waived_checks())
-    summary = {"passed": 0, "failed": 0, "waived": 0, "failures": []}
+    # Not --quiet: it drops the skipped checks, and with them their reasons.
+    summary = {"passed": 0, "failed": 0, "waived": 0, "skipped": 0, "failures": [], "reasons": set()}
     for item in reports:
         summary["passed"] += item.get("summary", {}).get("passed", 0)
+        for check in item.get("results", {}).get("skipped_checks", []):
+            summary["skipped"] += 1
+            reason = (check.get("check_result") or {}).get("suppress_comment") or ""
+            summary["reasons"].add((check["check_id"], reason))
+            if reason in ("", "No comment provided"):  # Checkov's text for an annotation without "=<reason>"
+                summary["failed"] += 1
+                summary["failures"].append(f"{check['check_id']} skipped without a reason: {check['resource']}")
         for check in item.get("results", {}).get("failed_checks", []):
             if check["check_id"] in waived:
                 summary["waived"] += 1
@@ -91,6 +102,7 @@ def main() -> int:
     version = subprocess.run([args.checkov, "--version"], capture_output=True, text=True).stdout.strip()
     unwaived = 0
     rows = []
+    reasons: set = set()
     with tempfile.TemporaryDirectory() as scratch:
         # Waived checks still run, so the report can count them.
         config = Path(scratch) / "checkov-unwaived.yaml"
@@ -102,13 +114,19 @@ def main() -> int:
             summary = scan(args.checkov, folder, config)
             rows.append((overlay, summary))
             unwaived += summary["failed"]
-            print(f"{overlay}: {summary['passed']} passed, {summary['failed']} failed, {summary['waived']} waived")
+            reasons |= summary["reasons"]
+            print(f"{overlay}: {summary['passed']} passed, {summary['failed']} failed, {summary['waived']} waived, "
+                  f"{summary['skipped']} skipped")
             for failure in summary["failures"]:
                 print(f"  FAILED {failure}")
+    print("skipped by the objects' checkov.io/skip annotations:")
+    for check_id, reason in sorted(reasons):
+        print(f"  {check_id}: {reason}")
     if args.markdown:
-        print(f"\n| Overlay (Checkov {version}) | passed | failed | waived |\n|---|---|---|---|")
+        print(f"\n| Overlay (Checkov {version}) | passed | failed | waived | skipped |\n|---|---|---|---|---|")
         for overlay, summary in rows:
-            print(f"| `{overlay}` | {summary['passed']} | {summary['failed']} | {summary['waived']} |")
+            print(f"| `{overlay}` | {summary['passed']} | {summary['failed']} | {summary['waived']} | "
+                  f"{summary['skipped']} |")
     print(f"checkov {version}: {unwaived} unwaived failure(s)")
     return 1 if unwaived else 0
 

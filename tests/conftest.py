@@ -12,13 +12,19 @@ def pytest_addoption(parser):
     parser.addoption(
         "--shared-dir",
         default=os.environ.get("GPT_OSS_SHARED_DIR", str(REPO_ROOT.parent / "shared")),
-        help="folder with dynamo/crds and trtllm/llmargs-fields.json (env GPT_OSS_SHARED_DIR; default ../shared)",
+        help="folder with dynamo/crds, keda/crds, gateway-api/crds, gateway-api-inference-extension/crds and "
+             "trtllm/llmargs-fields.json (env GPT_OSS_SHARED_DIR; default ../shared)",
     )
     parser.addoption("--crd-source", default=None,
                      help="cluster tier: folder with the Dynamo CRDs, or 'none' to rewrite the cluster's own "
                           "(env GPT_OSS_CRD_SOURCE; default ci/crds)")
     parser.addoption("--dynamo-operator", action="store_true", default=None,
                      help="cluster tier: the Dynamo operator runs in the cluster (env GPT_OSS_DYNAMO_OPERATOR)")
+
+
+def pytest_configure(config):
+    # tests/schemas.py finds the upstream CRDs through the environment; --shared-dir says the same thing.
+    os.environ["GPT_OSS_SHARED_DIR"] = config.getoption("--shared-dir")
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ import re
 import pytest
 import yaml
 
-from tests.helpers import DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS
+from tests.helpers import DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods, render_chart
 from tests.schemas import kubernetes_errors
 
 CONFIG = REPO_ROOT / ".checkov.yaml"
@@ -18,24 +18,94 @@ def load_scan_script():
     return module
 
 
+GLOBAL_WAIVERS = ["CKV_K8S_21", "CKV_K8S_43", "CKV_K8S_15"]
+SKIP_KEY = re.compile(r"^checkov\.io/skip(\d+)$")
+# Checkov 3.3.30 (checkov/kubernetes/kubernetes_utils.py) reads "<id>=<reason>" and splits on "=": one only.
+SKIP_VALUE = re.compile(r"^(CKV2?_K8S_\d+)=([^=]{20,})$")
+DGD_POD_WAIVERS = {"CKV_K8S_11", "CKV_K8S_40", "CKV_K8S_22", "CKV_K8S_38", "CKV_K8S_8", "CKV_K8S_9", "CKV2_K8S_6"}
+# What each object waives, by kind and name (the DGD's pods: by component).
+OBJECT_WAIVERS = {
+    ("Job", "gpt-oss-model-download"): {"CKV_K8S_11", "CKV_K8S_40", "CKV2_K8S_6"},
+    ("Job", "gpt-oss-benchmark"): {"CKV_K8S_11", "CKV_K8S_40", "CKV2_K8S_6"},
+    ("Pod", "gpt-oss-smoke-test"): {"CKV_K8S_11", "CKV_K8S_40", "CKV_K8S_8", "CKV_K8S_9", "CKV2_K8S_6"},
+    ("Deployment", "gpt-oss-trtllm-serve"): {"CKV_K8S_11", "CKV_K8S_40", "CKV_K8S_22", "CKV2_K8S_6"},
+}
+
+
+def skips(metadata: dict) -> dict[str, str]:
+    """{check id: reason} of an object's checkov.io/skip<N> annotations, checking their numbering and format."""
+    entries = {int(SKIP_KEY.match(k).group(1)): v for k, v in (metadata.get("annotations") or {}).items()
+               if SKIP_KEY.match(k)}
+    assert sorted(entries) == list(range(1, len(entries) + 1)), entries
+    parsed = [SKIP_VALUE.match(v) for v in entries.values()]
+    assert all(parsed), entries
+    ids = [m.group(1) for m in parsed]
+    assert len(ids) == len(set(ids)), ids
+    return {m.group(1): m.group(2) for m in parsed}
+
+
+def waivers_by_object(objects) -> dict[tuple[str, str], set]:
+    found = {}
+    for obj in objects:
+        name = re.sub(r"-[0-9a-f]{8}$", "", obj["metadata"]["name"])  # the download Job's name carries a hash
+        found[(obj["kind"], name)] = set(skips(obj["metadata"]))
+        if obj["kind"] == "DynamoGraphDeployment":
+            for component, pod in dgd_pods(obj).items():
+                found[("DGD pod", component)] = set(skips(pod["metadata"]))
+    return {key: ids for key, ids in found.items() if ids}
+
+
 class TestWaivers:
-    def test_should_give_every_waived_check_a_reason(self):
+    def test_should_waive_at_most_three_checks_globally_each_with_a_reason(self):
         lines = CONFIG.read_text().splitlines()
         entries = [(i, line.strip()[2:]) for i, line in enumerate(lines) if re.match(r"^\s+- CKV2?_K8S_\d+$", line)]
-        assert len(entries) == len(yaml.safe_load(CONFIG.read_text())["skip-check"]) == 10
+        assert [check for _, check in entries] == yaml.safe_load(CONFIG.read_text())["skip-check"] == GLOBAL_WAIVERS
         for index, check in entries:
-            # The reason is the comment block above the entry, or above a run of entries sharing it.
-            above = index - 1
-            while re.match(r"^\s+- CKV", lines[above]):
-                above -= 1
-            assert lines[above].strip().startswith("#") and len(lines[above].strip()) > 20, check
+            assert lines[index - 1].strip().startswith("#") and len(lines[index - 1].strip()) > 20, check
 
-    def test_should_waive_each_check_once_and_keep_the_fixed_ones_active(self):
-        waived = yaml.safe_load(CONFIG.read_text())["skip-check"]
-        assert len(waived) == len(set(waived))
+    def test_should_keep_the_fixed_checks_active(self):
+        config = yaml.safe_load(CONFIG.read_text())
         # Fixed in the chart, so never waived: secrets as files, and the kubernetes framework only.
-        assert "CKV_K8S_35" not in waived
-        assert yaml.safe_load(CONFIG.read_text())["framework"] == ["kubernetes"]
+        assert "CKV_K8S_35" not in config["skip-check"]
+        assert config["framework"] == ["kubernetes"]
+
+    def test_should_pin_checkov_3_3_30(self):
+        pins = [line for line in (REPO_ROOT / "requirements-checkov.txt").read_text().splitlines()
+                if line and not line.startswith("#")]
+        assert pins == ["checkov==3.3.30"]
+
+
+class TestObjectWaivers:
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
+    def test_should_scope_each_waiver_to_the_objects_it_concerns(self, overlay, api_version):
+        found = waivers_by_object(render_chart([overlay], {"dynamo": {"apiVersion": api_version}}))
+        pods = {key for key in found if key[0] == "DGD pod"}
+        assert ("DGD pod", "Frontend") in pods and len(pods) >= 2
+        assert found == {**{k: v for k, v in OBJECT_WAIVERS.items() if k[0] != "Deployment"},
+                         **{pod: DGD_POD_WAIVERS for pod in pods}}
+
+    @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
+    def test_should_waive_on_the_trtllm_serve_objects(self, overlay):
+        assert waivers_by_object(render_chart([overlay])) == OBJECT_WAIVERS
+
+    def test_should_never_waive_an_object_for_a_globally_waived_check(self):
+        for overlay in ("disagg-k8s.yaml", "trtllm-serve-low-latency.yaml"):
+            for ids in waivers_by_object(render_chart([overlay])).values():
+                assert not ids & set(GLOBAL_WAIVERS)
+
+    def test_should_give_the_reasons_of_the_helper(self):
+        dgd = next(o for o in render_chart(["agg.yaml"]) if o["kind"] == "DynamoGraphDeployment")
+        reasons = skips(dgd_pods(dgd)["Frontend"]["metadata"])
+        assert reasons["CKV_K8S_38"] == ("Dynamo's frontend and workers register and discover each other through "
+                                         "the Kubernetes API")
+        assert reasons["CKV_K8S_8"] == "The Dynamo operator gives every component its liveness probe"
+
+    @pytest.mark.parametrize("overlay", ["agg.yaml", "trtllm-serve-low-latency.yaml"])
+    def test_should_not_waive_the_network_policy_check_with_network_policies_on(self, overlay):
+        found = waivers_by_object(render_chart([overlay], {"networkPolicy": {"enabled": True}}))
+        assert found and not any("CKV2_K8S_6" in ids for ids in found.values())
+        assert all("CKV_K8S_11" in ids for ids in found.values())
 
 
 class TestScanInput:

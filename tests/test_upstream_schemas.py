@@ -1,13 +1,11 @@
-"""Rendered objects against the upstream Dynamo CRD (both API versions) and the Kubernetes JSON schemas."""
+"""Rendered objects against the upstream Dynamo CRD (both API versions, read from ../shared) and Kubernetes' schemas."""
 import copy
-import subprocess
-import sys
 
 import pytest
 import yaml
 
-from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, RUNTIMES, find, render_chart
-from tests.schemas import DGD_CRD, KUBERNETES_VERSIONS, dgd_errors, kubernetes_errors
+from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, RUNTIMES, find, render_chart
+from tests.schemas import KUBERNETES_VERSIONS, crd_errors, custom_resources, dgd_errors, kubernetes_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
 
@@ -26,27 +24,6 @@ class TestDynamoGraphDeploymentCrd:
         assert dgd_errors(dgd)
 
 
-class TestCrdCopy:
-    def test_should_match_the_upstream_crd(self, shared_dir, tmp_path):
-        """ci/crds/ is generated from shared/dynamo/crds; a stale copy would validate against an old API."""
-        before = DGD_CRD.read_text()
-        try:
-            subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "sync-dgd-crd.py"), str(shared_dir / "dynamo" / "crds")],
-                           check=True, capture_output=True)
-            assert DGD_CRD.read_text() == before, "run ci/sync-dgd-crd.py and commit the result"
-        finally:
-            DGD_CRD.write_text(before)
-
-    def test_should_keep_both_versions_and_their_cel_rules_without_prose(self):
-        crd = yaml.safe_load(DGD_CRD.read_text())
-        versions = {v["name"]: v for v in crd["spec"]["versions"]}
-        assert set(versions) == {"v1alpha1", "v1beta1"} and versions["v1beta1"]["storage"] is True
-        assert crd["spec"]["conversion"] == {"strategy": "None"}
-        text = DGD_CRD.read_text()
-        assert text.count("rule: ") == 31
-        assert "description: " not in text.replace("description:\n", "")
-
-
 class TestCrdValidator:
     def test_should_catch_a_misspelt_field(self):
         dgd = copy.deepcopy(find(render_chart(["agg.yaml"]), "DynamoGraphDeployment"))
@@ -56,7 +33,16 @@ class TestCrdValidator:
     def test_should_catch_a_broken_cel_rule(self):
         dgd = copy.deepcopy(find(render_chart(["agg.yaml"]), "DynamoGraphDeployment"))
         dgd["spec"]["components"][1]["name"] = "frontend"
-        assert any("unique case-insensitively" in e for e in dgd_errors(dgd))
+        assert "spec/components: component names must be unique case-insensitively" in dgd_errors(dgd)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+def test_should_render_custom_resources_their_crds_accept(overlay):
+    """Every rendered object of a CRD group (Dynamo, KEDA, Gateway API, InferencePool): schema and every CEL rule."""
+    objects = custom_resources(render_chart([overlay]))
+    assert {o["kind"] for o in objects} == {"dynamo": {"DynamoGraphDeployment"}, "trtllm-serve": set()}[RUNTIMES[overlay]]
+    assert {f"{o['kind']}/{o['metadata']['name']}": crd_errors(o) for o in objects} == {
+        f"{o['kind']}/{o['metadata']['name']}": [] for o in objects}
 
 
 @pytest.mark.parametrize("kubernetes_version", KUBERNETES_VERSIONS)
