@@ -3,6 +3,7 @@ import pytest
 
 from tests.helpers import CHART_DIR, OVERLAYS, ChartRenderError, dgd_workers, find, render_chart, render_notes
 from tests.schemas import dgd_errors
+from tests.test_exposure import REFUSALS as EXPOSURE_REFUSALS
 
 # (id, overlay, values, the exact text the user must see)
 REFUSALS = [
@@ -99,7 +100,7 @@ def test_should_refuse_with_a_message_naming_the_keys(overlay, values, message):
 def test_should_cover_every_fail_call_once():
     source = (CHART_DIR / "templates" / "_check-values.tpl").read_text()
     # The max_seq_len rule has two messages (prefill counts the prompt only), so one more case than calls.
-    assert source.count("{{- fail ") == len(REFUSALS) - 1
+    assert source.count("{{- fail ") == len(REFUSALS) - 1 + len(EXPOSURE_REFUSALS)
 
 
 class TestAcceptedAlternatives:
