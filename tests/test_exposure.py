@@ -24,6 +24,7 @@ import yaml
 
 from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, ChartRenderError, dgd_components,
                            dgd_pods, find, render_chart, render_notes)
+from tests.schemas import KUBERNETES_VERSIONS, dgd_errors, kubernetes_errors
 
 OPERATOR_DGD_LABEL = "nvidia.com/dynamo-graph-deployment-name"
 OPERATOR_COMPONENT_LABEL = "nvidia.com/dynamo-component"
@@ -412,3 +413,52 @@ def test_should_keep_the_refusals_in_one_block_with_one_test_each():
     source = (Path(__file__).parent.parent / "charts/gpt-oss/templates/_check-values.tpl").read_text()
     block = source.split("{{- /* Exposure, disruption budgets and routing. */}}", 1)[1].split("\n{{- end }}\n\n", 1)[0]
     assert block.count("{{- fail ") == len(REFUSALS)
+
+
+class TestEndpointPickerNetworkPolicy:
+    @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
+    def test_should_let_the_picker_scrape_the_servers_and_reach_the_api(self, overlay):
+        objects = render_chart([overlay], {**POOL, "networkPolicy": {"enabled": True}})
+        picker_labels = find(objects, "Deployment", "gpt-oss-trtllm-serve-epp")["spec"]["template"]["metadata"]["labels"]
+        server_labels = find(objects, "Deployment", "gpt-oss-trtllm-serve")["spec"]["template"]["metadata"]["labels"]
+        picker = find(objects, "NetworkPolicy", "gpt-oss-endpoint-picker")["spec"]
+        assert matches(picker["podSelector"]["matchLabels"], picker_labels)
+        assert {p["port"] for p in picker["ingress"][0]["ports"]} == {9002, 9003, 9090}
+        to_server, to_api = picker["egress"]
+        assert matches(to_server["to"][0]["podSelector"]["matchLabels"], server_labels)
+        assert to_server["ports"] == [{"port": 8000, "protocol": "TCP"}]
+        assert {p["port"] for p in to_api["ports"]} == {443, 6443}
+        scrape = find(objects, "NetworkPolicy", "gpt-oss-endpoint-picker-scrape")["spec"]
+        assert matches(scrape["podSelector"]["matchLabels"], server_labels)
+        assert matches(scrape["ingress"][0]["from"][0]["podSelector"]["matchLabels"], picker_labels)
+        assert scrape["ingress"][0]["ports"] == [{"port": 8000, "protocol": "TCP"}]
+
+
+NEW_KINDS = {"Ingress", "HTTPRoute", "InferencePool", "PodDisruptionBudget", "ServiceAccount", "Role", "RoleBinding",
+             "NetworkPolicy"}
+CRDS = {"HTTPRoute": "gateway-api/crds/gateway.networking.k8s.io_httproutes.yaml",
+        "InferencePool": "gateway-api-inference-extension/crds/inference.networking.k8s.io_inferencepools.yaml"}
+
+
+def exposure_objects(overlay: str) -> list[dict]:
+    """Every object this feature adds, all switched on (the pool and its picker with trtllm-serve)."""
+    extra = {**INGRESS, **ROUTE, "networkPolicy": {"enabled": True}}
+    if overlay in TRTLLM_SERVE_OVERLAYS:
+        extra.update(POOL)
+    objects = render_chart([overlay], extra)
+    picker = [o for o in objects if o["metadata"]["name"] == "gpt-oss-trtllm-serve-epp"]
+    return [o for o in objects if o["kind"] in NEW_KINDS] + [o for o in picker if o["kind"] not in NEW_KINDS]
+
+
+class TestUpstreamSchemas:
+    @pytest.mark.parametrize("overlay", OVERLAYS)
+    def test_should_match_the_gateway_api_and_inference_pool_crds(self, overlay, shared_dir):
+        for obj in (o for o in exposure_objects(overlay) if o["kind"] in CRDS):
+            assert dgd_errors(obj, shared_dir / CRDS[obj["kind"]]) == [], obj["kind"]
+
+    @pytest.mark.parametrize("kubernetes_version", KUBERNETES_VERSIONS)
+    @pytest.mark.parametrize("overlay", ["agg.yaml", "trtllm-serve-low-latency.yaml"])
+    def test_should_render_core_objects_valid_for_kubernetes(self, overlay, kubernetes_version):
+        core = [o for o in exposure_objects(overlay) if o["kind"] not in CRDS]
+        errors = {f"{o['kind']}/{o['metadata']['name']}": kubernetes_errors(o, kubernetes_version) for o in core}
+        assert not {k: v for k, v in errors.items() if v}
