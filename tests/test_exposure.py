@@ -462,3 +462,23 @@ class TestUpstreamSchemas:
         core = [o for o in exposure_objects(overlay) if o["kind"] not in CRDS]
         errors = {f"{o['kind']}/{o['metadata']['name']}": kubernetes_errors(o, kubernetes_version) for o in core}
         assert not {k: v for k, v in errors.items() if v}
+
+
+class TestPlanTool:
+    def test_should_print_the_routes_the_budgets_and_the_router(self):
+        from tools.plan import plan
+        text = plan(["agg.yaml"], {**INGRESS, **ROUTE, **KV_AGG})
+        assert "  Reach: Ingress gpt-oss http(s)://gpt-oss.example.com/ -> Service gpt-oss-frontend:8000" in text
+        assert ("  Reach: HTTPRoute gpt-oss on Gateway inference-gateway (gpt-oss.example.com) -> "
+                "Service gpt-oss-frontend:8000") in text
+        assert ("  PodDisruptionBudget gpt-oss-worker (maxUnavailable 1): pods nvidia.com/dynamo-component=TRTLLMWorker, "
+                "nvidia.com/dynamo-graph-deployment-name=gpt-oss") in text
+        assert "  Router: --router-mode kv --kv-cache-block-size 32" in text
+
+    def test_should_fall_back_to_port_forward_and_name_the_pool(self):
+        from tools.plan import plan
+        assert "  Reach: kubectl port-forward svc/gpt-oss-frontend 8000:8000 (no Ingress or HTTPRoute)" in plan(["agg.yaml"], {})
+        text = plan(["trtllm-serve-low-latency.yaml"], {**ROUTE, **POOL})
+        assert "-> InferencePool gpt-oss-trtllm-serve" in text
+        assert "  Router: InferencePool gpt-oss-trtllm-serve, endpoint picker gpt-oss-trtllm-serve-epp" in text
+        assert "Deployment gpt-oss-trtllm-serve (trtllm-serve, no Dynamo)" in text
