@@ -3,6 +3,7 @@ import pytest
 
 from tests.helpers import CHART_DIR, OVERLAYS, ChartRenderError, dgd_workers, find, render_chart, render_notes
 from tests.schemas import dgd_errors
+from tests.test_exposure import REFUSALS as EXPOSURE_REFUSALS
 from tests.test_operator_admission import ADMISSION_REFUSALS, UPGRADE_MESSAGES
 
 # (id, overlay, values, the exact text the user must see)
@@ -97,8 +98,10 @@ def test_should_refuse_with_a_message_naming_the_keys(overlay, values, message):
 def test_should_cover_every_fail_call_once():
     source = (CHART_DIR / "templates" / "_check-values.tpl").read_text()
     # The max_seq_len rule has two messages (prefill counts the prompt only), so one more case than calls.
-    # The Dynamo operator admission rules have their own cases, in tests/test_operator_admission.py.
-    assert source.count("{{- fail ") == len(REFUSALS) - 1 + len(ADMISSION_REFUSALS) + len(UPGRADE_MESSAGES)
+    # The Dynamo operator admission rules and the exposure rules have their own cases, in
+    # tests/test_operator_admission.py and tests/test_exposure.py.
+    assert source.count("{{- fail ") == (len(REFUSALS) - 1 + len(ADMISSION_REFUSALS) + len(UPGRADE_MESSAGES)
+                                         + len(EXPOSURE_REFUSALS))
 
 
 class TestAcceptedAlternatives:

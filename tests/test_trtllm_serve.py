@@ -68,7 +68,8 @@ class TestObjects:
         assert kinds == [("ConfigMap", "gpt-oss-engine"), ("ConfigMap", "gpt-oss-scripts"),
                          ("Deployment", "gpt-oss-trtllm-serve"), ("Job", "gpt-oss-benchmark"),
                          ("Job", kinds[4][1]), ("PersistentVolumeClaim", "gpt-oss-model-cache"),
-                         ("Pod", "gpt-oss-smoke-test"), ("Service", "gpt-oss-trtllm-serve")]
+                         ("Pod", "gpt-oss-smoke-test"), ("PodDisruptionBudget", "gpt-oss-trtllm-serve"),
+                         ("Service", "gpt-oss-trtllm-serve")]
         assert kinds[4][1].startswith("gpt-oss-model-download-")
 
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS)

@@ -28,7 +28,7 @@ def test_should_validate_the_defaults():
     ({"gpu": {"type": "A100"}}, "at '/gpu/type': value must be one of 'GB200', 'B200', 'H200', 'H100'"),
     ({"gpu": {"nodeArch": "x86_64"}}, "at '/gpu/nodeArch': value must be one of 'arm64', 'amd64'"),
     ({"workers": {"overrideQuantAlgo": "FP8"}}, "at '/workers/overrideQuantAlgo': value must be one of '', 'W4A16_MXFP4', 'W4A8_MXFP4_MXFP8', 'W4A8_MXFP4_FP8'"),
-    ({"frontend": {"routerMode": "fastest"}}, "at '/frontend/routerMode': value must be one of 'round-robin', 'random', 'kv'"),
+    ({"frontend": {"routerMode": "fastest"}}, "at '/frontend/routerMode': value must be one of 'round-robin', 'random', 'power-of-two', 'kv', 'direct', 'least-loaded', 'device-aware-weighted'"),
     ({"dynamo": {"apiVersion": "nvidia.com/v2"}}, "at '/dynamo/apiVersion': value must be one of 'nvidia.com/v1beta1', 'nvidia.com/v1alpha1'"),
     ({"dynamo": {"image": {"tag": "latest"}}}, "at '/dynamo/image/tag'"),
     ({"workers": {"worker": {"maxNumTokens": -1}}}, "at '/workers/worker/maxNumTokens': minimum: got -1, want 1"),

@@ -20,15 +20,17 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.helpers import ChartRenderError, dgd_workers, find, render_manifests  # noqa: E402
+from tests.helpers import ChartRenderError, dgd_components, dgd_workers, find, render_manifests  # noqa: E402
 
 
 def plan(values_files: list[str], values: dict) -> str:
     manifests = render_manifests(values_files, values)
     objects = [doc for path, text in sorted(manifests.items()) if path.endswith(".yaml")
                for doc in yaml.safe_load_all(text) if doc]
-    deployments = [o for o in objects if o["kind"] == "Deployment"]
+    deployments = [o for o in objects if o["kind"] == "Deployment"
+                   and o["metadata"]["labels"].get("app.kubernetes.io/component") == "trtllm-serve"]
     lines = trtllm_serve_lines(objects, deployments[0]) if deployments else dynamo_lines(objects)
+    lines += exposure_lines(objects)
     jobs = [o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-benchmark")]
     if jobs:
         args = jobs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
@@ -81,6 +83,46 @@ def dynamo_lines(objects: list[dict]) -> list[str]:
             f"    image {worker['main']['image']}, quantization {quant}",
             f"    engine ({engine_file}): " + json.dumps(yaml.safe_load(engine[engine_file]), sort_keys=True),
         ]
+    return lines
+
+
+# Exposure, disruption budgets and routing.
+def exposure_lines(objects: list[dict]) -> list[str]:
+    """How clients reach the release, which PodDisruptionBudgets guard which pods, and how requests are routed."""
+    lines = []
+    for ingress in (o for o in objects if o["kind"] == "Ingress"):
+        for rule in ingress["spec"]["rules"]:
+            for path in rule["http"]["paths"]:
+                service = path["backend"]["service"]
+                lines.append(f"  Reach: Ingress {ingress['metadata']['name']} http(s)://{rule['host']}{path['path']} "
+                             f"-> Service {service['name']}:{service['port']['number']}")
+    for route in (o for o in objects if o["kind"] == "HTTPRoute"):
+        backend = route["spec"]["rules"][0]["backendRefs"][0]
+        target = f"{backend['kind']} {backend['name']}" + (f":{backend['port']}" if "port" in backend else "")
+        gateways = ", ".join(ref["name"] for ref in route["spec"]["parentRefs"])
+        hosts = ", ".join(route["spec"].get("hostnames", [])) or "the Gateway's hosts"
+        lines.append(f"  Reach: HTTPRoute {route['metadata']['name']} on Gateway {gateways} ({hosts}) -> {target}")
+    if not lines:
+        service = next((o for o in objects if o["kind"] == "Service"
+                        and o["metadata"]["labels"].get("app.kubernetes.io/component") == "trtllm-serve"), None)
+        name = service["metadata"]["name"] if service else \
+            f"{find(objects, 'DynamoGraphDeployment')['metadata']['name']}-frontend"
+        lines.append(f"  Reach: kubectl port-forward svc/{name} 8000:8000 (no Ingress or HTTPRoute)")
+    budgets = [o for o in objects if o["kind"] == "PodDisruptionBudget"]
+    for pdb in budgets:
+        limit = ("maxUnavailable", pdb["spec"]["maxUnavailable"]) if "maxUnavailable" in pdb["spec"] \
+            else ("minAvailable", pdb["spec"]["minAvailable"])
+        selector = ", ".join(f"{k}={v}" for k, v in pdb["spec"]["selector"]["matchLabels"].items())
+        lines.append(f"  PodDisruptionBudget {pdb['metadata']['name']} ({limit[0]} {limit[1]}): pods {selector}")
+    if not budgets:
+        lines.append("  No PodDisruptionBudgets: a node drain may evict every pod of a role at once.")
+    dgds = [o for o in objects if o["kind"] == "DynamoGraphDeployment"]
+    if dgds:
+        frontend = next(view for view in dgd_components(dgds[0]).values() if view["type"] == "frontend")
+        lines.append("  Router: " + " ".join(frontend["args"][:frontend["args"].index("--http-port")]))
+    for pool in (o for o in objects if o["kind"] == "InferencePool"):
+        lines.append(f"  Router: InferencePool {pool['metadata']['name']}, endpoint picker "
+                     f"{pool['spec']['endpointPickerRef']['name']}")
     return lines
 
 

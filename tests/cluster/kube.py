@@ -269,6 +269,8 @@ class Kube:
         self.apps = client.AppsV1Api(api_client)
         self.networking = client.NetworkingV1Api(api_client)
         self.custom = client.CustomObjectsApi(api_client)
+        self.policy = client.PolicyV1Api(api_client)
+        self.rbac = client.RbacAuthorizationV1Api(api_client)
         self.api_client = api_client
 
     def _dict(self, model) -> dict:
@@ -286,6 +288,16 @@ class Kube:
             "Deployment": lambda: self._dict(self.apps.read_namespaced_deployment(name, namespace)),
             "Service": lambda: self._dict(self.core.read_namespaced_service(name, namespace)),
             "NetworkPolicy": lambda: self._dict(self.networking.read_namespaced_network_policy(name, namespace)),
+            # Exposure, disruption budgets and routing.
+            "PodDisruptionBudget": lambda: self._dict(self.policy.read_namespaced_pod_disruption_budget(name, namespace)),
+            "Ingress": lambda: self._dict(self.networking.read_namespaced_ingress(name, namespace)),
+            "ServiceAccount": lambda: self._dict(self.core.read_namespaced_service_account(name, namespace)),
+            "Role": lambda: self._dict(self.rbac.read_namespaced_role(name, namespace)),
+            "RoleBinding": lambda: self._dict(self.rbac.read_namespaced_role_binding(name, namespace)),
+            "HTTPRoute": lambda: self.custom.get_namespaced_custom_object(
+                "gateway.networking.k8s.io", "v1", namespace, "httproutes", name),
+            "InferencePool": lambda: self.custom.get_namespaced_custom_object(
+                "inference.networking.k8s.io", "v1", namespace, "inferencepools", name),
             "DynamoGraphDeployment": lambda: read_json(self.custom.get_namespaced_custom_object(
                 GROUP, obj["apiVersion"].split("/")[1], namespace, DGD_PLURAL, name, _preload_content=False)),
         }

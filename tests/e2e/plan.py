@@ -39,6 +39,10 @@ KEPT_FLAGS = frozenset({"--model-path", "--disaggregation-mode"})
 RENAMED_FLAGS = {"--served-model-name": "--model-name"}
 # The mocker rejects these (argparse exit 2), or reads --extra-engine-args as its own JSON.
 DROPPED_FLAGS = frozenset({"--extra-engine-args", "--dyn-reasoning-parser", "--dyn-tool-call-parser"})
+# KV-aware routing: the worker's block size is the mocker's --block-size; the mocker publishes KV events
+# whenever prefix caching is on (its default), so the publishing switch has no mocker counterpart.
+RENAMED_FLAGS["--kv-block-size"] = "--block-size"
+DROPPED_SWITCHES = frozenset({"--publish-events-and-metrics", "--publish-kv-events"})
 MOCKER_FLAGS = ["--discovery-backend", "file", "--speedup-ratio", "0"]
 
 # Loopback-only networking of every Dynamo process (the ZMQ event sockets still bind 0.0.0.0,
@@ -89,6 +93,7 @@ def mocker_args(trtllm_args: list[str]) -> list[str]:
     no simulated delay. Every rendered flag takes one value.
     """
     translated = []
+    trtllm_args = [arg for arg in trtllm_args if arg not in DROPPED_SWITCHES]
     if len(trtllm_args) % 2:
         raise UnknownWorkerFlag(f"expected flag/value pairs, got {trtllm_args}")
     for flag, value in zip(trtllm_args[::2], trtllm_args[1::2]):

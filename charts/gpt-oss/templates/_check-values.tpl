@@ -107,6 +107,70 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 
 {{- include "gpt-oss.checkDynamoAdmission" . }}
 {{- end }}
+
+{{- /* Exposure, disruption budgets and routing. */}}
+{{- if and .Values.ingress.enabled (not .Values.ingress.hosts) }}
+{{- fail "ingress.enabled=true needs at least one ingress.hosts entry ({host, paths: [{path: /, pathType: Prefix}]}): an Ingress without a host rule would take every host of its class; set ingress.hosts, or ingress.enabled=false" }}
+{{- end }}
+{{- if and .Values.httpRoute.enabled (not .Values.httpRoute.parentRefs) }}
+{{- fail "httpRoute.enabled=true needs at least one httpRoute.parentRefs entry (the Gateway to attach to, e.g. {name: inference-gateway, namespace: gateway-system}): a route without a parent is never served; set httpRoute.parentRefs, or httpRoute.enabled=false" }}
+{{- end }}
+{{- if and .Values.inferencePool.enabled (ne .Values.runtime "trtllm-serve") }}
+{{- fail "inferencePool.enabled=true renders the upstream endpoint picker for runtime=trtllm-serve, but runtime=dynamo: Dynamo has its own endpoint picker (a DynamoGraphDeployment component of type epp, see Dynamo's docs/kubernetes/gateway-api), which this chart does not render because its Dynamo 1.2.x packaging is unconfirmed; set inferencePool.enabled=false (httpRoute then routes to the frontend), or runtime=trtllm-serve" }}
+{{- end }}
+{{- $pdb := .Values.podDisruptionBudget }}
+{{- if $pdb.enabled }}
+{{- $maxSet := not (kindIs "invalid" $pdb.maxUnavailable) }}
+{{- $minSet := not (kindIs "invalid" $pdb.minAvailable) }}
+{{- if and $maxSet $minSet }}
+{{- fail (printf "podDisruptionBudget.minAvailable=%d and podDisruptionBudget.maxUnavailable=%d are both set, but a PodDisruptionBudget takes one of them: set podDisruptionBudget.maxUnavailable=null to use minAvailable, or podDisruptionBudget.minAvailable=null" (int $pdb.minAvailable) (int $pdb.maxUnavailable)) }}
+{{- end }}
+{{- if not (or $maxSet $minSet) }}
+{{- fail "podDisruptionBudget.enabled=true needs podDisruptionBudget.maxUnavailable (default 1) or podDisruptionBudget.minAvailable; set one, or podDisruptionBudget.enabled=false" }}
+{{- end }}
+{{- if and $maxSet (eq (int $pdb.maxUnavailable) 0) }}
+{{- fail "podDisruptionBudget.maxUnavailable=0 never allows an eviction, so a node drain would hang forever; allowed: 1 or more, or podDisruptionBudget.enabled=false" }}
+{{- end }}
+{{- if $minSet }}
+{{- $replicas := dict }}
+{{- if eq .Values.runtime "trtllm-serve" }}
+{{- $_ := set $replicas "trtllmServe.replicas" (int .Values.trtllmServe.replicas) }}
+{{- else }}
+{{- $_ := set $replicas "frontend.replicas" (int .Values.frontend.replicas) }}
+{{- range $key := list "worker" "prefill" "decode" }}
+{{- if (get $w $key).enabled }}
+{{- $_ := set $replicas (printf "workers.%s.replicas" $key) (int (get $w $key).replicas) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $key := keys $replicas | sortAlpha }}
+{{- $n := get $replicas $key }}
+{{- if ge (int $pdb.minAvailable) $n }}
+{{- fail (printf "podDisruptionBudget.minAvailable=%d is not below %s=%d, so that role's budget would never allow an eviction and a node drain would hang forever; allowed: podDisruptionBudget.minAvailable below every role's replicas, or podDisruptionBudget.maxUnavailable instead" (int $pdb.minAvailable) $key $n) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if and (eq .Values.runtime "dynamo") (eq .Values.frontend.routerMode "kv") }}
+{{- $version := include "gpt-oss.dynamoRuntimeVersion" . }}
+{{- if semverCompare "<1.2.0-0" $version }}
+{{- fail (printf "frontend.routerMode=kv needs the worker flag that publishes KV events, which this chart knows for Dynamo 1.2.x (--publish-events-and-metrics) and 1.3.0+ (--publish-kv-events), but the runtime version is %s (dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: a runtime version 1.2.0 or newer, or another frontend.routerMode" $version) }}
+{{- end }}
+{{- $sizes := dict }}
+{{- range $key := list "worker" "prefill" "decode" }}
+{{- $role := get $w $key }}
+{{- $kvConfig := get (default dict $role.engine) "kv_cache_config" | default dict }}
+{{- if and $role.enabled (eq (toString (get $kvConfig "enable_block_reuse")) "false") }}
+{{- fail (printf "frontend.routerMode=kv sends each request to the worker that already caches its prefix, but workers.%s.engine.kv_cache_config.enable_block_reuse=false turns that cache off; set it to true (or null: the chart then turns reuse on), or another frontend.routerMode" $key) }}
+{{- end }}
+{{- if and $role.enabled (hasKey $kvConfig "tokens_per_block") }}
+{{- $_ := set $sizes (printf "workers.%s.engine.kv_cache_config.tokens_per_block=%v" $key (get $kvConfig "tokens_per_block")) (int (get $kvConfig "tokens_per_block")) }}
+{{- end }}
+{{- end }}
+{{- if gt (len (values $sizes | uniq)) 1 }}
+{{- fail (printf "frontend.routerMode=kv needs one KV block size on the frontend and every worker, but %s differ; set the same tokens_per_block on every role (or none: 32)" (join " and " (keys $sizes | sortAlpha))) }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/*

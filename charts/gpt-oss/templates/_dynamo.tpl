@@ -27,6 +27,7 @@ Usage: {{ include "gpt-oss.workerArgs" (dict "root" $ "row" $row) }}
 - --disaggregation-mode
 - {{ .row.mode }}
 {{- end }}
+{{- include "gpt-oss.kvWorkerArgs" .root }}
 {{- range .root.Values.workers.extraArgs }}
 - {{ . | quote }}
 {{- end }}
@@ -130,8 +131,7 @@ image: {{ include "gpt-oss.image" .Values.dynamo.image }}
 imagePullPolicy: {{ .Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.frontend"]
 args:
-  - --router-mode
-  - {{ .Values.frontend.routerMode }}
+  {{- include "gpt-oss.routerArgs" . | nindent 2 }}
   - --http-port
   - {{ int .Values.frontend.httpPort | quote }}
 securityContext: {{ toYaml .Values.securityContext.container | nindent 2 }}

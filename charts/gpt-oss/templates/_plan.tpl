@@ -95,8 +95,9 @@ benchmark:
 
 {{/*
 A worker role's TensorRT-LLM engine settings: its free-form engine keys plus the keys the chart
-derives from the role's structured fields (parallelism, batch, tokens, memory fraction).
-Usage: {{ include "gpt-oss.engineConfig" (dict "role" .Values.workers.prefill) | fromYaml }}
+derives from the role's structured fields (parallelism, batch, tokens, memory fraction); with kv (the
+gpt-oss.kvRouting map) under KV-aware routing, also the block size and KV-cache block reuse.
+Usage: {{ include "gpt-oss.engineConfig" (dict "role" .Values.workers.prefill "kv" $kv) | fromYaml }}
 */}}
 {{- define "gpt-oss.engineConfig" -}}
 {{- $role := .role }}
@@ -114,6 +115,10 @@ Usage: {{ include "gpt-oss.engineConfig" (dict "role" .Values.workers.prefill) |
 {{- end }}
 {{- $kv := deepCopy (default dict (get $engine "kv_cache_config")) }}
 {{- $_ = set $kv "free_gpu_memory_fraction" $role.freeGpuMemoryFraction }}
+{{- if and .kv .kv.enabled }}
+{{- $_ = set $kv "tokens_per_block" (int .kv.blockSize) }}
+{{- $_ = set $kv "enable_block_reuse" true }}
+{{- end }}
 {{- $_ = set $engine "kv_cache_config" $kv }}
 {{- toYaml $engine }}
 {{- end }}

@@ -1,0 +1,46 @@
+{{- /* Exposure: the Service an Ingress or HTTPRoute sends clients to, and how NOTES tells users to reach it. */}}
+
+{{/*
+The Service that serves the OpenAI API: the frontend Service the Dynamo operator creates (<dgd>-frontend,
+port 8000, its DynamoServicePort) or the chart's trtllm-serve Service.
+Usage: {{ $service := include "gpt-oss.servingService" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.servingService" -}}
+{{- if eq .Values.runtime "trtllm-serve" }}
+name: {{ include "gpt-oss.trtllmServe.name" . }}
+port: {{ int .Values.trtllmServe.httpPort }}
+{{- else }}
+name: {{ printf "%s-frontend" (include "gpt-oss.fullname" .) }}
+port: 8000
+{{- end }}
+{{- end }}
+
+{{/*
+Lines telling users where to reach the API: the Ingress hosts, the HTTPRoute hostnames, else port-forward.
+Usage: {{ include "gpt-oss.reachLines" . | nindent 3 }}
+*/}}
+{{- define "gpt-oss.reachLines" -}}
+{{- $service := include "gpt-oss.servingService" . | fromYaml }}
+{{- $lines := list }}
+{{- if .Values.ingress.enabled }}
+{{- $scheme := ternary "https" "http" (not (empty .Values.ingress.tls)) }}
+{{- range .Values.ingress.hosts }}
+{{- $lines = append $lines (printf "Ingress: curl %s://%s%s/v1/models" $scheme .host (trimSuffix "/" (index .paths 0).path)) }}
+{{- end }}
+{{- end }}
+{{- if .Values.httpRoute.enabled }}
+{{- $target := ternary (printf "InferencePool %s" (include "gpt-oss.inferencePool.name" .)) (printf "Service %s" $service.name) .Values.inferencePool.enabled }}
+{{- if .Values.httpRoute.hostnames }}
+{{- range .Values.httpRoute.hostnames }}
+{{- $lines = append $lines (printf "HTTPRoute %s (to %s): curl http://%s/v1/models through its Gateway" (include "gpt-oss.fullname" $) $target .) }}
+{{- end }}
+{{- else }}
+{{- $lines = append $lines (printf "HTTPRoute %s (to %s): curl http://<gateway address>/v1/models" (include "gpt-oss.fullname" .) $target) }}
+{{- end }}
+{{- end }}
+{{- if not $lines }}
+{{- $lines = append $lines (printf "kubectl port-forward -n %s svc/%s 8000:%d" .Release.Namespace $service.name (int $service.port)) }}
+{{- $lines = append $lines "curl http://localhost:8000/v1/models" }}
+{{- end }}
+{{- toYaml $lines }}
+{{- end }}

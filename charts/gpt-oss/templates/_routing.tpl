@@ -1,0 +1,71 @@
+{{- /* Routing of the Dynamo frontend: router mode, and what KV-aware routing sets on the frontend and workers. */}}
+
+{{/*
+Dynamo version the runtime image runs: dynamo.runtimeVersionOverride, else the image tag without a leading v.
+Usage: {{ include "gpt-oss.dynamoRuntimeVersion" . }}
+*/}}
+{{- define "gpt-oss.dynamoRuntimeVersion" -}}
+{{- default (toString .Values.dynamo.image.tag) .Values.dynamo.runtimeVersionOverride | trimPrefix "v" }}
+{{- end }}
+
+{{/*
+KV-aware routing (frontend.routerMode=kv) as the chart sets it up; empty map fields when another mode is on.
+  enabled: routerMode is kv
+  blockSize: tokens per KV block, the same on the frontend (--kv-cache-block-size), every worker
+    (--kv-block-size) and every engine (kv_cache_config.tokens_per_block): the engines' own
+    tokens_per_block when set, else 32 (the default of dynamo.trtllm's --kv-block-size in 1.2.1)
+  kvEvents: workers publish KV events and the router consumes them; aggregated only: Dynamo 1.2.1's
+    TensorRT-LLM disaggregated example routes with --no-router-kv-events (the router predicts cache state)
+  publishFlag: the worker flag that publishes them, by runtime version (--publish-kv-events from 1.3.0)
+Usage: {{ $kv := include "gpt-oss.kvRouting" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.kvRouting" -}}
+{{- $enabled := and (eq .Values.runtime "dynamo") (eq .Values.frontend.routerMode "kv") }}
+{{- $blockSize := 32 }}
+{{- $disaggregated := or .Values.workers.prefill.enabled .Values.workers.decode.enabled }}
+{{- range $key := list "worker" "prefill" "decode" }}
+{{- $role := get $.Values.workers $key }}
+{{- $kvConfig := get (default dict $role.engine) "kv_cache_config" | default dict }}
+{{- if and $role.enabled (hasKey $kvConfig "tokens_per_block") }}
+{{- $blockSize = int (get $kvConfig "tokens_per_block") }}
+{{- end }}
+{{- end }}
+enabled: {{ $enabled }}
+blockSize: {{ $blockSize }}
+kvEvents: {{ and $enabled (not $disaggregated) }}
+{{- if $enabled }}
+publishFlag: {{ ternary "--publish-kv-events" "--publish-events-and-metrics" (semverCompare ">=1.3.0-0" (include "gpt-oss.dynamoRuntimeVersion" .)) }}
+{{- end }}
+{{- end }}
+
+{{/*
+Frontend arguments of the router: the mode, and under kv the block size and, when disaggregated, no KV events.
+Usage: {{ include "gpt-oss.routerArgs" . | nindent 2 }}
+*/}}
+{{- define "gpt-oss.routerArgs" -}}
+{{- $kv := include "gpt-oss.kvRouting" . | fromYaml -}}
+- --router-mode
+- {{ .Values.frontend.routerMode }}
+{{- if $kv.enabled }}
+- --kv-cache-block-size
+- {{ int $kv.blockSize | quote }}
+{{- if not $kv.kvEvents }}
+- --no-router-kv-events
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Worker arguments of KV-aware routing: the block size the worker registers, and the KV-event publishing flag.
+Usage: {{ include "gpt-oss.kvWorkerArgs" . }}
+*/}}
+{{- define "gpt-oss.kvWorkerArgs" -}}
+{{- $kv := include "gpt-oss.kvRouting" . | fromYaml }}
+{{- if $kv.enabled }}
+- --kv-block-size
+- {{ int $kv.blockSize | quote }}
+{{- if $kv.kvEvents }}
+- {{ $kv.publishFlag }}
+{{- end }}
+{{- end }}
+{{- end }}
