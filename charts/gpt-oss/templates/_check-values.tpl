@@ -152,8 +152,9 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- end }}
 {{- end }}
 {{- if and (eq .Values.runtime "dynamo") (eq .Values.frontend.routerMode "kv") }}
-{{- $version := include "gpt-oss.dynamoRuntimeVersion" . }}
-{{- if semverCompare "<1.2.0-0" $version }}
+{{- $version := (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version }}
+{{- /* No version at all is refused by the admission rules below, with the keys to set. */}}
+{{- if and $version (semverCompare "<1.2.0-0" $version) }}
 {{- fail (printf "frontend.routerMode=kv needs the worker flag that publishes KV events, which this chart knows for Dynamo 1.2.x (--publish-events-and-metrics) and 1.3.0+ (--publish-kv-events), but the runtime version is %s (dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: a runtime version 1.2.0 or newer, or another frontend.routerMode" $version) }}
 {{- end }}
 {{- $sizes := dict }}

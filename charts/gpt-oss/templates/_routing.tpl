@@ -1,14 +1,6 @@
 {{- /* Routing of the Dynamo frontend: router mode, and what KV-aware routing sets on the frontend and workers. */}}
 
 {{/*
-Dynamo version the runtime image runs: dynamo.runtimeVersionOverride, else the image tag without a leading v.
-Usage: {{ include "gpt-oss.dynamoRuntimeVersion" . }}
-*/}}
-{{- define "gpt-oss.dynamoRuntimeVersion" -}}
-{{- default (toString .Values.dynamo.image.tag) .Values.dynamo.runtimeVersionOverride | trimPrefix "v" }}
-{{- end }}
-
-{{/*
 KV-aware routing (frontend.routerMode=kv) as the chart sets it up; empty map fields when another mode is on.
   enabled: routerMode is kv
   blockSize: tokens per KV block, the same on the frontend (--kv-cache-block-size), every worker
@@ -34,7 +26,7 @@ enabled: {{ $enabled }}
 blockSize: {{ $blockSize }}
 kvEvents: {{ and $enabled (not $disaggregated) }}
 {{- if $enabled }}
-publishFlag: {{ ternary "--publish-kv-events" "--publish-events-and-metrics" (semverCompare ">=1.3.0-0" (include "gpt-oss.dynamoRuntimeVersion" .)) }}
+publishFlag: {{ ternary "--publish-kv-events" "--publish-events-and-metrics" (semverCompare ">=1.3.0-0" (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version) }}
 {{- end }}
 {{- end }}
 
