@@ -182,7 +182,7 @@ Usage: {{ include "gpt-oss.checkTrtllmServeValues" . }}
 
 {{- /* Dynamo-only values: a changed one would be ignored without a word. */}}
 {{- $defaults := include "gpt-oss.dynamoOnlyDefaults" . | fromYaml }}
-{{- $current := dict "workers" .Values.workers "frontend" (pick .Values.frontend "replicas" "routerMode" "httpPort" "resources") "monitoring" (dict "podMonitor" (pick .Values.monitoring.podMonitor "enabled") "dashboard" (pick .Values.monitoring.dashboard "enabled")) }}
+{{- $current := dict "workers" .Values.workers "frontend" (pick .Values.frontend "replicas" "routerMode" "httpPort" "resources") "monitoring" (dict "dashboard" (pick .Values.monitoring.dashboard "enabled")) }}
 {{- $changed := include "gpt-oss.changedValues" (dict "path" "" "value" $current "default" $defaults) | fromYamlArray }}
 {{- if $changed }}
 {{- fail (printf "runtime=trtllm-serve deploys no DynamoGraphDeployment, so these Dynamo-only values would be ignored: %s; keep their chart defaults (trtllmServe.* configures this runtime) or set runtime=dynamo" (join ", " $changed)) }}
