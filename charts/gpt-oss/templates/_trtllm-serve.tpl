@@ -47,13 +47,28 @@ Usage: {{ include "gpt-oss.trtllmServe.moeBackend" . }}
 {{- end }}
 
 {{/*
-The extra_llm_api_options YAML: the user's engine keys, enable_attention_dp and the MoE backend.
-Parallelism, batch size and KV fraction go on the command line, as in the guide.
+"true" when the server must serve Prometheus text at /prometheus/metrics (a PodMonitor scrapes it, its
+autoscaler or an inference pool reads it), else "": TensorRT-LLM mounts that path only with
+return_perf_metrics, and fills the iteration gauges only with enable_iter_perf_stats.
+Usage: {{ if include "gpt-oss.trtllmServe.exposesMetrics" . }}
+*/}}
+{{- define "gpt-oss.trtllmServe.exposesMetrics" -}}
+{{- if or .Values.monitoring.podMonitor.enabled .Values.trtllmServe.autoscaling.enabled (.Values.inferencePool).enabled }}true{{ end }}
+{{- end }}
+
+{{/*
+The extra_llm_api_options YAML: the user's engine keys, enable_attention_dp and the MoE backend, and the
+metrics switches when the server exposes metrics. Parallelism, batch size and KV fraction go on the
+command line, as in the guide.
 Usage: {{ include "gpt-oss.trtllmServe.engineConfig" . }}
 */}}
 {{- define "gpt-oss.trtllmServe.engineConfig" -}}
 {{- $engine := deepCopy (default dict .Values.trtllmServe.engine) }}
 {{- $_ := set $engine "enable_attention_dp" (and .Values.trtllmServe.attentionDP true) }}
+{{- if include "gpt-oss.trtllmServe.exposesMetrics" . }}
+{{- $_ = set $engine "return_perf_metrics" true }}
+{{- $_ = set $engine "enable_iter_perf_stats" true }}
+{{- end }}
 {{- $moe := deepCopy (get $engine "moe_config" | default dict) }}
 {{- $_ = set $moe "backend" (include "gpt-oss.trtllmServe.moeBackend" .) }}
 {{- $_ = set $engine "moe_config" $moe }}
