@@ -85,8 +85,14 @@ Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
 {{- $requests := ternary (mul (int $bench.requestCountMultiplier) $concurrency) (int $bench.requestCount) (kindIs "invalid" $bench.requestCount) }}
 {{- $disaggregated := false }}
 {{- range $roles }}{{ if ne .mode "agg" }}{{ $disaggregated = true }}{{ end }}{{ end }}
+{{- /* DGD components beyond the frontend and workers (the planner), in neutral form for both writers. */}}
+{{- $extraComponents := list }}
+{{- if and .Values.planner.enabled (ne .Values.runtime "trtllm-serve") }}
+{{- $extraComponents = append $extraComponents (include "gpt-oss.planner.component" (dict "root" . "plan" (dict "roles" $roles "disaggregated" $disaggregated)) | fromYaml) }}
+{{- end }}
 runtime: {{ .Values.runtime }}
 roles: {{ toYaml $roles | nindent 2 }}
+extraComponents: {{ toYaml $extraComponents | nindent 2 }}
 {{- if ne .Values.runtime "trtllm-serve" }}
 frontend: {{ toYaml $owners.frontend | nindent 2 }}
 {{- end }}
