@@ -123,7 +123,7 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- $trigger = dict "type" "prometheus" "metadata" (dict "serverAddress" $a.prometheusAddress "query" $query "threshold" (toString $a.threshold)) }}
 {{- end }}
 {{- $_ := set $scaler "kind" "ScaledObject" }}
-{{- $_ = set $scaler "metric" (ternary $query (printf "custom %s trigger" ($trigger.type | default "?")) (not $a.trigger)) }}
+{{- $_ = set $scaler "metric" (ternary (printf "%s, %s per replica" $query (toString $a.threshold)) (printf "custom %s trigger" ($trigger.type | default "?")) (not $a.trigger)) }}
 {{- $_ = set $scaler "pollingInterval" (int $a.pollingInterval) }}
 {{- $_ = set $scaler "cooldownPeriod" (int $a.cooldownPeriod) }}
 {{- $_ = set $scaler "trigger" $trigger }}
@@ -133,7 +133,7 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- $hpaMetric = dict "type" "External" "external" (dict "metric" (dict "name" $metric "selector" (dict "matchLabels" $selector)) "target" (dict "type" "AverageValue" "averageValue" (toString $a.threshold))) }}
 {{- end }}
 {{- $_ := set $scaler "kind" "HorizontalPodAutoscaler" }}
-{{- $_ = set $scaler "metric" (ternary (printf "%s %s" $metric (toJson $selector)) (printf "custom %s metric" ($hpaMetric.type | default "?")) (not $a.metric)) }}
+{{- $_ = set $scaler "metric" (ternary (printf "External %s%s, %s per replica" $metric (toJson $selector) (toString $a.threshold)) (printf "custom %s metric" ($hpaMetric.type | default "?")) (not $a.metric)) }}
 {{- $_ = set $scaler "hpaMetric" $hpaMetric }}
 {{- end }}
 {{- $_ := set $scaler "behavior" $a.behavior }}
