@@ -170,6 +170,12 @@ class TestTrtllmServe:
             "serverAddress": PROMETHEUS, "threshold": "0.7",
             "query": 'sum(trtllm_kv_cache_utilization{namespace="llm",pod=~"gpt-oss-trtllm-serve-.+"})'}
 
+    def test_should_write_the_hpa_threshold_as_the_api_server_stores_it(self):
+        values = {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}
+        hpa = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "HorizontalPodAutoscaler")
+        # 0.7 is stored as 700m: anything else would show as a diff in Argo CD forever.
+        assert hpa["spec"]["metrics"][0]["external"]["target"] == {"type": "AverageValue", "averageValue": "700m"}
+
     def test_should_scrape_the_prometheus_path_with_monitoring_on(self):
         objects = render_chart(["trtllm-serve-max-throughput.yaml"], {"monitoring": {"podMonitor": {"enabled": True}}})
         monitor = find(objects, "PodMonitor")

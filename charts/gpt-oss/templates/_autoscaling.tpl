@@ -130,7 +130,12 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- else }}
 {{- $hpaMetric := $a.metric }}
 {{- if not $hpaMetric }}
-{{- $hpaMetric = dict "type" "External" "external" (dict "metric" (dict "name" $metric "selector" (dict "matchLabels" $selector)) "target" (dict "type" "AverageValue" "averageValue" (toString $a.threshold))) }}
+{{- /* The API server stores quantities canonically (0.7 as 700m): write that form, so Argo CD sees no diff. */}}
+{{- $quantity := toString $a.threshold }}
+{{- if contains "." $quantity }}
+{{- $quantity = printf "%dm" (int (round (mulf (float64 $quantity) 1000) 0)) }}
+{{- end }}
+{{- $hpaMetric = dict "type" "External" "external" (dict "metric" (dict "name" $metric "selector" (dict "matchLabels" $selector)) "target" (dict "type" "AverageValue" "averageValue" $quantity)) }}
 {{- end }}
 {{- $_ := set $scaler "kind" "HorizontalPodAutoscaler" }}
 {{- $_ = set $scaler "metric" (ternary (printf "External %s%s, %s per replica" $metric (toJson $selector) (toString $a.threshold)) (printf "custom %s metric" ($hpaMetric.type | default "?")) (not $a.metric)) }}
