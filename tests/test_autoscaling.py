@@ -6,10 +6,12 @@ Expected values are literals from ../shared/PRODUCTION-FACTS.md sections A and B
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+import yaml
 
-from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, ChartRenderError, dgd_components,
+from tests.helpers import (REPO_ROOT, DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, ChartRenderError, dgd_components,
                            dgd_workers, find, render_chart, render_notes)
 from tests.schemas import _crd_validator, dgd_errors, kubernetes_errors
 
@@ -307,3 +309,19 @@ def test_should_refuse_the_other_runtime_variants(overlay, values, message):
     with pytest.raises(ChartRenderError) as error:
         render_chart([overlay], values)
     assert message in str(error.value)
+
+
+class TestArgoCd:
+    def test_should_ignore_exactly_the_replicas_the_adapters_own(self):
+        """The README's Application snippet: its ignoreDifferences name every component whose adapter is on."""
+        readme = (REPO_ROOT / "examples" / "argocd" / "README.md").read_text()
+        section = readme.split("## Autoscaling", 1)[1].split("\n## ", 1)[0]
+        snippet = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))["spec"]
+        helm = snippet["source"]["helm"]
+        overlay = helm["valueFiles"][0].rsplit("/", 1)[-1]
+        dgd = find(render_chart([overlay], helm["valuesObject"]), "DynamoGraphDeployment")
+        owned = {name for name, fields in component_fields(dgd).items() if "scalingAdapter" in fields}
+        [entry] = [e for e in snippet["ignoreDifferences"] if e["kind"] == "DynamoGraphDeployment"]
+        ignored = {re.search(r'select\(\.name == "([^"]+)"\)', path).group(1)
+                   for path in entry["jqPathExpressions"] if "replicas" in path}
+        assert owned == ignored == {"TRTLLMDecodeWorker"}
