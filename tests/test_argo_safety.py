@@ -14,11 +14,17 @@ def test_should_render_byte_identical_twice(overlay):
     assert render_manifests([overlay]) == render_manifests([overlay])
 
 
+# The one file allowed to read the cluster: gpt-oss.liveDGD, whose lookup returns nothing where Argo CD renders
+# (no cluster), so Argo CD's render stays a function of the values; helm upgrade uses it to keep live state.
+LIVE_STATE = "_live-state.tpl"
+
+
 def test_should_use_no_cluster_random_or_time_functions():
     offenders = []
     for template in (CHART_DIR / "templates").rglob("*"):
         if template.is_file():
             for action in re.findall(r"\{\{(.*?)\}\}", template.read_text(), re.S):
-                if FORBIDDEN.search(re.sub(r'"[^"]*"', "", action)):
+                found = FORBIDDEN.search(re.sub(r'"[^"]*"', "", action))
+                if found and not (template.name == LIVE_STATE and found.group(1) == "lookup"):
                     offenders.append((template.name, action.strip()[:80]))
     assert not offenders

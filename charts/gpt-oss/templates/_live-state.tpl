@@ -1,4 +1,4 @@
-{{- /* What the cluster holds now, read with lookup (empty offline: helm template, --dry-run, lint). */}}
+{{- /* The live state of the release in the cluster, read with lookup (empty offline: helm template, --dry-run, lint). */}}
 
 {{/*
 The live DynamoGraphDeployment of this release (named as the chart names it, in the release namespace,
