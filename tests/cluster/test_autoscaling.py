@@ -149,3 +149,18 @@ class TestUpgrade:
             replicas = {name: s["replicas"] for name, s in live["spec"]["services"].items()}
         assert replicas["TRTLLMDecodeWorker"] == 3  # kept: the adapter owns it
         assert replicas["TRTLLMPrefillWorker"] == 2  # the chart owns it
+
+
+class TestPlanner:
+    def test_should_store_the_planner_component_and_its_rbac(self, release, k8s):
+        from kubernetes import client
+        release.install("disagg-k8s.yaml", {"planner": {"enabled": True, "rbac": {"create": True}}})
+        objects = release.manifest()
+        dgd = next(o for o in objects if o["kind"] == "DynamoGraphDeployment")
+        # The CRD schema would silently prune a planner field it does not know; CEL rules run on create.
+        assert kube.subset_diff(kube.comparable(dgd), k8s.get(dgd, release.namespace)) == []
+        rbac = client.RbacAuthorizationV1Api(k8s.api_client)
+        role = rbac.read_namespaced_role("gpt-oss-planner", release.namespace)
+        assert any("dynamographdeploymentscalingadapters/scale" in rule.resources for rule in role.rules)
+        assert rbac.read_namespaced_role_binding("gpt-oss-planner", release.namespace).role_ref.name == "gpt-oss-planner"
+        assert k8s.core.read_namespaced_service_account("gpt-oss-planner", release.namespace)
