@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 import yaml
 
-from tests.helpers import (REPO_ROOT, DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, ChartRenderError, dgd_components,
-                           dgd_workers, find, render_chart, render_notes)
+from tests.helpers import (CHART_DIR, REPO_ROOT, DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, ChartRenderError, dgd_components,
+                           dgd_workers, find, load_values, render_chart, render_notes)
 from tests.schemas import _crd_validator, dgd_errors, kubernetes_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
@@ -285,6 +287,41 @@ class TestReadout:
         assert ("scales TRTLLMPrefillWorker, TRTLLMDecodeWorker through their scaling adapters, at least 1 replica(s) "
                 "each; sla targets TTFT 500 ms, ITL 50 ms; GPU budget 16 at most; aiconfigurator model gb200, "
                 "ISL 8192 / OSL 1024") in notes
+
+
+    def test_should_print_ranges_gpus_metric_and_planner_in_the_plan_command(self):
+        values = {"workers": {"decode": {"autoscaling": {"enabled": True, "maxReplicas": 4, "scaler": "hpa"}}},
+                  "frontend": {"autoscaling": {"enabled": True, "maxReplicas": 3}}}
+        result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "plan.py"), "values/disagg-k8s.yaml",
+                                 "--set-json", json.dumps(values)], capture_output=True, text=True, cwd=REPO_ROOT)
+        assert result.returncode == 0, result.stderr
+        assert ("Autoscaling workers.decode: 1-4 replicas, 4-16 GPUs, HorizontalPodAutoscaler gpt-oss-decode -> "
+                "DynamoGraphDeploymentScalingAdapter gpt-oss-trtllmdecodeworker; metric External "
+                'dynamo_frontend_queued_requests {"averageValue": "10", "type": "AverageValue"}') in result.stdout
+        assert ("Autoscaling frontend: 1-3 replicas, 0-0 GPUs, ScaledObject gpt-oss-frontend -> "
+                "DynamoGraphDeploymentScalingAdapter gpt-oss-frontend; metric prometheus " + QUEUED) in result.stdout
+        planner = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "plan.py"), "values/agg.yaml",
+                                  "--set-json", '{"planner": {"enabled": true, "maxGpuBudget": 12}}'],
+                                 capture_output=True, text=True, cwd=REPO_ROOT)
+        assert ("SLA planner (component Planner, agg, sla): TTFT 500 ms, ITL 50 ms, GPU budget -1..12, "
+                "min 1 replica(s) per worker role, aiconfigurator gb200 ISL 128 / OSL 1000") in planner.stdout
+
+
+class TestLint:
+    @pytest.mark.parametrize("overlay,values", [
+        ("agg.yaml", {"frontend": {"autoscaling": {"enabled": True}},
+                      "workers": {"worker": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}}),
+        ("disagg-k8s.yaml", {"planner": {"enabled": True, "rbac": {"create": True}},
+                             "dynamo": {"apiVersion": "nvidia.com/v1alpha1"}}),
+        ("trtllm-serve-max-throughput.yaml", {"trtllmServe": {"autoscaling": {"enabled": True}},
+                                              "monitoring": {"podMonitor": {"enabled": True}}}),
+    ], ids=["agg-scalers", "disagg-planner-v1alpha1", "trtllm-serve-scaler-and-podmonitor"])
+    def test_should_lint_the_new_templates_strictly(self, overlay, values):
+        import helm_python
+        from tests.test_lint import problems
+        for kube_version in ("1.29.0", "1.37.0"):
+            report = helm_python.lint(CHART_DIR, load_values([overlay], values), strict=True, kube_version=kube_version)
+            assert problems(report) == [], kube_version
 
 
 AUTOSCALING_VARIANT_REFUSALS = [
