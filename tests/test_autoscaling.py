@@ -250,7 +250,8 @@ class TestPlanner:
             "prefill_engine_num_gpu": 1, "decode_engine_num_gpu": 4}
 
     def test_should_run_the_runtime_image_before_dynamo_1_1(self):
-        dgd = find(render_chart(["agg.yaml"], {"planner": {"enabled": True}, "dynamo": {"image": {"tag": "1.0.1"}}}),
+        dgd = find(render_chart(["agg.yaml"], {"planner": {"enabled": True},
+                                                 "dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.0.1"}}}),
                    "DynamoGraphDeployment")
         assert dgd_components(dgd)["Planner"]["main"]["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.1"
 
