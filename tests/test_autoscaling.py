@@ -249,6 +249,18 @@ class TestPlanner:
             "throughput_adjustment_interval_seconds": 90, "load_adjustment_interval_seconds": 10,
             "prefill_engine_num_gpu": 1, "decode_engine_num_gpu": 4}
 
+    @pytest.mark.parametrize("api", API_VERSIONS)
+    def test_should_run_the_planner_pod_restricted(self, api):
+        """PodSecurity restricted, like every pod of the chart: non-root, no privilege escalation, no capabilities."""
+        dgd = find(render_chart(["agg.yaml"], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}}),
+                   "DynamoGraphDeployment")
+        planner = dgd_components(dgd)["Planner"]
+        pod = planner["pod_spec"]["securityContext"]
+        assert (pod["runAsNonRoot"], pod["seccompProfile"]["type"]) == (True, "RuntimeDefault")
+        container = planner["main"]["securityContext"]
+        assert container["allowPrivilegeEscalation"] is False and container["capabilities"]["drop"] == ["ALL"]
+        assert planner["main"]["image"].endswith(":1.2.1")  # pinned: the runtime's version, never latest
+
     def test_should_run_the_runtime_image_before_dynamo_1_1(self):
         dgd = find(render_chart(["agg.yaml"], {"planner": {"enabled": True},
                                                  "dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.0.1"}}}),
