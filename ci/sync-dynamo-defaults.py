@@ -17,9 +17,11 @@ TARGET = CHART / "templates" / "_dynamo-defaults.tpl"
 # Values that only configure the Dynamo runtime (a DynamoGraphDeployment and the platform's pods).
 # Not listed, because trtllm-serve uses or ignores them harmlessly: frontend.urlOverride and
 # frontend.readyPollSeconds (the clients), dynamo.image (the default AIPerf image), dynamo.imagePullSecrets
-# (every pod), dynamo.apiVersion and dynamo.runtimeVersionOverride (ignored without a DGD).
+# (every pod), dynamo.apiVersion and dynamo.runtimeVersionOverride (ignored without a DGD),
+# monitoring.podMonitor (trtllm-serve gets its own PodMonitor). frontend.autoscaling and planner are
+# refused with their own messages (_check-values.tpl, "Autoscaling and planner").
 DYNAMO_ONLY = ["workers", "frontend.replicas", "frontend.routerMode", "frontend.httpPort", "frontend.resources",
-               "monitoring.podMonitor.enabled", "monitoring.dashboard.enabled"]
+               "monitoring.dashboard.enabled"]
 
 
 def render() -> str:

@@ -105,7 +105,7 @@ def flag_value(argv: list[str], flag: str) -> str:
 def dgd_components(dgd: dict) -> dict[str, dict]:
     """Every component of a DynamoGraphDeployment, frontend included, as {name: normalized view}, either API version.
 
-    The view has: type (frontend, worker, prefill or decode), replicas, gpus (per replica, 0 for none),
+    The view has: type (frontend, worker, prefill, decode or planner), replicas, gpus (per replica, 0 for none),
     env (name -> value or valueFrom), args, pod_spec, main (the main container; for v1alpha1 with the
     service-level envs and resources folded in, where that version keeps them), fields (the component itself).
     """
@@ -121,7 +121,8 @@ def dgd_components(dgd: dict) -> dict[str, dict]:
             # The operator gives the main container the service's envs as well as its own env.
             env = service.get("envs", []) + pod["mainContainer"].get("env", [])
             main = dict(pod["mainContainer"], env=env, resources=service.get("resources", {}))
-            kind = "frontend" if service["componentType"] == "frontend" else service.get("subComponentType", "worker")
+            kind = (service["componentType"] if service["componentType"] in ("frontend", "planner")
+                    else service.get("subComponentType", "worker"))
             components[name] = _view(kind, service, pod, main, "gpu")
     return components
 
@@ -140,8 +141,8 @@ def _view(kind: str, fields: dict, pod: dict, main: dict, gpu_key: str) -> dict:
 
 
 def dgd_workers(dgd: dict) -> dict[str, dict]:
-    """The worker components (everything but the frontend) of dgd_components()."""
-    return {name: view for name, view in dgd_components(dgd).items() if view["type"] != "frontend"}
+    """The worker components (everything but the frontend and the planner) of dgd_components()."""
+    return {name: view for name, view in dgd_components(dgd).items() if view["type"] not in ("frontend", "planner")}
 
 
 def dgd_pods(dgd: dict) -> dict[str, dict]:

@@ -81,10 +81,43 @@ REFUSALS = [
      "allowed: --tokenizer, --custom_tokenizer,"),
     ("trtllm-serve-dynamo-only-values", "trtllm-serve-max-throughput.yaml",
      {"workers": {"worker": {"tensorParallelSize": 8}}, "frontend": {"replicas": 2},
-      "monitoring": {"podMonitor": {"enabled": True}}},
+      "monitoring": {"dashboard": {"enabled": True}}},
      "runtime=trtllm-serve deploys no DynamoGraphDeployment, so these Dynamo-only values would be ignored: "
-     "frontend.replicas, monitoring.podMonitor.enabled, workers.worker.tensorParallelSize; keep their chart defaults "
+     "frontend.replicas, monitoring.dashboard.enabled, workers.worker.tensorParallelSize; keep their chart defaults "
      "(trtllmServe.* configures this runtime) or set runtime=dynamo"),
+    # Autoscaling and planner (the other runtime's variants: tests/test_autoscaling.py).
+    ("autoscaling-on-disabled-role", "agg.yaml", {"workers": {"prefill": {"autoscaling": {"enabled": True}}}},
+     "workers.prefill.autoscaling.enabled=true, but workers.prefill is not deployed (workers.prefill.enabled=false); "
+     "turn workers.prefill.autoscaling.enabled off or deploy the role"),
+    ("autoscaling-min-replicas-zero", "disagg-k8s.yaml",
+     {"workers": {"decode": {"autoscaling": {"enabled": True, "minReplicas": 0}}}},
+     "workers.decode.autoscaling.minReplicas=0 is below 1: a Dynamo frontend with no workers drops the model from "
+     "/v1/models, and then nothing scales it up again; allowed: minReplicas 1 or more"),
+    ("autoscaling-max-below-min", "agg.yaml",
+     {"frontend": {"autoscaling": {"enabled": True, "minReplicas": 3, "maxReplicas": 2}}},
+     "frontend.autoscaling.maxReplicas=2 is below frontend.autoscaling.minReplicas=3; allowed: maxReplicas >= minReplicas"),
+    ("autoscaler-and-planner", "disagg-k8s.yaml",
+     {"planner": {"enabled": True}, "workers": {"decode": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}},
+     "planner.enabled=true and workers.decode.autoscaling.enabled=true: the planner scales the worker roles, and a "
+     "HPA on the same role would fight it (one autoscaler per service); turn workers.decode.autoscaling.enabled off "
+     "(frontend.autoscaling may stay)"),
+    ("planner-on-trtllm-serve", "trtllm-serve-low-latency.yaml", {"planner": {"enabled": True}},
+     "planner.enabled=true needs runtime=dynamo (the SLA planner scales DynamoGraphDeployment components), but "
+     "runtime=trtllm-serve; use trtllmServe.autoscaling instead"),
+    ("planner-no-scaling-mode", "agg.yaml",
+     {"planner": {"enabled": True, "throughputScaling": False, "loadScaling": False}},
+     "planner.throughputScaling=false and planner.loadScaling=false: the planner refuses to start without a scaling "
+     "mode; turn one on"),
+    ("planner-throughput-without-sweep", "disagg-k8s.yaml",
+     {"planner": {"enabled": True, "preDeploymentSweepingMode": "none"}},
+     "planner.throughputScaling=true with planner.preDeploymentSweepingMode=none: the 1.2.1 planner refuses to start "
+     "(throughput scaling needs a pre-deployment sweep to model the engines); allowed: preDeploymentSweepingMode "
+     "rapid or thorough, or throughputScaling=false"),
+    ("planner-load-interval-not-below", "disagg-k8s.yaml",
+     {"planner": {"enabled": True, "loadAdjustmentIntervalSeconds": 90, "throughputAdjustmentIntervalSeconds": 60}},
+     "planner.loadAdjustmentIntervalSeconds=90 is not below planner.throughputAdjustmentIntervalSeconds=60: the "
+     "1.2.1 planner refuses to start (load scaling is the fast loop, throughput scaling the slow one); allowed: "
+     "loadAdjustmentIntervalSeconds < 60"),
 ]
 
 

@@ -39,7 +39,7 @@ def exprs(board: dict) -> list[str]:
 
 
 class TestDefaults:
-    # Every target, trtllm-serve too (where turning them on is refused: tests/test_check_values.py).
+    # Every target, trtllm-serve too (its PodMonitor: tests/test_autoscaling.py; its dashboard is refused).
     @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_render_no_monitoring_objects_by_default(self, overlay):
         # Off by default: the Dynamo platform chart may already scrape these pods.

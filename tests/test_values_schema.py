@@ -65,7 +65,11 @@ def test_should_describe_every_leaf():
 def test_should_close_every_object_but_declared_free_form_maps():
     free_form = {"global", "modelCache.download.affinity", "securityContext.pod", "securityContext.container",
                  "workers.worker.engine", "workers.prefill.engine", "workers.decode.engine",
-                 "workers.componentFields", "trtllmServe.engine"}
+                 "workers.componentFields", "trtllmServe.engine",
+                 # Autoscaling: HPA behavior, a KEDA trigger or an HPA metric, passed through whole.
+                 *(f"{role}.autoscaling.{key}" for role in ("frontend", "workers.worker", "workers.prefill",
+                                                             "workers.decode", "trtllmServe")
+                   for key in ("behavior", "trigger", "metric"))}
     def walk(node, path=""):
         if node.get("type") == "object":
             if node.get("additionalProperties") is True:

@@ -31,6 +31,7 @@ def plan(values_files: list[str], values: dict) -> str:
                    and o["metadata"]["labels"].get("app.kubernetes.io/component") == "trtllm-serve"]
     lines = trtllm_serve_lines(objects, deployments[0]) if deployments else dynamo_lines(objects)
     lines += exposure_lines(objects)
+    lines += scaling_lines(objects)
     jobs = [o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-benchmark")]
     if jobs:
         args = jobs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
@@ -59,7 +60,7 @@ def trtllm_serve_lines(objects: list[dict], deployment: dict) -> list[str]:
     return [
         f"Deployment {name} (trtllm-serve, no Dynamo), {annotations['gpt-oss/total-gpus']} GPUs in total, "
         f"{annotations['gpt-oss/decode-slots']} decode slots",
-        f"  trtllm-serve: {deployment['spec']['replicas']} pod(s) x {main['resources']['limits']['nvidia.com/gpu']} "
+        f"  trtllm-serve: {deployment['spec'].get('replicas', 'autoscaled')} pod(s) x {main['resources']['limits']['nvidia.com/gpu']} "
         f"GPU(s) on nodes {selector}, Service {name}",
         f"    image {main['image']}, quantization {env.get('OVERRIDE_QUANT_ALGO', 'checkpoint default')}",
         "    " + " ".join(main["command"] + main["args"]),
@@ -123,6 +124,39 @@ def exposure_lines(objects: list[dict]) -> list[str]:
     for pool in (o for o in objects if o["kind"] == "InferencePool"):
         lines.append(f"  Router: InferencePool {pool['metadata']['name']}, endpoint picker "
                      f"{pool['spec']['endpointPickerRef']['name']}")
+    return lines
+
+
+# Autoscaling and the SLA planner.
+def scaling_lines(objects: list[dict]) -> list[str]:
+    """Autoscalers (KEDA ScaledObjects, HPAs) and the SLA planner: replica range, GPUs, metric, targets."""
+    lines = []
+    for scaler in [o for o in objects if o["kind"] in ("ScaledObject", "HorizontalPodAutoscaler")]:
+        spec, annotations = scaler["spec"], scaler["metadata"]["annotations"]
+        target = spec["scaleTargetRef"]
+        if scaler["kind"] == "ScaledObject":
+            low, high = spec["minReplicaCount"], spec["maxReplicaCount"]
+            trigger = spec["triggers"][0]
+            metadata = trigger.get("metadata", {})
+            metric = (f"{trigger['type']} {metadata['query']} (threshold {metadata['threshold']} per replica)"
+                      if "query" in metadata else f"{trigger['type']} trigger")
+        else:
+            low, high = spec["minReplicas"], spec["maxReplicas"]
+            metric_spec = spec["metrics"][0]
+            body = metric_spec.get(metric_spec["type"].lower(), {})
+            metric = f"{metric_spec['type']} {body.get('metric', {}).get('name', '')} {json.dumps(body.get('target', {}), sort_keys=True)}"
+        lines.append(f"  Autoscaling {annotations['gpt-oss/scales']}: {low}-{high} replicas, "
+                     f"{annotations['gpt-oss/gpus-at-min-replicas']}-{annotations['gpt-oss/gpus-at-max-replicas']} GPUs, "
+                     f"{scaler['kind']} {scaler['metadata']['name']} -> {target['kind']} {target['name']}; metric {metric}")
+    dgds = [o for o in objects if o["kind"] == "DynamoGraphDeployment"]
+    for name, component in (dgd_components(dgds[0]).items() if dgds else []):
+        if component["type"] == "planner":
+            config = json.loads(component["args"][component["args"].index("--config") + 1])
+            aic = config.get("aic_interpolation") or {}
+            lines.append(f"  SLA planner (component {name}, {config['mode']}, {config['optimization_target']}): TTFT {config['ttft_ms']} ms, "
+                         f"ITL {config['itl_ms']} ms, GPU budget {config['min_gpu_budget']}..{config['max_gpu_budget']}, "
+                         f"min {config['min_endpoint']} replica(s) per worker role"
+                         + (f", aiconfigurator {aic['system']} ISL {aic['isl']} / OSL {aic['osl']}" if aic else ""))
     return lines
 
 

@@ -30,8 +30,10 @@ from tests.helpers import dgd_workers, find, render_manifests  # noqa: E402
 
 MODEL = "openai/gpt-oss-120b"
 BACKEND = "trtllm"
-# Chart gpu.type -> aiconfigurator system (its measured kernel database per GPU).
-SYSTEMS = {"GB200": "gb200", "B200": "b200_sxm", "H200": "h200_sxm", "H100": "h100_sxm"}
+# Chart gpu.type -> aiconfigurator system (its measured kernel database per GPU): the chart's own mapping,
+# which also fills the SLA planner's aic_interpolation.system.
+SYSTEMS = yaml.safe_load((Path(__file__).resolve().parent.parent / "charts" / "gpt-oss" / "data"
+                          / "aiconfigurator-systems.yaml").read_text())
 # OVERRIDE_QUANT_ALGO -> aiconfigurator MoE quantization; empty keeps the checkpoint's MXFP4 weights with
 # 16-bit activations, which is what TensorRT-LLM runs without an override (FACTS: Hopper runs W4A16_MXFP4).
 MOE_QUANT = {"": "w4a16_mxfp4", "W4A16_MXFP4": "w4a16_mxfp4", "W4A8_MXFP4_MXFP8": "w4a8_mxfp4_mxfp8"}

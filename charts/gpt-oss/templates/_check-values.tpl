@@ -16,6 +16,53 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- fail (printf "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=%s; allowed: gpu.nodeArch=arm64" .Values.gpu.nodeArch) }}
 {{- end }}
 
+{{- /* # Autoscaling and planner (issue 16): scalers only on deployed roles, never below 1 replica, never
+together with the planner on a worker role; the planner only with Dynamo, and only with settings the
+1.2.1 planner starts with (PlannerConfig._validate_config). */}}
+{{- $dynamo := eq .Values.runtime "dynamo" }}
+{{- $scalable := list (dict "key" "frontend" "autoscaling" .Values.frontend.autoscaling "deployed" $dynamo "why" (printf "runtime=%s" .Values.runtime)) }}
+{{- range $roleKey := list "worker" "prefill" "decode" }}
+{{- $role := get $w $roleKey }}
+{{- $scalable = append $scalable (dict "key" (printf "workers.%s" $roleKey) "autoscaling" $role.autoscaling "deployed" (and $dynamo $role.enabled) "why" (ternary (printf "workers.%s.enabled=false" $roleKey) (printf "runtime=%s" $.Values.runtime) $dynamo)) }}
+{{- end }}
+{{- $scalable = append $scalable (dict "key" "trtllmServe" "autoscaling" .Values.trtllmServe.autoscaling "deployed" (not $dynamo) "why" (printf "runtime=%s" .Values.runtime)) }}
+{{- range $s := $scalable }}
+{{- $a := $s.autoscaling }}
+{{- if $a.enabled }}
+{{- if not $s.deployed }}
+{{- fail (printf "%s.autoscaling.enabled=true, but %s is not deployed (%s); turn %s.autoscaling.enabled off or deploy the role" $s.key $s.key $s.why $s.key) }}
+{{- end }}
+{{- if lt (int $a.minReplicas) 1 }}
+{{- fail (printf "%s.autoscaling.minReplicas=%d is below 1: %s; allowed: minReplicas 1 or more" $s.key (int $a.minReplicas) (ternary "a Dynamo frontend with no workers drops the model from /v1/models, and then nothing scales it up again" "trtllm-serve has no activator, so nothing would scale a Deployment at zero up again" $dynamo)) }}
+{{- end }}
+{{- if lt (int $a.maxReplicas) (int $a.minReplicas) }}
+{{- fail (printf "%s.autoscaling.maxReplicas=%d is below %s.autoscaling.minReplicas=%d; allowed: maxReplicas >= minReplicas" $s.key (int $a.maxReplicas) $s.key (int $a.minReplicas)) }}
+{{- end }}
+{{- if and $.Values.planner.enabled (hasPrefix "workers." $s.key) }}
+{{- fail (printf "planner.enabled=true and %s.autoscaling.enabled=true: the planner scales the worker roles, and a %s on the same role would fight it (one autoscaler per service); turn %s.autoscaling.enabled off (frontend.autoscaling may stay)" $s.key (ternary "KEDA ScaledObject" "HPA" (eq $a.scaler "keda")) $s.key) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $pl := .Values.planner }}
+{{- if $pl.enabled }}
+{{- if not $dynamo }}
+{{- fail (printf "planner.enabled=true needs runtime=dynamo (the SLA planner scales DynamoGraphDeployment components), but runtime=%s; use trtllmServe.autoscaling instead" .Values.runtime) }}
+{{- end }}
+{{- /* With another optimizationTarget the planner forces load scaling on and throughput scaling off. */}}
+{{- if eq $pl.optimizationTarget "sla" }}
+{{- if not (or $pl.throughputScaling $pl.loadScaling) }}
+{{- fail "planner.throughputScaling=false and planner.loadScaling=false: the planner refuses to start without a scaling mode; turn one on" }}
+{{- end }}
+{{- if and $pl.throughputScaling (eq $pl.preDeploymentSweepingMode "none") }}
+{{- fail "planner.throughputScaling=true with planner.preDeploymentSweepingMode=none: the 1.2.1 planner refuses to start (throughput scaling needs a pre-deployment sweep to model the engines); allowed: preDeploymentSweepingMode rapid or thorough, or throughputScaling=false" }}
+{{- end }}
+{{- if and $pl.throughputScaling $pl.loadScaling (ge (int $pl.loadAdjustmentIntervalSeconds) (int $pl.throughputAdjustmentIntervalSeconds)) }}
+{{- fail (printf "planner.loadAdjustmentIntervalSeconds=%d is not below planner.throughputAdjustmentIntervalSeconds=%d: the 1.2.1 planner refuses to start (load scaling is the fast loop, throughput scaling the slow one); allowed: loadAdjustmentIntervalSeconds < %d" (int $pl.loadAdjustmentIntervalSeconds) (int $pl.throughputAdjustmentIntervalSeconds) (int $pl.throughputAdjustmentIntervalSeconds)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- /* # End of autoscaling and planner. */}}
+
 {{- if eq .Values.runtime "trtllm-serve" }}
 {{- include "gpt-oss.checkTrtllmServeValues" . }}
 {{- else }}
@@ -243,7 +290,7 @@ Usage: {{ include "gpt-oss.checkTrtllmServeValues" . }}
 
 {{- /* Dynamo-only values: a changed one would be ignored without a word. */}}
 {{- $defaults := include "gpt-oss.dynamoOnlyDefaults" . | fromYaml }}
-{{- $current := dict "workers" .Values.workers "frontend" (pick .Values.frontend "replicas" "routerMode" "httpPort" "resources") "monitoring" (dict "podMonitor" (pick .Values.monitoring.podMonitor "enabled") "dashboard" (pick .Values.monitoring.dashboard "enabled")) }}
+{{- $current := dict "workers" .Values.workers "frontend" (pick .Values.frontend "replicas" "routerMode" "httpPort" "resources") "monitoring" (dict "dashboard" (pick .Values.monitoring.dashboard "enabled")) }}
 {{- $changed := include "gpt-oss.changedValues" (dict "path" "" "value" $current "default" $defaults) | fromYamlArray }}
 {{- if $changed }}
 {{- fail (printf "runtime=trtllm-serve deploys no DynamoGraphDeployment, so these Dynamo-only values would be ignored: %s; keep their chart defaults (trtllmServe.* configures this runtime) or set runtime=dynamo" (join ", " $changed)) }}

@@ -17,12 +17,22 @@ frontend:
 monitoring:
   dashboard:
     enabled: false
-  podMonitor:
-    enabled: false
 workers:
   componentFields: {}
   decode:
     attentionDP: false
+    autoscaling:
+      behavior: {}
+      cooldownPeriod: 60
+      enabled: false
+      maxReplicas: 2
+      metric: {}
+      minReplicas: 1
+      pollingInterval: 15
+      prometheusAddress: http://prometheus-kube-prometheus-prometheus.monitoring.svc:9090
+      scaler: keda
+      threshold: '10'
+      trigger: {}
     enabled: false
     engine: {}
     env: {}
@@ -42,6 +52,18 @@ workers:
   overrideQuantAlgo: ''
   prefill:
     attentionDP: false
+    autoscaling:
+      behavior: {}
+      cooldownPeriod: 60
+      enabled: false
+      maxReplicas: 2
+      metric: {}
+      minReplicas: 1
+      pollingInterval: 15
+      prometheusAddress: http://prometheus-kube-prometheus-prometheus.monitoring.svc:9090
+      scaler: keda
+      threshold: '10'
+      trigger: {}
     enabled: false
     engine: {}
     env: {}
@@ -67,6 +89,18 @@ workers:
     operator: Exists
   worker:
     attentionDP: true
+    autoscaling:
+      behavior: {}
+      cooldownPeriod: 60
+      enabled: false
+      maxReplicas: 2
+      metric: {}
+      minReplicas: 1
+      pollingInterval: 15
+      prometheusAddress: http://prometheus-kube-prometheus-prometheus.monitoring.svc:9090
+      scaler: keda
+      threshold: '10'
+      trigger: {}
     enabled: true
     engine: {}
     env: {}

@@ -107,10 +107,15 @@ volumes:
 {{- end }}
 
 {{/*
-Main-container fields of one worker role, shared by both DGD API versions.
-Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row) | nindent 10 }}
+The main container of one worker role, whole: v1beta1 a podTemplate container (named main, both
+mounts, env and resources); v1alpha1 the mainContainer (envs, resources and the model-cache mount
+are service-level fields there).
+Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row "v1beta1" true) | nindent 14 | trim }}
 */}}
 {{- define "gpt-oss.workerContainer" -}}
+{{- if .v1beta1 }}
+name: main
+{{ end -}}
 image: {{ include "gpt-oss.image" .root.Values.dynamo.image }}
 imagePullPolicy: {{ .root.Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.trtllm"]
@@ -120,6 +125,17 @@ volumeMounts:
   - name: engine-config
     mountPath: /engine
     readOnly: true
+{{- if .v1beta1 }}
+  - name: model-cache
+    mountPath: {{ .root.Values.modelCache.mountPath }}
+    readOnly: true
+env: {{ include "gpt-oss.workerEnv" (dict "root" .root "role" (get .root.Values.workers .row.key)) | nindent 2 }}
+resources:
+  {{- $resources := deepCopy .root.Values.workers.resources }}
+  {{- $gpu := dict "nvidia.com/gpu" (int .row.gpusPerReplica | toString) }}
+  requests: {{ merge (default dict $resources.requests) $gpu | toYaml | nindent 4 }}
+  limits: {{ merge (default dict $resources.limits) $gpu | toYaml | nindent 4 }}
+{{- end }}
 {{- end }}
 
 {{/*

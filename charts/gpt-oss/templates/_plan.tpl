@@ -44,26 +44,34 @@ Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
 {{- include "gpt-oss.checkValues" . }}
 {{- $roles := list }}
 {{- $totalGpus := 0 }}
+{{- /* Replica counts an autoscaler or the planner owns, and the DGD fields that turn on their adapters. */}}
+{{- $owners := include "gpt-oss.replicaOwners" . | fromYaml }}
 {{- if eq .Values.runtime "trtllm-serve" }}
 {{- /* One role: the trtllm-serve pods, TP = EP = gpus. */}}
 {{- $t := .Values.trtllmServe }}
 {{- $gpusPerReplica := int $t.gpus }}
-{{- $gpus := mul $gpusPerReplica (int $t.replicas) }}
+{{- $owner := $owners.server }}
+{{- $replicas := int $owner.replicas }}
+{{- $gpus := mul $gpusPerReplica $replicas }}
 {{- $dpRanks := ternary $gpusPerReplica 1 (and $t.attentionDP true) }}
 {{- /* Without --max_batch_size, TensorRT-LLM's default (BuildConfig.max_batch_size, 2048) applies. */}}
 {{- $batch := ternary 2048 (int $t.maxBatchSize) (kindIs "invalid" $t.maxBatchSize) }}
-{{- $slots := mul $batch $dpRanks (int $t.replicas) }}
-{{- $roles = append $roles (dict "key" "server" "component" "trtllm-serve" "mode" "agg" "valuesKey" "trtllmServe" "replicas" (int $t.replicas) "gpusPerReplica" $gpusPerReplica "gpus" $gpus "attentionDpRanks" $dpRanks "maxBatchSize" $batch "slots" $slots) }}
+{{- $slots := mul $batch $dpRanks $replicas }}
+{{- $roles = append $roles (dict "key" "server" "component" "trtllm-serve" "mode" "agg" "valuesKey" "trtllmServe" "replicas" $replicas "gpusPerReplica" $gpusPerReplica "gpus" $gpus "attentionDpRanks" $dpRanks "maxBatchSize" $batch "slots" $slots "scaledBy" $owner.scaledBy "minReplicas" (int $owner.minReplicas) "maxReplicas" (int $owner.maxReplicas)) }}
 {{- $totalGpus = $gpus }}
 {{- else }}
 {{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
 {{- $role := get $.Values.workers $row.key }}
 {{- if $role.enabled }}
+{{- $owner := get $owners $row.key }}
+{{- $replicas := int $owner.replicas }}
 {{- $gpusPerReplica := mul (int $role.tensorParallelSize) (int $role.pipelineParallelSize) }}
-{{- $gpus := mul $gpusPerReplica (int $role.replicas) }}
+{{- $gpus := mul $gpusPerReplica $replicas }}
 {{- $dpRanks := ternary (int $role.tensorParallelSize) 1 (and $role.attentionDP true) }}
-{{- $slots := mul (int $role.maxBatchSize) $dpRanks (int $role.replicas) }}
-{{- $roles = append $roles (dict "key" $row.key "component" $row.component "mode" $row.mode "valuesKey" (printf "workers.%s" $row.key) "replicas" (int $role.replicas) "gpusPerReplica" $gpusPerReplica "gpus" $gpus "attentionDpRanks" $dpRanks "maxBatchSize" (int $role.maxBatchSize) "slots" $slots) }}
+{{- $slots := mul (int $role.maxBatchSize) $dpRanks $replicas }}
+{{- /* Extra DGD component fields: the user's, then the scaling adapter when something scales the role. */}}
+{{- $fields := merge (deepCopy $owner.fields) (deepCopy $.Values.workers.componentFields) }}
+{{- $roles = append $roles (dict "key" $row.key "component" $row.component "mode" $row.mode "valuesKey" (printf "workers.%s" $row.key) "replicas" $replicas "gpusPerReplica" $gpusPerReplica "gpus" $gpus "attentionDpRanks" $dpRanks "maxBatchSize" (int $role.maxBatchSize) "slots" $slots "scaledBy" $owner.scaledBy "minReplicas" (int $owner.minReplicas) "maxReplicas" (int $owner.maxReplicas) "adapter" $owner.adapter "fields" $fields) }}
 {{- $totalGpus = add $totalGpus $gpus }}
 {{- end }}
 {{- end }}
@@ -77,8 +85,17 @@ Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
 {{- $requests := ternary (mul (int $bench.requestCountMultiplier) $concurrency) (int $bench.requestCount) (kindIs "invalid" $bench.requestCount) }}
 {{- $disaggregated := false }}
 {{- range $roles }}{{ if ne .mode "agg" }}{{ $disaggregated = true }}{{ end }}{{ end }}
+{{- /* DGD components beyond the frontend and workers (the planner), in neutral form for both writers. */}}
+{{- $extraComponents := list }}
+{{- if and .Values.planner.enabled (ne .Values.runtime "trtllm-serve") }}
+{{- $extraComponents = append $extraComponents (include "gpt-oss.planner.component" (dict "root" . "plan" (dict "roles" $roles "disaggregated" $disaggregated)) | fromYaml) }}
+{{- end }}
 runtime: {{ .Values.runtime }}
 roles: {{ toYaml $roles | nindent 2 }}
+extraComponents: {{ toYaml $extraComponents | nindent 2 }}
+{{- if ne .Values.runtime "trtllm-serve" }}
+frontend: {{ toYaml $owners.frontend | nindent 2 }}
+{{- end }}
 totalGpus: {{ $totalGpus }}
 decodeSlots: {{ $decodeSlots }}
 disaggregated: {{ $disaggregated }}

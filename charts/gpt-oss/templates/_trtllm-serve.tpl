@@ -47,20 +47,19 @@ Usage: {{ include "gpt-oss.trtllmServe.moeBackend" . }}
 {{- end }}
 
 {{/*
-"true" when the server must expose Prometheus metrics at /prometheus/metrics (monitoring on, trtllm-serve
-autoscaling on, or the inference pool's endpoint picker scraping it), else "".
+"true" when the server must serve Prometheus text at /prometheus/metrics (a PodMonitor scrapes it, its
+autoscaler or an inference pool reads it), else "": TensorRT-LLM mounts that path only with
+return_perf_metrics, and fills the iteration gauges only with enable_iter_perf_stats.
 Usage: {{ if include "gpt-oss.trtllmServe.exposesMetrics" . }}
 */}}
 {{- define "gpt-oss.trtllmServe.exposesMetrics" -}}
-{{- if or (.Values.monitoring.podMonitor).enabled ((.Values.trtllmServe.autoscaling).enabled) ((.Values.inferencePool).enabled) -}}
-true
-{{- end }}
+{{- if or .Values.monitoring.podMonitor.enabled .Values.trtllmServe.autoscaling.enabled (.Values.inferencePool).enabled }}true{{ end }}
 {{- end }}
 
 {{/*
 The extra_llm_api_options YAML: the user's engine keys, enable_attention_dp and the MoE backend, and the
-per-request and iteration metrics when the server exposes /prometheus/metrics (it mounts that endpoint
-only with return_perf_metrics). Parallelism, batch size and KV fraction go on the command line, as in the guide.
+metrics switches when the server exposes metrics. Parallelism, batch size and KV fraction go on the
+command line, as in the guide.
 Usage: {{ include "gpt-oss.trtllmServe.engineConfig" . }}
 */}}
 {{- define "gpt-oss.trtllmServe.engineConfig" -}}

@@ -1,0 +1,380 @@
+"""Autoscaling (KEDA ScaledObjects, HPAs on the scaling adapters and the trtllm-serve Deployment) and the SLA
+planner component: what renders, what each scaler targets, and that everything is off by default.
+
+Expected values are literals from ../shared/PRODUCTION-FACTS.md sections A and B.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+import yaml
+
+from tests.helpers import (CHART_DIR, REPO_ROOT, DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, ChartRenderError, dgd_components,
+                           dgd_workers, find, load_values, render_chart, render_notes)
+from tests.schemas import _strict, dgd_errors, kubernetes_errors
+
+API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+SCALER_KINDS = {"ScaledObject", "HorizontalPodAutoscaler"}
+PLANNER_KINDS = {"ServiceAccount", "Role", "RoleBinding"}
+ADAPTER = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeploymentScalingAdapter"}
+# The scaling-adapter names of the operator and the 1.2.1 planner: <dgd>-<lowercase component name>.
+ADAPTERS = {"Frontend": "gpt-oss-frontend", "TRTLLMWorker": "gpt-oss-trtllmworker",
+            "TRTLLMPrefillWorker": "gpt-oss-trtllmprefillworker", "TRTLLMDecodeWorker": "gpt-oss-trtllmdecodeworker"}
+# The form that turns a component's adapter on (facts A1).
+ADAPTER_ON = {"nvidia.com/v1beta1": {}, "nvidia.com/v1alpha1": {"enabled": True}}
+QUEUED = 'sum(dynamo_frontend_queued_requests{dynamo_namespace="llm-gpt-oss"})'
+PROMETHEUS = "http://prometheus-kube-prometheus-prometheus.monitoring.svc:9090"
+CASES = [(o, api) for o in DYNAMO_OVERLAYS for api in API_VERSIONS]
+CASE_IDS = [f"{o}-{api.split('/')[1]}" for o, api in CASES]
+
+
+def autoscale_all(overlay_roles: list[str], scaler: str, api: str) -> dict:
+    """Values that turn autoscaling on for the frontend and every worker role of an overlay."""
+    on = {"enabled": True, "scaler": scaler, "maxReplicas": 3}
+    return {"dynamo": {"apiVersion": api}, "frontend": {"autoscaling": on},
+            "workers": {role: {"autoscaling": on} for role in overlay_roles}}
+
+
+def enabled_roles(overlay: str) -> list[str]:
+    dgd = find(render_chart([overlay], show_only=["templates/dynamographdeployment.yaml"]), "DynamoGraphDeployment")
+    keys = {"worker": "worker", "prefill": "prefill", "decode": "decode"}
+    return [keys[view["type"]] for view in dgd_workers(dgd).values()]
+
+
+def component_fields(dgd: dict) -> dict[str, dict]:
+    return {name: view["fields"] for name, view in dgd_components(dgd).items()}
+
+
+class TestOffByDefault:
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_render_no_scaler_planner_or_adapter(self, overlay):
+        objects = render_chart([overlay])
+        assert not [o for o in objects if o["kind"] in SCALER_KINDS | PLANNER_KINDS]
+        for o in objects:
+            if o["kind"] == "DynamoGraphDeployment":
+                assert all("scalingAdapter" not in f for f in component_fields(o).values())
+                assert "Planner" not in dgd_components(o)
+            if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "gpt-oss-engine" and "trtllm-serve.yaml" in o["data"]:
+                assert "return_perf_metrics" not in o["data"]["trtllm-serve.yaml"]
+            if o["kind"] == "Deployment":
+                assert o["spec"]["replicas"] == 1
+
+
+class TestDynamoScalers:
+    @pytest.mark.parametrize("overlay,api", CASES, ids=CASE_IDS)
+    def test_should_target_adapters_the_same_render_turns_on(self, overlay, api):
+        scaler = "keda" if api.endswith("v1beta1") else "hpa"
+        objects = render_chart([overlay], autoscale_all(enabled_roles(overlay), scaler, api))
+        dgd = find(objects, "DynamoGraphDeployment")
+        assert dgd_errors(dgd) == []
+        scalers = [o for o in objects if o["kind"] in SCALER_KINDS]
+        fields = component_fields(dgd)
+        assert len(scalers) == len(fields)  # one per component: frontend and every worker role
+        targets = {o["spec"]["scaleTargetRef"]["name"] for o in scalers}
+        assert targets == {ADAPTERS[name] for name in fields}
+        for o in scalers:
+            assert o["kind"] == {"keda": "ScaledObject", "hpa": "HorizontalPodAutoscaler"}[scaler]
+            assert {k: o["spec"]["scaleTargetRef"][k] for k in ADAPTER} == ADAPTER
+        for name, f in fields.items():
+            assert f["scalingAdapter"] == ADAPTER_ON[api], name
+
+    @pytest.mark.parametrize("api", API_VERSIONS)
+    def test_should_turn_on_only_the_scaled_components_adapter(self, api):
+        values = {"dynamo": {"apiVersion": api}, "workers": {"decode": {"autoscaling": {"enabled": True}}}}
+        objects = render_chart(["disagg-k8s.yaml"], values)
+        fields = component_fields(find(objects, "DynamoGraphDeployment"))
+        assert fields["TRTLLMDecodeWorker"]["scalingAdapter"] == ADAPTER_ON[api]
+        assert "scalingAdapter" not in fields["TRTLLMPrefillWorker"] and "scalingAdapter" not in fields["Frontend"]
+        [scaled] = [o for o in objects if o["kind"] in SCALER_KINDS]
+        assert scaled["spec"]["scaleTargetRef"]["name"] == "gpt-oss-trtllmdecodeworker"
+
+    def test_should_write_the_documented_keda_object(self):
+        values = {"workers": {"worker": {"autoscaling": {"enabled": True, "maxReplicas": 10}}}}
+        so = find(render_chart(["agg.yaml"], values), "ScaledObject")
+        assert so["apiVersion"] == "keda.sh/v1alpha1" and so["metadata"]["name"] == "gpt-oss-worker"
+        spec = so["spec"]
+        assert (spec["minReplicaCount"], spec["maxReplicaCount"], spec["pollingInterval"], spec["cooldownPeriod"]) \
+            == (1, 10, 15, 60)
+        assert spec["triggers"] == [{"type": "prometheus", "metadata": {
+            "serverAddress": PROMETHEUS, "query": QUEUED, "threshold": "10"}}]
+        annotations = so["metadata"]["annotations"]
+        assert (annotations["gpt-oss/gpus-at-min-replicas"], annotations["gpt-oss/gpus-at-max-replicas"]) == ("4", "40")
+
+    def test_should_write_the_documented_hpa_on_an_external_metric(self):
+        behavior = {"scaleDown": {"stabilizationWindowSeconds": 600}}
+        values = {"workers": {"decode": {"autoscaling": {"enabled": True, "scaler": "hpa", "behavior": behavior}}}}
+        hpa = find(render_chart(["disagg-k8s.yaml"], values), "HorizontalPodAutoscaler")
+        assert hpa["apiVersion"] == "autoscaling/v2"
+        assert hpa["spec"]["metrics"] == [{"type": "External", "external": {
+            "metric": {"name": "dynamo_frontend_queued_requests",
+                       "selector": {"matchLabels": {"dynamo_namespace": "llm-gpt-oss"}}},
+            "target": {"type": "AverageValue", "averageValue": "10"}}}]
+        assert hpa["spec"]["behavior"] == behavior
+        for version in ("1.29.0", "1.37.0"):
+            assert kubernetes_errors(hpa, version) == []
+
+    def test_should_replace_the_trigger_and_metric_whole(self):
+        ttft = {"type": "prometheus", "metadata": {"serverAddress": PROMETHEUS, "threshold": "0.5",
+                                                   "activationThreshold": "0.1", "query": "ttft_p95"}}
+        cpu = {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization",
+                                                                          "averageUtilization": 80}}}
+        values = {"frontend": {"autoscaling": {"enabled": True, "scaler": "hpa", "metric": cpu}},
+                  "workers": {"worker": {"autoscaling": {"enabled": True, "trigger": ttft}}}}
+        objects = render_chart(["agg.yaml"], values)
+        assert find(objects, "ScaledObject")["spec"]["triggers"] == [ttft]
+        assert find(objects, "HorizontalPodAutoscaler")["spec"]["metrics"] == [cpu]
+
+    def test_should_filter_on_the_dynamo_namespace_with_dots_made_dashes(self):
+        values = {"fullnameOverride": "gpt.oss", "workers": {"worker": {"autoscaling": {"enabled": True}}}}
+        so = find(render_chart(["agg.yaml"], values), "ScaledObject")
+        assert so["spec"]["triggers"][0]["metadata"]["query"] == \
+            'sum(dynamo_frontend_queued_requests{dynamo_namespace="llm-gpt-oss"})'
+        assert so["spec"]["scaleTargetRef"]["name"] == "gpt.oss-trtllmworker"
+
+    @pytest.mark.parametrize("replicas,expected", [(1, 2), (3, 3), (9, 4)])
+    def test_should_start_an_autoscaled_role_within_its_range(self, replicas, expected):
+        values = {"workers": {"worker": {"replicas": replicas,
+                                         "autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 4}}}}
+        dgd = find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment")
+        assert dgd_workers(dgd)["TRTLLMWorker"]["replicas"] == expected
+
+    def test_should_validate_against_the_keda_crd(self, shared_dir):
+        crd = shared_dir / "keda" / "crds" / "keda.sh_scaledobjects.yaml"
+        for overlay in ("agg.yaml", "trtllm-serve-max-throughput.yaml"):
+            values = ({"trtllmServe": {"autoscaling": {"enabled": True}}} if "trtllm" in overlay else
+                      {"frontend": {"autoscaling": {"enabled": True, "behavior": {"scaleUp": {"stabilizationWindowSeconds": 0}}}}})
+            so = find(render_chart([overlay], values), "ScaledObject")
+            versions = {v["name"]: v for v in yaml.safe_load(crd.read_text())["spec"]["versions"]}
+            schema = _strict(copy.deepcopy(versions["v1alpha1"]["schema"]["openAPIV3Schema"]))
+            assert [e.message for e in jsonschema.Draft7Validator(schema).iter_errors(so)] == []
+
+
+class TestTrtllmServe:
+    @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
+    @pytest.mark.parametrize("scaler", ["keda", "hpa"])
+    def test_should_scale_the_deployment_and_expose_prometheus_metrics(self, overlay, scaler):
+        values = {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": scaler, "maxReplicas": 3}}}
+        objects = render_chart([overlay], values)
+        deployment = find(objects, "Deployment", "gpt-oss-trtllm-serve")
+        assert "replicas" not in deployment["spec"]  # the scaler owns it
+        [scaled] = [o for o in objects if o["kind"] in SCALER_KINDS]
+        assert scaled["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
+                                                    "name": "gpt-oss-trtllm-serve"}
+        assert scaled["metadata"]["annotations"]["gpt-oss/gpus-at-max-replicas"] == "24"
+        engine = find(objects, "ConfigMap", "gpt-oss-engine")["data"]["trtllm-serve.yaml"]
+        assert "return_perf_metrics: true" in engine and "enable_iter_perf_stats: true" in engine
+
+    def test_should_default_to_the_confirmed_kv_cache_metric(self):
+        values = {"trtllmServe": {"autoscaling": {"enabled": True}}}
+        so = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "ScaledObject")
+        assert so["spec"]["triggers"][0]["metadata"] == {
+            "serverAddress": PROMETHEUS, "threshold": "0.7",
+            "query": 'sum(trtllm_kv_cache_utilization{namespace="llm",pod=~"gpt-oss-trtllm-serve-.+"})'}
+
+    def test_should_write_the_hpa_threshold_as_the_api_server_stores_it(self):
+        values = {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}
+        hpa = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "HorizontalPodAutoscaler")
+        # 0.7 is stored as 700m: anything else would show as a diff in Argo CD forever.
+        assert hpa["spec"]["metrics"][0]["external"]["target"] == {"type": "AverageValue", "averageValue": "700m"}
+
+    def test_should_scrape_the_prometheus_path_with_monitoring_on(self):
+        objects = render_chart(["trtllm-serve-max-throughput.yaml"], {"monitoring": {"podMonitor": {"enabled": True}}})
+        monitor = find(objects, "PodMonitor")
+        assert monitor["spec"]["podMetricsEndpoints"][0]["path"] == "/prometheus/metrics"
+        assert monitor["spec"]["podMetricsEndpoints"][0]["port"] == "http"
+        deployment = find(objects, "Deployment")
+        labels = deployment["spec"]["template"]["metadata"]["labels"]
+        assert monitor["spec"]["selector"]["matchLabels"].items() <= labels.items()
+        assert "http" in [p["name"] for p in deployment["spec"]["template"]["spec"]["containers"][0]["ports"]]
+        engine = find(objects, "ConfigMap", "gpt-oss-engine")["data"]["trtllm-serve.yaml"]
+        assert "return_perf_metrics: true" in engine and "enable_iter_perf_stats: true" in engine
+
+
+def planner_config(dgd: dict) -> dict:
+    planner = dgd_components(dgd)["Planner"]
+    assert planner["main"]["command"] == ["python3", "-m", "dynamo.planner"]
+    assert planner["args"][0] == "--config" and len(planner["args"]) == 2
+    return json.loads(planner["args"][1])
+
+
+class TestPlanner:
+    @pytest.mark.parametrize("overlay,api", CASES, ids=CASE_IDS)
+    def test_should_add_a_planner_component_and_the_workers_adapters(self, overlay, api):
+        dgd = find(render_chart([overlay], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}}),
+                   "DynamoGraphDeployment")
+        assert dgd_errors(dgd) == []
+        planner = dgd_components(dgd)["Planner"]
+        if api.endswith("v1beta1"):
+            assert planner["fields"]["type"] == "planner"
+        else:
+            assert planner["fields"]["componentType"] == "planner"
+        assert planner["main"]["image"] == "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.2.1"
+        config = planner_config(dgd)
+        assert (config["environment"], config["backend"]) == ("kubernetes", "trtllm")
+        workers = dgd_workers(dgd)
+        assert config["mode"] == ("agg" if list(workers) == ["TRTLLMWorker"] else "disagg")
+        for name, view in workers.items():
+            assert view["fields"]["scalingAdapter"] == ADAPTER_ON[api], name
+        assert "scalingAdapter" not in dgd_components(dgd)["Frontend"]["fields"]
+
+    @pytest.mark.parametrize("overlay,system,isl,osl,prefill,decode", [
+        ("agg.yaml", "gb200", 128, 1000, {"tp": 1, "pp": 1, "dp": 4, "moe_tp": 1, "moe_ep": 4}, None),
+        ("disagg-k8s.yaml", "gb200", 8192, 1024, {"tp": 1, "pp": 1, "dp": 1, "moe_tp": 1, "moe_ep": 1},
+         {"tp": 4, "pp": 1, "dp": 1, "moe_tp": 4, "moe_ep": 1}),
+        ("2xh100-truss.yaml", "h100_sxm", None, None, {"tp": 2, "pp": 1, "dp": 1, "moe_tp": 1, "moe_ep": 2}, None),
+    ])
+    def test_should_fill_aic_interpolation_from_the_plan(self, overlay, system, isl, osl, prefill, decode):
+        config = planner_config(find(render_chart([overlay], {"planner": {"enabled": True}}), "DynamoGraphDeployment"))
+        aic = config["aic_interpolation"]
+        assert (aic["hf_id"], aic["system"], aic["backend"]) == ("openai/gpt-oss-120b", system, "trtllm")
+        if isl:
+            assert (aic["isl"], aic["osl"]) == (isl, osl)
+        assert aic["prefill_pick"] == prefill
+        assert aic["decode_pick"] == (decode or prefill)
+
+    def test_should_write_targets_intervals_and_budget_from_values(self):
+        values = {"planner": {"enabled": True, "ttftMs": 800, "itlMs": 25, "maxGpuBudget": 12, "minGpuBudget": 5,
+                              "throughputAdjustmentIntervalSeconds": 90, "loadAdjustmentIntervalSeconds": 10}}
+        config = planner_config(find(render_chart(["disagg-k8s.yaml"], values), "DynamoGraphDeployment"))
+        assert {k: config[k] for k in ("ttft_ms", "itl_ms", "max_gpu_budget", "min_gpu_budget",
+                                       "throughput_adjustment_interval_seconds", "load_adjustment_interval_seconds",
+                                       "prefill_engine_num_gpu", "decode_engine_num_gpu")} == {
+            "ttft_ms": 800, "itl_ms": 25, "max_gpu_budget": 12, "min_gpu_budget": 5,
+            "throughput_adjustment_interval_seconds": 90, "load_adjustment_interval_seconds": 10,
+            "prefill_engine_num_gpu": 1, "decode_engine_num_gpu": 4}
+
+    @pytest.mark.parametrize("api", API_VERSIONS)
+    def test_should_run_the_planner_pod_restricted(self, api):
+        """PodSecurity restricted, like every pod of the chart: non-root, no privilege escalation, no capabilities."""
+        dgd = find(render_chart(["agg.yaml"], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}}),
+                   "DynamoGraphDeployment")
+        planner = dgd_components(dgd)["Planner"]
+        pod = planner["pod_spec"]["securityContext"]
+        assert (pod["runAsNonRoot"], pod["seccompProfile"]["type"]) == (True, "RuntimeDefault")
+        container = planner["main"]["securityContext"]
+        assert container["allowPrivilegeEscalation"] is False and container["capabilities"]["drop"] == ["ALL"]
+        assert planner["main"]["image"].endswith(":1.2.1")  # pinned: the runtime's version, never latest
+
+    def test_should_run_the_runtime_image_before_dynamo_1_1(self):
+        dgd = find(render_chart(["agg.yaml"], {"planner": {"enabled": True},
+                                                 "dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.0.1"}}}),
+                   "DynamoGraphDeployment")
+        assert dgd_components(dgd)["Planner"]["main"]["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.1"
+
+    def test_should_leave_the_frontend_to_its_own_scaler(self):
+        values = {"planner": {"enabled": True}, "frontend": {"autoscaling": {"enabled": True}}}
+        objects = render_chart(["disagg-k8s.yaml"], values)
+        assert find(objects, "ScaledObject")["spec"]["scaleTargetRef"]["name"] == "gpt-oss-frontend"
+
+    def test_should_render_namespaced_rbac_only_on_request(self):
+        assert not [o for o in render_chart(["agg.yaml"], {"planner": {"enabled": True}}) if o["kind"] in PLANNER_KINDS]
+        objects = render_chart(["agg.yaml"], {"planner": {"enabled": True, "rbac": {"create": True}}})
+        account, role, binding = (find(objects, kind, "gpt-oss-planner") for kind in ("ServiceAccount", "Role", "RoleBinding"))
+        rules = {(group, resource): rule["verbs"] for rule in role["rules"]
+                 for group in rule["apiGroups"] for resource in rule["resources"]}
+        assert rules[("nvidia.com", "dynamographdeploymentscalingadapters/scale")] == ["patch"]
+        assert rules[("nvidia.com", "dynamographdeployments")] == ["get", "list", "create", "update", "patch"]
+        assert rules[("discovery.k8s.io", "endpointslices")] == ["get", "list", "watch"]
+        assert rules[("", "pods")] == ["get", "list", "patch"]
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpt-oss-planner", "namespace": "llm"}]
+        assert binding["roleRef"]["name"] == role["metadata"]["name"]
+        pod = dgd_components(find(objects, "DynamoGraphDeployment"))["Planner"]["pod_spec"]
+        assert pod["serviceAccountName"] == account["metadata"]["name"]
+        for obj in (account, role, binding):
+            assert kubernetes_errors(obj, "1.29.0") == []
+
+
+class TestReadout:
+    def test_should_print_range_gpus_scaler_and_metric_in_notes(self):
+        values = {"workers": {"worker": {"autoscaling": {"enabled": True, "maxReplicas": 3}}}}
+        notes = render_notes(["agg.yaml"], values)
+        assert ("workers.worker: 1-3 replicas, 4-12 GPUs, ScaledObject gpt-oss-worker on "
+                "DynamoGraphDeploymentScalingAdapter gpt-oss-trtllmworker; metric " + QUEUED + ", 10 per replica") in notes
+        assert "owns its replica count" in notes
+
+    def test_should_print_the_planner_targets_and_budget_in_notes(self):
+        notes = render_notes(["disagg-k8s.yaml"], {"planner": {"enabled": True}})
+        assert ("scales TRTLLMPrefillWorker, TRTLLMDecodeWorker through their scaling adapters, at least 1 replica(s) "
+                "each; sla targets TTFT 500 ms, ITL 50 ms; GPU budget 16 at most; aiconfigurator model gb200, "
+                "ISL 8192 / OSL 1024") in notes
+
+
+    def test_should_print_ranges_gpus_metric_and_planner_in_the_plan_command(self):
+        values = {"workers": {"decode": {"autoscaling": {"enabled": True, "maxReplicas": 4, "scaler": "hpa"}}},
+                  "frontend": {"autoscaling": {"enabled": True, "maxReplicas": 3}}}
+        result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "plan.py"), "values/disagg-k8s.yaml",
+                                 "--set-json", json.dumps(values)], capture_output=True, text=True, cwd=REPO_ROOT)
+        assert result.returncode == 0, result.stderr
+        assert ("Autoscaling workers.decode: 1-4 replicas, 4-16 GPUs, HorizontalPodAutoscaler gpt-oss-decode -> "
+                "DynamoGraphDeploymentScalingAdapter gpt-oss-trtllmdecodeworker; metric External "
+                'dynamo_frontend_queued_requests {"averageValue": "10", "type": "AverageValue"}') in result.stdout
+        assert ("Autoscaling frontend: 1-3 replicas, 0-0 GPUs, ScaledObject gpt-oss-frontend -> "
+                "DynamoGraphDeploymentScalingAdapter gpt-oss-frontend; metric prometheus " + QUEUED) in result.stdout
+        planner = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "plan.py"), "values/agg.yaml",
+                                  "--set-json", '{"planner": {"enabled": true, "maxGpuBudget": 12}}'],
+                                 capture_output=True, text=True, cwd=REPO_ROOT)
+        assert ("SLA planner (component Planner, agg, sla): TTFT 500 ms, ITL 50 ms, GPU budget -1..12, "
+                "min 1 replica(s) per worker role, aiconfigurator gb200 ISL 128 / OSL 1000") in planner.stdout
+
+
+class TestLint:
+    @pytest.mark.parametrize("overlay,values", [
+        ("agg.yaml", {"frontend": {"autoscaling": {"enabled": True}},
+                      "workers": {"worker": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}}),
+        ("disagg-k8s.yaml", {"planner": {"enabled": True, "rbac": {"create": True}},
+                             "dynamo": {"apiVersion": "nvidia.com/v1alpha1"}}),
+        ("trtllm-serve-max-throughput.yaml", {"trtllmServe": {"autoscaling": {"enabled": True}},
+                                              "monitoring": {"podMonitor": {"enabled": True}}}),
+    ], ids=["agg-scalers", "disagg-planner-v1alpha1", "trtllm-serve-scaler-and-podmonitor"])
+    def test_should_lint_the_new_templates_strictly(self, overlay, values):
+        import helm_python
+        from tests.test_lint import problems
+        for kube_version in ("1.29.0", "1.37.0"):
+            report = helm_python.lint(CHART_DIR, load_values([overlay], values), strict=True, kube_version=kube_version)
+            assert problems(report) == [], kube_version
+
+
+AUTOSCALING_VARIANT_REFUSALS = [
+    ("trtllm-serve-min-replicas", "trtllm-serve-low-latency.yaml",
+     {"trtllmServe": {"autoscaling": {"enabled": True, "minReplicas": 0}}},
+     "trtllmServe.autoscaling.minReplicas=0 is below 1: trtllm-serve has no activator, so nothing would scale a "
+     "Deployment at zero up again; allowed: minReplicas 1 or more"),
+    ("frontend-autoscaling-on-trtllm-serve", "trtllm-serve-low-latency.yaml",
+     {"frontend": {"autoscaling": {"enabled": True}}},
+     "frontend.autoscaling.enabled=true, but frontend is not deployed (runtime=trtllm-serve); "
+     "turn frontend.autoscaling.enabled off or deploy the role"),
+    ("trtllm-serve-autoscaling-on-dynamo", "agg.yaml", {"trtllmServe": {"autoscaling": {"enabled": True}}},
+     "trtllmServe.autoscaling.enabled=true, but trtllmServe is not deployed (runtime=dynamo); "
+     "turn trtllmServe.autoscaling.enabled off or deploy the role"),
+]
+
+
+@pytest.mark.parametrize("overlay,values,message", [r[1:] for r in AUTOSCALING_VARIANT_REFUSALS],
+                         ids=[r[0] for r in AUTOSCALING_VARIANT_REFUSALS])
+def test_should_refuse_the_other_runtime_variants(overlay, values, message):
+    """The variants of the messages tests/test_check_values.py covers once each."""
+    with pytest.raises(ChartRenderError) as error:
+        render_chart([overlay], values)
+    assert message in str(error.value)
+
+
+class TestArgoCd:
+    def test_should_ignore_exactly_the_replicas_the_adapters_own(self):
+        """The README's Application snippet: its ignoreDifferences name every component whose adapter is on."""
+        readme = (REPO_ROOT / "examples" / "argocd" / "README.md").read_text()
+        section = readme.split("## Autoscaling", 1)[1].split("\n## ", 1)[0]
+        snippet = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))["spec"]
+        helm = snippet["source"]["helm"]
+        overlay = helm["valueFiles"][0].rsplit("/", 1)[-1]
+        dgd = find(render_chart([overlay], helm["valuesObject"]), "DynamoGraphDeployment")
+        owned = {name for name, fields in component_fields(dgd).items() if "scalingAdapter" in fields}
+        [entry] = [e for e in snippet["ignoreDifferences"] if e["kind"] == "DynamoGraphDeployment"]
+        ignored = {re.search(r'select\(\.name == "([^"]+)"\)', path).group(1)
+                   for path in entry["jqPathExpressions"] if "replicas" in path}
+        assert owned == ignored == {"TRTLLMDecodeWorker"}
