@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.helpers import DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS
+from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS
 from tools.predict import aiconfigurator_inputs, read_target
 
 HAVE_AICONFIGURATOR = importlib.util.find_spec("aiconfigurator") is not None
@@ -23,7 +23,8 @@ TOLERANCE = 0.03  # relative: the pinned model is deterministic, this only absor
 EXPECTED_INPUTS = {
     "agg.yaml": {"mode": "agg", "system_name": "gb200", "isl": 128, "osl": 1000, "tp_size": 1,
                  "attention_dp_size": 4, "moe_tp_size": 1, "moe_ep_size": 4, "batch_size": 800, "ctx_tokens": 7392,
-                 "moe_quant_mode": "w4a16_mxfp4", "kvcache_quant_mode": "bfloat16", "free_gpu_memory_fraction": 0.9},
+                 "moe_quant_mode": "w4a8_mxfp4_mxfp8", "gemm_quant_mode": "bfloat16", "kvcache_quant_mode": "bfloat16",
+                 "free_gpu_memory_fraction": 0.9},
     "disagg-k8s.yaml": {"mode": "disagg", "system_name": "gb200", "isl": 8192, "osl": 1024,
                         "prefill_tp_size": 1, "prefill_moe_ep_size": 1, "prefill_batch_size": 2, "prefill_num_workers": 1,
                         "decode_tp_size": 4, "decode_attention_dp_size": 1, "decode_moe_tp_size": 4,
@@ -37,10 +38,21 @@ EXPECTED_INPUTS = {
                                 "prefill_tp_size": 4, "prefill_attention_dp_size": 1, "prefill_moe_ep_size": 4,
                                 "prefill_batch_size": 1, "decode_tp_size": 1, "decode_attention_dp_size": 4,
                                 "decode_moe_tp_size": 1, "decode_moe_ep_size": 4, "decode_batch_size": 64,
-                                "moe_quant_mode": "w4a16_mxfp4", "kvcache_quant_mode": "bfloat16"},
+                                "moe_quant_mode": "w4a8_mxfp4_mxfp8", "kvcache_quant_mode": "bfloat16"},
     "2xh100-truss.yaml": {"mode": "agg", "system_name": "h100_sxm", "isl": 4000, "osl": 1000, "tp_size": 2,
                           "attention_dp_size": 1, "moe_tp_size": 1, "moe_ep_size": 2, "batch_size": 16,
-                          "ctx_tokens": 8176, "moe_quant_mode": "w4a16_mxfp4", "free_gpu_memory_fraction": 0.8},
+                          "ctx_tokens": 8176, "moe_quant_mode": "w4a16_mxfp4", "gemm_quant_mode": "bfloat16",
+                          "free_gpu_memory_fraction": 0.8},
+    # trtllm-serve: TP = EP = 8 GPUs in one pod; low-latency without attention-DP and TensorRT-LLM's default
+    # batch (8 users fit), max-throughput with attention-DP and --max_batch_size 640 per rank.
+    "trtllm-serve-low-latency.yaml": {"mode": "agg", "system_name": "b200_sxm", "isl": 1024, "osl": 1024,
+                                      "tp_size": 8, "attention_dp_size": 1, "moe_tp_size": 1, "moe_ep_size": 8,
+                                      "batch_size": 8, "moe_quant_mode": "w4a8_mxfp4_mxfp8",
+                                      "free_gpu_memory_fraction": 0.75},
+    "trtllm-serve-max-throughput.yaml": {"mode": "agg", "system_name": "b200_sxm", "tp_size": 1,
+                                         "attention_dp_size": 8, "moe_tp_size": 1, "moe_ep_size": 8,
+                                         "batch_size": 640, "moe_quant_mode": "w4a8_mxfp4_mxfp8",
+                                         "free_gpu_memory_fraction": 0.9},
 }
 # overlay -> settings aiconfigurator cannot take, as the prediction names them (a substring each).
 EXPECTED_NOT_MODELED = {
@@ -49,26 +61,32 @@ EXPECTED_NOT_MODELED = {
     "disagg-k8s-balanced.yaml": ["moe_config.backend TRTLLM"],
     "8xb200-single-node.yaml": ["chunked prefill (32000-token prompts in 20000-token chunks)"],
     "2xh100-truss.yaml": ["moe_config.backend TRITON", "disable_overlap_scheduler"],
+    "trtllm-serve-low-latency.yaml": ["trtllmServe: moe_config.backend TRTLLM is not a model input; it chose "
+                                      "W4A8_MXFP4_MXFP8"],
+    "trtllm-serve-max-throughput.yaml": ["trtllmServe: moe_config.backend CUTLASS is not a model input; it chose "
+                                         "W4A8_MXFP4_MXFP8"],
 }
+H200 = {"gpu": {"type": "H200", "productLabel": "NVIDIA-H200"}}
 
 
-def test_should_cover_every_dynamo_overlay():
-    assert sorted(EXPECTED_INPUTS) == sorted(EXPECTED_NOT_MODELED) == DYNAMO_OVERLAYS
-
-
-@pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
-def test_should_say_it_does_not_map_trtllm_serve(overlay):
-    with pytest.raises(SystemExit, match="does not map yet"):
-        read_target([overlay])
+def test_should_cover_every_overlay():
+    assert sorted(EXPECTED_INPUTS) == sorted(EXPECTED_NOT_MODELED) == OVERLAYS
 
 
 class TestAiconfiguratorInputs:
-    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_map_each_rendered_role_onto_aiconfigurator(self, overlay):
         kwargs, _ = aiconfigurator_inputs(read_target([overlay]))
         assert {key: kwargs[key] for key in EXPECTED_INPUTS[overlay]} == EXPECTED_INPUTS[overlay]
 
-    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
+    def test_should_model_trtllm_serve_on_h200_with_what_hopper_runs(self, overlay):
+        kwargs, notes = aiconfigurator_inputs(read_target([overlay], H200))
+        assert (kwargs["system_name"], kwargs["moe_quant_mode"], kwargs["moe_ep_size"]) == ("h200_sxm", "w4a16_mxfp4", 8)
+        assert any("moe_config.backend TRITON is not a model input; it chose W4A16_MXFP4, modeled with "
+                   "aiconfigurator's measured w4a16_mxfp4 MoE kernels" in note for note in notes), notes
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_say_what_it_cannot_model(self, overlay):
         _, notes = aiconfigurator_inputs(read_target([overlay]))
         for text in EXPECTED_NOT_MODELED[overlay]:
@@ -78,10 +96,20 @@ class TestAiconfiguratorInputs:
         kwargs, _ = aiconfigurator_inputs(read_target(["disagg-k8s.yaml"], {"benchmark": {"concurrency": None}}))
         assert kwargs["decode_batch_size"] == 1280  # 256 x 5 = 1280 users fill exactly the 1280 slots
 
-    def test_should_name_a_quantization_without_kernel_data(self):
-        _, notes = aiconfigurator_inputs(read_target(["disagg-k8s.yaml"],
-                                                     {"workers": {"overrideQuantAlgo": "W4A8_MXFP4_FP8"}}))
-        assert any("OVERRIDE_QUANT_ALGO=W4A8_MXFP4_FP8 has no kernel data" in note for note in notes)
+    def test_should_name_the_nearest_mode_of_a_quantization_without_one(self):
+        # Blackwell with TRITON MoE runs W4A8_MXFP4_FP8 (FACTS.md), which aiconfigurator has no mode for.
+        kwargs, notes = aiconfigurator_inputs(read_target(
+            ["agg.yaml"], {"workers": {"worker": {"engine": {"moe_config": {"backend": "TRITON"}}}}}))
+        assert kwargs["moe_quant_mode"] == "w4a8_mxfp4_mxfp8"
+        assert any("W4A8_MXFP4_FP8 has no aiconfigurator mode; modeled with the nearest, w4a8_mxfp4_mxfp8" in note
+                   for note in notes), notes
+
+    def test_should_fall_back_to_w4a16_where_the_gpu_has_no_w4a8_data(self):
+        kwargs, notes = aiconfigurator_inputs(read_target(
+            ["2xh100-truss.yaml"], {"workers": {"overrideQuantAlgo": "W4A8_MXFP4_FP8"}}))
+        assert kwargs["moe_quant_mode"] == "w4a16_mxfp4"
+        assert any("W4A8_MXFP4_FP8 has no aiconfigurator mode; modeled with the nearest, w4a16_mxfp4" in note
+                   for note in notes), notes
 
 
 # overlay -> (tokens/s/GPU, tokens/s/user, TTFT ms, ITL ms) predicted by aiconfigurator 0.12.0.
