@@ -130,7 +130,8 @@ Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
 {{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
 {{- $tables := include "gpt-oss.sizingTables" . | fromYaml }}
 {{- $sizing := get $tables.gpus .Values.gpu.type }}
-{{- /* The tables of the quantization that runs (gpt-oss.quantization): prefill's for prompts, decode's for tokens. */}}
+{{- /* The tables of the quantization that runs (gpt-oss.quantization; moeModes names the aiconfigurator mode that
+models it): prefill's for prompts, decode's for tokens. */}}
 {{- $quantization := include "gpt-oss.quantization" . | fromYaml }}
 {{- $prefillAlgo := "" }}
 {{- $decodeAlgo := "" }}
@@ -139,8 +140,8 @@ Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
 {{- if and (ne .mode "decode") (not $prefillAlgo) }}{{ $prefillAlgo = $algo }}{{ end }}
 {{- if and (ne .mode "prefill") (not $decodeAlgo) }}{{ $decodeAlgo = $algo }}{{ end }}
 {{- end }}
-{{- $prefillQuant := ternary $prefillAlgo "default" (hasKey $sizing.prefillTokensPerSecondPerGpu $prefillAlgo) }}
-{{- $quant := ternary $decodeAlgo "default" (hasKey $sizing.interTokenLatencyMs $decodeAlgo) }}
+{{- $prefillQuant := get $sizing.moeModes $prefillAlgo }}
+{{- $quant := get $sizing.moeModes $decodeAlgo }}
 {{- $bench := .Values.benchmark }}
 {{- $concurrency := int $plan.benchmark.concurrency }}
 {{- $isl := int $bench.inputTokensMean }}
