@@ -6,6 +6,7 @@ predictions and the tables need requirements-predict.txt (the version its figure
 import importlib.util
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -178,6 +179,25 @@ class TestPredictions:
         ratio = (predictions["disagg-k8s-balanced.yaml"]["tokens_per_s_per_gpu"]
                  / predictions["disagg-k8s.yaml"]["tokens_per_s_per_gpu"])
         assert ratio == pytest.approx(2.0, rel=0.05)
+
+
+@needs_aiconfigurator
+class TestQuantizationModes:
+    def test_should_know_which_moe_modes_the_database_measured(self):
+        """MEASURED_MOE_MODES (which picks the nearest mode without aiconfigurator) against the installed database."""
+        import glob
+
+        import aiconfigurator_core
+        import pandas
+        from tools.predict import MEASURED_MOE_MODES
+        data = Path(aiconfigurator_core.__file__).parent / "systems" / "data"
+        measured = {}
+        for system in MEASURED_MOE_MODES:
+            (path,) = glob.glob(str(data / system / "moe" / "trtllm" / "1.3.0rc20" / "moe_perf.parquet"))
+            frame = pandas.read_parquet(path)
+            gpt_oss = frame[(frame.num_experts == 128) & (frame.hidden_size == 2880) & (frame.topk == 4)]
+            measured[system] = tuple(sorted(m for m in gpt_oss.moe_dtype.unique() if "mxfp4" in m))
+        assert measured == MEASURED_MOE_MODES
 
 
 @needs_aiconfigurator
