@@ -23,7 +23,7 @@ TOLERANCE = 0.03  # relative: the pinned model is deterministic, this only absor
 # batches whole prompts up to max_num_tokens).
 EXPECTED_INPUTS = {
     "agg.yaml": {"mode": "agg", "system_name": "gb200", "isl": 128, "osl": 1000, "tp_size": 1,
-                 "attention_dp_size": 4, "moe_tp_size": 1, "moe_ep_size": 4, "batch_size": 800, "ctx_tokens": 7392,
+                 "attention_dp_size": 4, "moe_tp_size": 1, "moe_ep_size": 4, "batch_size": 800, "ctx_tokens": 7296,
                  "moe_quant_mode": "w4a8_mxfp4_mxfp8", "gemm_quant_mode": "bfloat16", "kvcache_quant_mode": "bfloat16",
                  "free_gpu_memory_fraction": 0.9},
     "disagg-k8s.yaml": {"mode": "disagg", "system_name": "gb200", "isl": 8192, "osl": 1024,
@@ -40,6 +40,11 @@ EXPECTED_INPUTS = {
                                 "prefill_batch_size": 1, "decode_tp_size": 1, "decode_attention_dp_size": 4,
                                 "decode_moe_tp_size": 1, "decode_moe_ep_size": 4, "decode_batch_size": 64,
                                 "moe_quant_mode": "w4a8_mxfp4_mxfp8", "kvcache_quant_mode": "bfloat16"},
+    # 96 users on 8 workers of 12 slots; no chunked prefill: two whole 32000-token prompts per 65536-token step.
+    "8xb200-single-node-balanced.yaml": {"mode": "agg", "system_name": "b200_sxm", "isl": 32000, "osl": 256,
+                                         "tp_size": 1, "attention_dp_size": 1, "moe_ep_size": 1, "batch_size": 12,
+                                         "ctx_tokens": 64000, "moe_quant_mode": "w4a8_mxfp4_mxfp8",
+                                         "kvcache_quant_mode": "bfloat16"},
     "2xh100-truss.yaml": {"mode": "agg", "system_name": "h100_sxm", "isl": 4000, "osl": 1000, "tp_size": 2,
                           "attention_dp_size": 1, "moe_tp_size": 1, "moe_ep_size": 2, "batch_size": 16,
                           "ctx_tokens": 8176, "moe_quant_mode": "w4a16_mxfp4", "gemm_quant_mode": "bfloat16",
@@ -61,6 +66,7 @@ EXPECTED_NOT_MODELED = {
     "disagg-k8s.yaml": ["1536 benchmark users exceed its 1280 batch slots", "moe_config.backend TRTLLM"],
     "disagg-k8s-balanced.yaml": ["moe_config.backend TRTLLM"],
     "8xb200-single-node.yaml": ["chunked prefill (32000-token prompts in 20000-token chunks)"],
+    "8xb200-single-node-balanced.yaml": ["moe_config.backend CUTLASS is not a model input; it chose W4A8_MXFP4_MXFP8"],
     "2xh100-truss.yaml": ["moe_config.backend TRITON", "disable_overlap_scheduler"],
     "trtllm-serve-low-latency.yaml": ["trtllmServe: moe_config.backend TRTLLM is not a model input; it chose "
                                       "W4A8_MXFP4_MXFP8"],

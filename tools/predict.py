@@ -153,8 +153,12 @@ def _role_inputs(role: dict, isl: int, users: int, phase: str, system: str, note
                          f"full batches of {max_batch} per rank (the rest queue, see the benchmark line)")
     inputs["batch_size"] = batch
     if phase == "agg":
-        # Context tokens one step takes next to a full decode batch (max_num_tokens counts both).
-        inputs["ctx_tokens"] = max(isl, max_tokens - batch)
+        # Context tokens one step takes next to a full decode batch (max_num_tokens counts both); without
+        # chunked prefill the scheduler takes whole prompts only.
+        budget = max_tokens - batch
+        if not engine.get("enable_chunked_prefill"):
+            budget = budget // isl * isl
+        inputs["ctx_tokens"] = max(isl, budget)
     kv = (engine.get("kv_cache_config") or {})
     inputs["kvcache_quant_mode"] = "fp8" if kv.get("dtype") == "fp8" else "bfloat16"
     inputs["free_gpu_memory_fraction"] = float(kv["free_gpu_memory_fraction"])
@@ -290,6 +294,8 @@ def best_configuration(kwargs: dict, target: dict, itl_ms: float, ttft_ms: float
         if frame is None or frame.empty:
             continue
         row = frame.iloc[0].to_dict()
+        if float(row["tpot"]) > itl_ms * 1.01 or float(row["ttft"]) > common["ttft"] * 1.01:
+            continue  # nothing in this mode met the constraint; aiconfigurator returned its nearest miss
         by_mode[mode] = {"tokens_per_s_per_gpu": round(float(row["tokens/s/gpu_cluster"]), 1),
                          "tokens_per_s_per_user": round(float(row["tokens/s/user"]), 2),
                          "ttft_ms": round(float(row["ttft"]), 1), "itl_ms": round(float(row["tpot"]), 2),
