@@ -34,7 +34,8 @@ PUBLISHED = {
     (1000, 1000): {"B200": 25943, "GB200": 27198, "H200": 6868, "H100": 4685},
     (8192, 1024): {"B200": 6111, "GB200": 6835, "H200": 1828, "H100": 1169},
 }
-BATCHES = [32, 64, 128, 256, 384, 512, 768, 1024, 1536, 2048]  # sequences per attention-DP rank
+# Sequences per attention-DP rank, up to TensorRT-LLM's default max_batch_size.
+BATCHES = [32, 64, 128, 256, 384, 512, 768, 1024, 1536, 2048]
 FREE_GPU_MEMORY_FRACTION = 0.9  # trtllm-bench's default share of free memory for the KV cache
 
 
@@ -45,11 +46,18 @@ def max_load(gpu: str, isl: int, osl: int) -> dict:
     mode, _ = moe_mode(algo, SYSTEMS[gpu])
     best = None
     for batch in BATCHES:
-        result = cli_estimate(MODEL, SYSTEMS[gpu], mode="agg", backend_name=BACKEND, isl=isl, osl=osl,
-                              batch_size=batch, ctx_tokens=max(isl, TRTLLM_DEFAULT_MAX_NUM_TOKENS - batch),
-                              tp_size=1, attention_dp_size=ranks, moe_tp_size=1, moe_ep_size=ranks,
-                              moe_quant_mode=mode, gemm_quant_mode=GEMM_MODE, kvcache_quant_mode=kv,
-                              free_gpu_memory_fraction=FREE_GPU_MEMORY_FRACTION, max_seq_len=isl + osl)
+        # trtllm-bench runs without chunked prefill: whole prompts up to max_num_tokens per step.
+        ctx_tokens = max(isl, (TRTLLM_DEFAULT_MAX_NUM_TOKENS - batch) // isl * isl)
+        try:
+            result = cli_estimate(MODEL, SYSTEMS[gpu], mode="agg", backend_name=BACKEND, isl=isl, osl=osl,
+                                  batch_size=batch, ctx_tokens=ctx_tokens, tp_size=1, attention_dp_size=ranks,
+                                  moe_tp_size=1, moe_ep_size=ranks, moe_quant_mode=mode, gemm_quant_mode=GEMM_MODE,
+                                  kvcache_quant_mode=kv, free_gpu_memory_fraction=FREE_GPU_MEMORY_FRACTION,
+                                  max_seq_len=isl + osl)
+        except RuntimeError as error:
+            if not str(error).startswith("OOM"):
+                raise
+            break  # the batch's activations do not fit; larger ones do not either
         if result.kv_cache_warning:
             break  # larger batches do not fit either
         tokens = float(result.raw["tokens/s/gpu"])

@@ -58,6 +58,18 @@ TRTLLM_DEFAULT_MAX_NUM_TOKENS = 8192
 TRTLLM_DEFAULT_MAX_BATCH_SIZE = 2048
 
 
+# How far to trust a figure: aiconfigurator's prediction over TensorRT-LLM's published output tokens/s/GPU at
+# maximum load, per GPU, at ISL/OSL 1000/1000 and 8192/1024 (ci/compare-published.py; tests/test_predict.py
+# reruns it and compares).
+PUBLISHED_RATIO = {"B200": (1.51, 1.40), "GB200": (1.61, 1.35), "H200": (1.34, 1.10), "H100": (1.41, 1.36)}
+
+
+def model_error(gpu: str) -> str:
+    """The model's error on a GPU type, as printed beside each tokens/s/GPU figure."""
+    short, long = PUBLISHED_RATIO[gpu]
+    return f"[{gpu}: the model gives {short:.2f}x / {long:.2f}x the published 1000/1000 / 8192/1024 figures]"
+
+
 def moe_mode(algo: str, system: str) -> tuple[str, str | None]:
     """aiconfigurator's MoE mode for a TensorRT-LLM quantization on a system, and a note when it is the nearest."""
     exact = MOE_MODES[algo]
@@ -325,6 +337,7 @@ def predict(values_files: list[str], set_json: dict | str | None = None, best: b
         "requests_per_s": round(float(raw["seq/s"]) * kwargs.get("_replicas", 1), 3),
         "request_latency_s": round(float(raw["request_latency"]) / 1000, 2),
         "not_modeled": notes, "inputs": {k: v for k, v in kwargs.items() if not k.startswith("_")},
+        "quantization": {role["component"]: role["quant"] for role in target["roles"]},
     }
     if target["mode"] == "disagg":
         prefill = float(raw["(p)seq/s/worker"]) * kwargs["prefill_num_workers"]
@@ -350,7 +363,10 @@ def format_prediction(result: dict) -> str:
     lines = [f"Prediction (aiconfigurator {result['aiconfigurator']}, {result['perf_database']} "
              f"{result['database_mode']} database, {result['system']}; ISL {bench['isl']} / OSL {bench['osl']}, "
              f"{bench['concurrency']} users):",
-             f"  {result['tokens_per_s_per_gpu']:.0f} tokens/s/GPU, {result['tokens_per_s_per_user']:.1f} tokens/s/user, "
+             f"  runs {', '.join(sorted(set(result['quantization'].values())))}: modeled with aiconfigurator's "
+             f"{result['inputs']['moe_quant_mode']} MoE and {result['inputs']['gemm_quant_mode']} GEMM modes",
+             f"  {result['tokens_per_s_per_gpu']:.0f} tokens/s/GPU {model_error(result['gpu_type'])}, "
+             f"{result['tokens_per_s_per_user']:.1f} tokens/s/user, "
              f"TTFT {result['ttft_ms']:.0f} ms, ITL {result['itl_ms']:.1f} ms ({result['mode']}, {result['gpus']} GPUs)"]
     if "limit" in result:
         limit = result["limit"]
@@ -363,14 +379,15 @@ def format_prediction(result: dict) -> str:
     best = result.get("best")
     if best and best["found"]:
         lines.append(f"  best on {result['gpus']} {result['gpu_type']}: {best['tokens_per_s_per_gpu']:.0f} tokens/s/GPU "
-                     f"({best['configuration']}; ITL {best['itl_ms']:.1f} ms, TTFT {best['ttft_ms']:.0f} ms); "
+                     f"{model_error(result['gpu_type'])} ({best['configuration']}; ITL {best['itl_ms']:.1f} ms, TTFT {best['ttft_ms']:.0f} ms); "
                      f"this target reaches {result['ratio_to_best']:.2f} of it"
                      + (" (above 1: the target uses settings its search does not try, e.g. batches above 512 or several prompts per prefill step)"
                         if result["ratio_to_best"] > 1 else ""))
         for mode, other in best["by_mode"].items():
             if mode != best["mode"]:
                 lines.append(f"  best {mode} on {result['gpus']} {result['gpu_type']}: "
-                             f"{other['tokens_per_s_per_gpu']:.0f} tokens/s/GPU ({other['configuration']}; "
+                             f"{other['tokens_per_s_per_gpu']:.0f} tokens/s/GPU {model_error(result['gpu_type'])} "
+                             f"({other['configuration']}; "
                              f"ITL {other['itl_ms']:.1f} ms, TTFT {other['ttft_ms']:.0f} ms)")
     elif best:
         lines.append(f"  best: aiconfigurator found no configuration within ITL {best['constraint']['itl_ms']} ms "
