@@ -270,14 +270,17 @@ EXPECTED_PUBLISHED = {
 }
 
 
+@pytest.fixture(scope="module")
+def rows():
+    """ci/compare-published.py's rows by (ISL, OSL, GPU)."""
+    result = subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "compare-published.py"), "--json"],
+                            capture_output=True, text=True, cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return {(r["isl"], r["osl"], r["gpu"]): r for r in json.loads(result.stdout)}
+
+
 @needs_aiconfigurator
 class TestPublishedFigures:
-    @pytest.fixture(scope="class")
-    def rows(self):
-        result = subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "compare-published.py"), "--json"],
-                                capture_output=True, text=True, cwd=REPO_ROOT)
-        assert result.returncode == 0, result.stderr[-2000:]
-        return {(r["isl"], r["osl"], r["gpu"]): r for r in json.loads(result.stdout)}
 
     def test_should_predict_every_published_configuration(self, rows):
         got = {key: (r["published"], r["predicted"]) for key, r in rows.items()}
