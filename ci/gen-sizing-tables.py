@@ -12,12 +12,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from tools.predict import BACKEND, MODEL, SYSTEMS, _quiet, aiconfigurator_version  # noqa: E402
+from tools.predict import BACKEND, GEMM_MODE, MODEL, MOE_MODES, SYSTEMS, _quiet, aiconfigurator_version, moe_mode  # noqa: E402,E501
 
 TARGET = REPO / "charts" / "gpt-oss" / "templates" / "_sizing-tables.tpl"
-# Quantizations per GPU type, keyed like workers.overrideQuantAlgo ("default": no override).
-QUANTS = {"default": "w4a16_mxfp4", "W4A8_MXFP4_MXFP8": "w4a8_mxfp4_mxfp8"}
-BLACKWELL = {"GB200", "B200"}
 GPUS_PER_NODE = {"GB200": 4, "B200": 8, "H200": 8, "H100": 8}
 PROMPT_LENGTHS = [1024, 4096, 8192, 16384, 32768, 65536]
 STEP_TOKENS = 8192  # TensorRT-LLM's default max_num_tokens: short prompts are batched up to it
@@ -34,7 +31,10 @@ def tables() -> tuple[dict, str]:
     from aiconfigurator.sdk.errors import PerfDataNotAvailableError
     out, database = {}, ""
     for gpu, system in SYSTEMS.items():
-        quants = {k: v for k, v in QUANTS.items() if k == "default" or gpu in BLACKWELL}
+        # Every quantization TensorRT-LLM can run -> the aiconfigurator MoE mode modeling it on this GPU (the
+        # nearest where it has none, as tools/predict.py picks); one table per mode.
+        modes = {algo: moe_mode(algo, system)[0] for algo in MOE_MODES}
+        quants = {mode: mode for mode in dict.fromkeys(modes.values())}
         weights = {}
         for gpus in (1, 2, 4, 8):
             if gpus > GPUS_PER_NODE[gpu]:
@@ -44,7 +44,7 @@ def tables() -> tuple[dict, str]:
                 result = _estimate(system_name=system, mode="static_gen", isl=1024, osl=2, batch_size=1,
                                    tp_size=1 if adp else gpus, attention_dp_size=gpus if adp else 1,
                                    moe_tp_size=1, moe_ep_size=gpus, moe_quant_mode="w4a16_mxfp4",
-                                   kvcache_quant_mode="bfloat16", database_mode="HYBRID")
+                                   gemm_quant_mode=GEMM_MODE, kvcache_quant_mode="bfloat16", database_mode="HYBRID")
                 memory = result.summary.get_memory()
                 weights[f"tp{gpus}{'-adp' if adp else ''}"] = round(memory["weights"], 1)
                 other = round(memory["others"], 1)
@@ -57,7 +57,7 @@ def tables() -> tuple[dict, str]:
                     try:
                         result = _estimate(system_name=system, mode="static_ctx", isl=isl, osl=1, batch_size=batch,
                                            tp_size=gpus, moe_tp_size=1, moe_ep_size=gpus, moe_quant_mode=quant,
-                                           kvcache_quant_mode="bfloat16")
+                                           gemm_quant_mode=GEMM_MODE, kvcache_quant_mode="bfloat16")
                         break
                     except PerfDataNotAvailableError:
                         continue
@@ -70,10 +70,10 @@ def tables() -> tuple[dict, str]:
                 result = _estimate(system_name=system, mode="static_gen", isl=DECODE["isl"], osl=DECODE["osl"],
                                    batch_size=batch, tp_size=1, attention_dp_size=DECODE["ranks"],
                                    moe_tp_size=1, moe_ep_size=DECODE["ranks"], moe_quant_mode=quant,
-                                   kvcache_quant_mode="bfloat16")
+                                   gemm_quant_mode=GEMM_MODE, kvcache_quant_mode="bfloat16")
                 itl[key].append({"sequencesPerGpu": batch, "ms": round(result.tpot, 1)})
-        out[gpu] = {"weightsGiBPerGpu": weights, "otherGiBPerGpu": other, "prefillReference": reference,
-                    "prefillTokensPerSecondPerGpu": prefill, "interTokenLatencyMs": itl}
+        out[gpu] = {"weightsGiBPerGpu": weights, "otherGiBPerGpu": other, "moeModes": modes,
+                    "prefillReference": reference, "prefillTokensPerSecondPerGpu": prefill, "interTokenLatencyMs": itl}
     return out, database
 
 
@@ -91,8 +91,8 @@ def render() -> str:
         "runtime memory; prefill tokens/s on the prefillReference pod, prompts batched up to 8192 tokens per",
         f"step; inter-token latency of a TP{DECODE['ranks']} EP{DECODE['ranks']} attention-DP decode worker by sequences per",
         f"GPU (one rank each) at {DECODE['isl']}+{DECODE['osl']} tokens.",
-        "Keys under prefill and ITL: workers.overrideQuantAlgo (default: none; W4A16_MXFP4 and W4A8_MXFP4_FP8",
-        "read default).",
+        "moeModes: the quantization TensorRT-LLM runs (gpt-oss.quantization) -> aiconfigurator's MoE mode that",
+        "models it on this GPU, the nearest where it has none (tools/predict.py); prefill and ITL are keyed by mode.",
         'Usage: {{ $tables := include "gpt-oss.sizingTables" . | fromYaml }}',
         "*/}}",
         '{{- define "gpt-oss.sizingTables" -}}',

@@ -18,6 +18,8 @@ OVERLAYS = sorted(path.name for path in VALUES_DIR.glob("*.yaml"))
 RUNTIMES = {name: (yaml.safe_load((VALUES_DIR / name).read_text()) or {}).get("runtime", "dynamo") for name in OVERLAYS}
 DYNAMO_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "dynamo"]
 TRTLLM_SERVE_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "trtllm-serve"]
+# libyaml's safe loader when PyYAML has it (same constructor as yaml.safe_load, parsing in C).
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 RELEASE_NAME = "gpt-oss"
 NAMESPACE = "llm"
 
@@ -58,22 +60,53 @@ def load_chart(chart_dir: Path = CHART_DIR) -> helm_python.Chart:
     return _chart_cache[key]
 
 
-def render_manifests(values_files=(), values=None, name=RELEASE_NAME, namespace=NAMESPACE) -> dict[str, str]:
-    """Template path -> rendered text, NOTES.txt included; raises ChartRenderError with Helm's message."""
-    try:
-        return load_chart().render(load_values(values_files, values), name=name, namespace=namespace,
-                                   is_install=True)
-    except helm_python.HelmError as error:
-        raise ChartRenderError(str(error)) from error
+# Renders of equal inputs within one run (the chart does not change during a run): the merged values, release
+# name and namespace -> Helm's output or its refusal. Many tests render the same overlay; Helm renders it once.
+_render_cache: dict[str, dict[str, str] | ChartRenderError] = {}
+_objects_cache: dict[str, list[dict]] = {}
+
+
+def _render_key(*parts) -> str:
+    return json.dumps(parts, sort_keys=True, default=repr)
+
+
+def render_manifests(values_files=(), values=None, name=RELEASE_NAME, namespace=NAMESPACE,
+                     fresh: bool = False) -> dict[str, str]:
+    """Template path -> rendered text, NOTES.txt included; raises ChartRenderError with Helm's message.
+
+    Memoized on the merged values (files read each call, so a changed file is a new key); fresh=True renders
+    anew and leaves the memo alone (for tests about rendering itself, e.g. two renders being identical).
+    """
+    merged = load_values(values_files, values)
+    key = _render_key(merged, name, namespace)
+    cached = None if fresh else _render_cache.get(key)
+    if cached is None:
+        try:
+            cached = load_chart().render(merged, name=name, namespace=namespace, is_install=True)
+        except helm_python.HelmError as error:
+            cached = ChartRenderError(str(error))
+        if not fresh:
+            _render_cache[key] = cached
+    if isinstance(cached, ChartRenderError):
+        raise ChartRenderError(str(cached)) from cached
+    return dict(cached)
 
 
 def render_chart(values_files=(), values=None, show_only: Iterable[str] | None = None,
                  name=RELEASE_NAME, namespace=NAMESPACE) -> list[dict]:
-    """Render like `helm template` and return the parsed objects.
+    """Render like `helm template` and return the parsed objects (a deep copy of the memo: callers may mutate).
 
     show_only: template paths relative to the chart, e.g. ["templates/dynamographdeployment.yaml"].
     """
-    manifests = render_manifests(values_files, values, name=name, namespace=namespace)
+    key = _render_key(load_values(values_files, values), name, namespace,
+                      None if show_only is None else sorted(show_only))
+    if key not in _objects_cache:
+        _objects_cache[key] = _parse(render_manifests(values_files, values, name=name, namespace=namespace),
+                                     show_only)
+    return copy.deepcopy(_objects_cache[key])
+
+
+def _parse(manifests: dict[str, str], show_only: Iterable[str] | None) -> list[dict]:
     wanted = None if show_only is None else {f"{CHART_DIR.name}/{path}" for path in show_only}
     if wanted is not None and not wanted <= manifests.keys():
         raise ChartRenderError(f"no such template(s): {sorted(wanted - manifests.keys())}")
@@ -81,7 +114,7 @@ def render_chart(values_files=(), values=None, show_only: Iterable[str] | None =
     for path in sorted(manifests):
         if not path.endswith(".yaml") or (wanted is not None and path not in wanted):
             continue
-        objects.extend(doc for doc in yaml.safe_load_all(manifests[path]) if doc)
+        objects.extend(doc for doc in yaml.load_all(manifests[path], Loader=SAFE_LOADER) if doc)
     return objects
 
 

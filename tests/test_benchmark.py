@@ -11,6 +11,7 @@ EXPECTED = {
     "disagg-k8s.yaml": (5, 1536, 15360),
     "disagg-k8s-balanced.yaml": (5, 576, 5760),  # our tuning: 3 decode workers x 192 slots, 10 requests each
     "8xb200-single-node.yaml": (8, 256, 6144),
+    "8xb200-single-node-balanced.yaml": (8, 96, 6144),  # our tuning: 8 workers x 12 slots, the published requests
     "2xh100-truss.yaml": (2, 16, 150),
     # The guide's low-latency users (4, 8 or 16): 8; 10 x 8 requests.
     "trtllm-serve-low-latency.yaml": (8, 8, 80),
@@ -23,6 +24,7 @@ TRAFFIC = {
     "disagg-k8s.yaml": ("8192", "1024"),
     "disagg-k8s-balanced.yaml": ("8192", "1024"),
     "8xb200-single-node.yaml": ("32000", "256"),
+    "8xb200-single-node-balanced.yaml": ("32000", "256"),
     "2xh100-truss.yaml": ("4000", "1000"),
     # No source publishes one for trtllm-serve: 1024 / 1024 (the choice).
     "trtllm-serve-low-latency.yaml": ("1024", "1024"),

@@ -207,8 +207,9 @@ class TestWarnings:
         assert "aiconfigurator 0.12.0 (trtllm 1.3.0rc20 SILICON database)" in notes
 
     def test_should_read_the_prefill_speed_at_the_prompt_length(self):
-        # B200 without override at 32768 tokens: 29715 tokens/s per GPU, x 4 prefill GPUs / 32000 tokens.
-        assert "4 prefill GPUs serve about 3.7 requests/s of 32000 tokens" in render_notes(["8xb200-single-node.yaml"])
+        # B200 runs W4A8_MXFP4_MXFP8 (CUTLASS MoE, no override); at 32768 tokens: 79446 tokens/s per GPU,
+        # x 4 prefill GPUs / 32000 tokens.
+        assert "4 prefill GPUs serve about 9.9 requests/s of 32000 tokens" in render_notes(["8xb200-single-node.yaml"])
 
     def test_should_take_weights_per_gpu_by_pod_shape(self):
         notes = render_notes(["2xh100-truss.yaml"], {"benchmark": {"concurrency": 64, "inputTokensMean": 90000}})

@@ -85,6 +85,17 @@ EXPECTED_ENGINE = {
             "kv_cache_config": {"free_gpu_memory_fraction": 0.9},
         },
     },
+    # Our tuning of 8xb200-single-node: the guide's CUTLASS MoE and padded CUDA graphs, 12 sequences per TP1
+    # worker, two whole prompts per step (values file).
+    "8xb200-single-node-balanced.yaml": {
+        "worker": {
+            "tensor_parallel_size": 1, "moe_expert_parallel_size": 1, "pipeline_parallel_size": 1,
+            "enable_attention_dp": False, "max_batch_size": 12, "max_num_tokens": 65536,
+            "moe_config": {"backend": "CUTLASS"},
+            "cuda_graph_config": {"max_batch_size": 12, "enable_padding": True},
+            "kv_cache_config": {"free_gpu_memory_fraction": 0.9},
+        },
+    },
     "2xh100-truss.yaml": {
         "worker": {
             "tensor_parallel_size": 2, "moe_expert_parallel_size": 2, "pipeline_parallel_size": 1,

@@ -16,15 +16,18 @@ def run_plan(*args):
 class TestPlanCommand:
     @pytest.mark.parametrize("overlay,expected", [
         ("agg.yaml", ["4 GPUs in total", "TRTLLMWorker [worker]: 1 pod(s) x 4 GPU(s)", "kubernetes.io/arch=arm64",
-                      "concurrency 3600, 36000 requests"]),
+                      "concurrency 3600, 36000 requests",
+                      "quantization W4A8_MXFP4_MXFP8: TensorRT-LLM's default on Blackwell with CUTLASS MoE"]),
         ("disagg-k8s.yaml", ["5 GPUs in total", "TRTLLMPrefillWorker [prefill]: 1 pod(s) x 1 GPU(s)",
                              "TRTLLMDecodeWorker [decode]: 1 pod(s) x 4 GPU(s)", "quantization W4A8_MXFP4_MXFP8",
                              "concurrency 1536, 15360 requests", "WARNING: prefill-bound"]),
         ("8xb200-single-node.yaml", ["8 GPUs in total", "(all workers on one node)", "concurrency 256, 6144 requests",
-                                     "--warmup-request-count 1000"]),
+                                     "--warmup-request-count 1000",
+                                     "quantization W4A8_MXFP4_MXFP8: TensorRT-LLM's default on Blackwell with CUTLASS MoE"]),
         ("2xh100-truss.yaml", ["2 GPUs in total", "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3",
                                '"moe_config": {"backend": "TRITON"}', "concurrency 16, 150 requests",
-                               "No sizing warnings."]),
+                               "No sizing warnings.",
+                               "quantization W4A16_MXFP4: TensorRT-LLM's default on Hopper with TRITON MoE"]),
         ("trtllm-serve-low-latency.yaml", [
             "Deployment gpt-oss-trtllm-serve (trtllm-serve, no Dynamo), 8 GPUs in total",
             "trtllm-serve: 1 pod(s) x 8 GPU(s) on nodes kubernetes.io/arch=amd64, nvidia.com/gpu.product=NVIDIA-B200",

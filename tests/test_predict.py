@@ -4,12 +4,14 @@ The mapping of rendered roles onto aiconfigurator's inputs needs no aiconfigurat
 predictions and the tables need requirements-predict.txt (the version its figures belong to) and skip without it.
 """
 import importlib.util
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from tests.helpers import DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS
+from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS
 from tools.predict import aiconfigurator_inputs, read_target
 
 HAVE_AICONFIGURATOR = importlib.util.find_spec("aiconfigurator") is not None
@@ -22,8 +24,9 @@ TOLERANCE = 0.03  # relative: the pinned model is deterministic, this only absor
 # batches whole prompts up to max_num_tokens).
 EXPECTED_INPUTS = {
     "agg.yaml": {"mode": "agg", "system_name": "gb200", "isl": 128, "osl": 1000, "tp_size": 1,
-                 "attention_dp_size": 4, "moe_tp_size": 1, "moe_ep_size": 4, "batch_size": 800, "ctx_tokens": 7392,
-                 "moe_quant_mode": "w4a16_mxfp4", "kvcache_quant_mode": "bfloat16", "free_gpu_memory_fraction": 0.9},
+                 "attention_dp_size": 4, "moe_tp_size": 1, "moe_ep_size": 4, "batch_size": 800, "ctx_tokens": 7296,
+                 "moe_quant_mode": "w4a8_mxfp4_mxfp8", "gemm_quant_mode": "bfloat16", "kvcache_quant_mode": "bfloat16",
+                 "free_gpu_memory_fraction": 0.9},
     "disagg-k8s.yaml": {"mode": "disagg", "system_name": "gb200", "isl": 8192, "osl": 1024,
                         "prefill_tp_size": 1, "prefill_moe_ep_size": 1, "prefill_batch_size": 2, "prefill_num_workers": 1,
                         "decode_tp_size": 4, "decode_attention_dp_size": 1, "decode_moe_tp_size": 4,
@@ -37,10 +40,26 @@ EXPECTED_INPUTS = {
                                 "prefill_tp_size": 4, "prefill_attention_dp_size": 1, "prefill_moe_ep_size": 4,
                                 "prefill_batch_size": 1, "decode_tp_size": 1, "decode_attention_dp_size": 4,
                                 "decode_moe_tp_size": 1, "decode_moe_ep_size": 4, "decode_batch_size": 64,
-                                "moe_quant_mode": "w4a16_mxfp4", "kvcache_quant_mode": "bfloat16"},
+                                "moe_quant_mode": "w4a8_mxfp4_mxfp8", "kvcache_quant_mode": "bfloat16"},
+    # 96 users on 8 workers of 12 slots; no chunked prefill: two whole 32000-token prompts per 65536-token step.
+    "8xb200-single-node-balanced.yaml": {"mode": "agg", "system_name": "b200_sxm", "isl": 32000, "osl": 256,
+                                         "tp_size": 1, "attention_dp_size": 1, "moe_ep_size": 1, "batch_size": 12,
+                                         "ctx_tokens": 64000, "moe_quant_mode": "w4a8_mxfp4_mxfp8",
+                                         "kvcache_quant_mode": "bfloat16"},
     "2xh100-truss.yaml": {"mode": "agg", "system_name": "h100_sxm", "isl": 4000, "osl": 1000, "tp_size": 2,
                           "attention_dp_size": 1, "moe_tp_size": 1, "moe_ep_size": 2, "batch_size": 16,
-                          "ctx_tokens": 8176, "moe_quant_mode": "w4a16_mxfp4", "free_gpu_memory_fraction": 0.8},
+                          "ctx_tokens": 8176, "moe_quant_mode": "w4a16_mxfp4", "gemm_quant_mode": "bfloat16",
+                          "free_gpu_memory_fraction": 0.8},
+    # trtllm-serve: TP = EP = 8 GPUs in one pod; low-latency without attention-DP and TensorRT-LLM's default
+    # batch (8 users fit), max-throughput with attention-DP and --max_batch_size 640 per rank.
+    "trtllm-serve-low-latency.yaml": {"mode": "agg", "system_name": "b200_sxm", "isl": 1024, "osl": 1024,
+                                      "tp_size": 8, "attention_dp_size": 1, "moe_tp_size": 1, "moe_ep_size": 8,
+                                      "batch_size": 8, "moe_quant_mode": "w4a8_mxfp4_mxfp8",
+                                      "free_gpu_memory_fraction": 0.75},
+    "trtllm-serve-max-throughput.yaml": {"mode": "agg", "system_name": "b200_sxm", "tp_size": 1,
+                                         "attention_dp_size": 8, "moe_tp_size": 1, "moe_ep_size": 8,
+                                         "batch_size": 640, "moe_quant_mode": "w4a8_mxfp4_mxfp8",
+                                         "free_gpu_memory_fraction": 0.9},
 }
 # overlay -> settings aiconfigurator cannot take, as the prediction names them (a substring each).
 EXPECTED_NOT_MODELED = {
@@ -48,27 +67,34 @@ EXPECTED_NOT_MODELED = {
     "disagg-k8s.yaml": ["1536 benchmark users exceed its 1280 batch slots", "moe_config.backend TRTLLM"],
     "disagg-k8s-balanced.yaml": ["moe_config.backend TRTLLM"],
     "8xb200-single-node.yaml": ["chunked prefill (32000-token prompts in 20000-token chunks)"],
+    "8xb200-single-node-balanced.yaml": ["moe_config.backend CUTLASS is not a model input; it chose W4A8_MXFP4_MXFP8"],
     "2xh100-truss.yaml": ["moe_config.backend TRITON", "disable_overlap_scheduler"],
+    "trtllm-serve-low-latency.yaml": ["trtllmServe: moe_config.backend TRTLLM is not a model input; it chose "
+                                      "W4A8_MXFP4_MXFP8"],
+    "trtllm-serve-max-throughput.yaml": ["trtllmServe: moe_config.backend CUTLASS is not a model input; it chose "
+                                         "W4A8_MXFP4_MXFP8"],
 }
+H200 = {"gpu": {"type": "H200", "productLabel": "NVIDIA-H200"}}
 
 
-def test_should_cover_every_dynamo_overlay():
-    assert sorted(EXPECTED_INPUTS) == sorted(EXPECTED_NOT_MODELED) == DYNAMO_OVERLAYS
-
-
-@pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
-def test_should_say_it_does_not_map_trtllm_serve(overlay):
-    with pytest.raises(SystemExit, match="does not map yet"):
-        read_target([overlay])
+def test_should_cover_every_overlay():
+    assert sorted(EXPECTED_INPUTS) == sorted(EXPECTED_NOT_MODELED) == OVERLAYS
 
 
 class TestAiconfiguratorInputs:
-    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_map_each_rendered_role_onto_aiconfigurator(self, overlay):
         kwargs, _ = aiconfigurator_inputs(read_target([overlay]))
         assert {key: kwargs[key] for key in EXPECTED_INPUTS[overlay]} == EXPECTED_INPUTS[overlay]
 
-    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
+    def test_should_model_trtllm_serve_on_h200_with_what_hopper_runs(self, overlay):
+        kwargs, notes = aiconfigurator_inputs(read_target([overlay], H200))
+        assert (kwargs["system_name"], kwargs["moe_quant_mode"], kwargs["moe_ep_size"]) == ("h200_sxm", "w4a16_mxfp4", 8)
+        assert any("moe_config.backend TRITON is not a model input; it chose W4A16_MXFP4, modeled with "
+                   "aiconfigurator's measured w4a16_mxfp4 MoE kernels" in note for note in notes), notes
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_say_what_it_cannot_model(self, overlay):
         _, notes = aiconfigurator_inputs(read_target([overlay]))
         for text in EXPECTED_NOT_MODELED[overlay]:
@@ -78,40 +104,67 @@ class TestAiconfiguratorInputs:
         kwargs, _ = aiconfigurator_inputs(read_target(["disagg-k8s.yaml"], {"benchmark": {"concurrency": None}}))
         assert kwargs["decode_batch_size"] == 1280  # 256 x 5 = 1280 users fill exactly the 1280 slots
 
-    def test_should_name_a_quantization_without_kernel_data(self):
-        _, notes = aiconfigurator_inputs(read_target(["disagg-k8s.yaml"],
-                                                     {"workers": {"overrideQuantAlgo": "W4A8_MXFP4_FP8"}}))
-        assert any("OVERRIDE_QUANT_ALGO=W4A8_MXFP4_FP8 has no kernel data" in note for note in notes)
+    def test_should_name_the_nearest_mode_of_a_quantization_without_one(self):
+        # Blackwell with TRITON MoE runs W4A8_MXFP4_FP8 (FACTS.md), which aiconfigurator has no mode for.
+        kwargs, notes = aiconfigurator_inputs(read_target(
+            ["agg.yaml"], {"workers": {"worker": {"engine": {"moe_config": {"backend": "TRITON"}}}}}))
+        assert kwargs["moe_quant_mode"] == "w4a8_mxfp4_mxfp8"
+        assert any("W4A8_MXFP4_FP8 has no aiconfigurator mode; modeled with the nearest, w4a8_mxfp4_mxfp8" in note
+                   for note in notes), notes
+
+    def test_should_fall_back_to_w4a16_where_the_gpu_has_no_w4a8_data(self):
+        kwargs, notes = aiconfigurator_inputs(read_target(
+            ["2xh100-truss.yaml"], {"workers": {"overrideQuantAlgo": "W4A8_MXFP4_FP8"}}))
+        assert kwargs["moe_quant_mode"] == "w4a16_mxfp4"
+        assert any("W4A8_MXFP4_FP8 has no aiconfigurator mode; modeled with the nearest, w4a16_mxfp4" in note
+                   for note in notes), notes
 
 
-# overlay -> (tokens/s/GPU, tokens/s/user, TTFT ms, ITL ms) predicted by aiconfigurator 0.12.0.
+# overlay -> (tokens/s/GPU, tokens/s/user, TTFT ms, ITL ms) predicted by aiconfigurator 0.12.0 for the
+# quantization each target runs (agg, 8xb200 and the trtllm-serve targets on B200: W4A8_MXFP4_MXFP8 by
+# TensorRT-LLM's rule; H100 and H200: W4A16_MXFP4).
 EXPECTED_PREDICTION = {
-    "agg.yaml": (16117.0, 20.52, 845.5, 48.74),
-    "disagg-k8s.yaml": (2946.0, 48.76, 225.0, 20.51),
-    "disagg-k8s-balanced.yaml": (5892.0, 58.2, 225.0, 17.2),
-    "8xb200-single-node.yaml": (65.0, 35.0, 797.0, 28.56),
+    "agg.yaml": (40246.4, 50.89, 231.1, 19.65),
+    "disagg-k8s.yaml": (2946.0, 48.76, 225.2, 20.51),
+    "disagg-k8s-balanced.yaml": (5892.0, 58.22, 225.2, 17.18),
+    "8xb200-single-node.yaml": (150.4, 52.61, 344.8, 19.01),
+    "8xb200-single-node-balanced.yaml": (469.6, 61.03, 1698.8, 16.39),
     "2xh100-truss.yaml": (696.7, 91.33, 416.3, 10.95),
+    "trtllm-serve-low-latency.yaml": (386.6, 390.79, 54.8, 2.56),
+    "trtllm-serve-max-throughput.yaml": (18746.1, 29.57, 529.0, 33.82),
+}
+# trtllm-serve overlay on H200 (TRITON MoE, W4A16_MXFP4) -> (tokens/s/GPU, tokens/s/user, TTFT ms, ITL ms)
+EXPECTED_H200_PREDICTION = {
+    "trtllm-serve-low-latency.yaml": (185.6, 188.33, 157.2, 5.31),
+    "trtllm-serve-max-throughput.yaml": (5755.2, 9.11, 2202.5, 109.8),
 }
 # disaggregated overlay -> (limiting side, prefill requests/s, decode requests/s)
 EXPECTED_LIMIT = {
     "disagg-k8s.yaml": ("prefill", 16.0, 61.0),
     "disagg-k8s-balanced.yaml": ("prefill", 32.0, 32.8),
-    "8xb200-single-node.yaml": ("prefill", 2.3, 35.1),
+    "8xb200-single-node.yaml": ("prefill", 5.22, 52.81),
 }
 # overlay -> (best configuration's tokens/s/GPU, this overlay's ratio to it)
 EXPECTED_BEST = {
-    "agg.yaml": (14203.0, 1.13),
-    "disagg-k8s.yaml": (6372.0, 0.46),
-    "disagg-k8s-balanced.yaml": (5574.0, 1.06),
-    "8xb200-single-node.yaml": (143.5, 0.45),
-    "2xh100-truss.yaml": (701.0, 0.99),
+    "agg.yaml": (34419.8, 1.17),
+    "disagg-k8s.yaml": (6371.7, 0.46),
+    "disagg-k8s-balanced.yaml": (5573.7, 1.06),
+    "8xb200-single-node.yaml": (469.6, 0.32),
+    "8xb200-single-node-balanced.yaml": (469.6, 1.0),
+    "2xh100-truss.yaml": (700.6, 0.99),
+    "trtllm-serve-low-latency.yaml": (416.8, 0.93),
+    "trtllm-serve-max-throughput.yaml": (24176.3, 0.78),
 }
+# A Dynamo target, and the overlay that gets at least 0.9 of the best configuration on its GPUs (itself or
+# its tuned sibling).
+TUNED = {"agg.yaml": "agg.yaml", "disagg-k8s.yaml": "disagg-k8s-balanced.yaml",
+         "8xb200-single-node.yaml": "8xb200-single-node-balanced.yaml", "2xh100-truss.yaml": "2xh100-truss.yaml"}
 
 
 @pytest.fixture(scope="module")
 def predictions():
     from tools.predict import predict
-    return {overlay: predict([overlay]) for overlay in DYNAMO_OVERLAYS}
+    return {overlay: predict([overlay]) for overlay in OVERLAYS}
 
 
 @needs_aiconfigurator
@@ -120,7 +173,7 @@ class TestPredictions:
         assert {p["aiconfigurator"] for p in predictions.values()} == {"0.12.0"}
         assert (REPO_ROOT / "requirements-predict.txt").read_text().count("aiconfigurator==0.12.0") == 1
 
-    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_predict_throughput_and_latency(self, predictions, overlay):
         p = predictions[overlay]
         got = (p["tokens_per_s_per_gpu"], p["tokens_per_s_per_user"], p["ttft_ms"], p["itl_ms"])
@@ -139,17 +192,59 @@ class TestPredictions:
         assert any("MoE TP4 x EP1: no measured kernel data" in note
                    for note in predictions["disagg-k8s.yaml"]["not_modeled"])
 
-    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_compare_with_the_best_configuration(self, predictions, overlay):
         p = predictions[overlay]
         assert p["best"]["found"]
         assert (p["best"]["tokens_per_s_per_gpu"], p["ratio_to_best"]) == pytest.approx(
             EXPECTED_BEST[overlay], rel=TOLERANCE)
 
+    @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
+    def test_should_predict_trtllm_serve_on_h200(self, overlay):
+        from tools.predict import predict
+        p = predict([overlay], H200, best=False)
+        got = (p["tokens_per_s_per_gpu"], p["tokens_per_s_per_user"], p["ttft_ms"], p["itl_ms"])
+        assert got == pytest.approx(EXPECTED_H200_PREDICTION[overlay], rel=TOLERANCE)
+        assert p["inputs"]["moe_quant_mode"] == "w4a16_mxfp4"
+
+    def test_should_model_what_runs_not_the_checkpoint_alone(self, predictions):
+        # agg sets no override: GB200 with CUTLASS MoE runs W4A8_MXFP4_MXFP8 (FACTS.md).
+        assert predictions["agg.yaml"]["quantization"] == {"TRTLLMWorker": "W4A8_MXFP4_MXFP8"}
+        assert predictions["agg.yaml"]["inputs"]["moe_quant_mode"] == "w4a8_mxfp4_mxfp8"
+
+    @pytest.mark.parametrize("overlay", sorted(TUNED), ids=sorted(TUNED))
+    def test_should_offer_each_dynamo_target_at_nine_tenths_of_the_best(self, predictions, overlay):
+        assert TUNED[overlay] in DYNAMO_OVERLAYS
+        assert predictions[TUNED[overlay]]["ratio_to_best"] >= 0.9
+
+    def test_should_triple_the_8xb200_target_with_its_tuned_sibling(self, predictions):
+        ratio = (predictions["8xb200-single-node-balanced.yaml"]["tokens_per_s_per_gpu"]
+                 / predictions["8xb200-single-node.yaml"]["tokens_per_s_per_gpu"])
+        assert ratio == pytest.approx(3.1, rel=0.05)
+
     def test_should_double_disagg_k8s_with_the_balanced_split(self, predictions):
         ratio = (predictions["disagg-k8s-balanced.yaml"]["tokens_per_s_per_gpu"]
                  / predictions["disagg-k8s.yaml"]["tokens_per_s_per_gpu"])
         assert ratio == pytest.approx(2.0, rel=0.05)
+
+
+@needs_aiconfigurator
+class TestQuantizationModes:
+    def test_should_know_which_moe_modes_the_database_measured(self):
+        """MEASURED_MOE_MODES (which picks the nearest mode without aiconfigurator) against the installed database."""
+        import glob
+
+        import aiconfigurator_core
+        import pandas
+        from tools.predict import MEASURED_MOE_MODES
+        data = Path(aiconfigurator_core.__file__).parent / "systems" / "data"
+        measured = {}
+        for system in MEASURED_MOE_MODES:
+            (path,) = glob.glob(str(data / system / "moe" / "trtllm" / "1.3.0rc20" / "moe_perf.parquet"))
+            frame = pandas.read_parquet(path)
+            gpt_oss = frame[(frame.num_experts == 128) & (frame.hidden_size == 2880) & (frame.topk == 4)]
+            measured[system] = tuple(sorted(m for m in gpt_oss.moe_dtype.unique() if "mxfp4" in m))
+        assert measured == MEASURED_MOE_MODES
 
 
 @needs_aiconfigurator
@@ -160,7 +255,45 @@ class TestPlanCommand:
         assert result.returncode == 0, result.stderr
         assert "2 GPUs in total" in result.stdout
         assert "Prediction (aiconfigurator 0.12.0, trtllm 1.3.0rc20 SILICON database, h100_sxm" in result.stdout
-        assert "697 tokens/s/GPU, 91.3 tokens/s/user, TTFT 416 ms, ITL 10.9 ms (agg, 2 GPUs)" in result.stdout
+        assert "runs W4A16_MXFP4: modeled with aiconfigurator's w4a16_mxfp4 MoE and bfloat16 GEMM modes" in result.stdout
+        assert ("697 tokens/s/GPU [H100: the model gives 1.41x / 1.36x the published 1000/1000 / 8192/1024 figures], "
+                "91.3 tokens/s/user, TTFT 416 ms, ITL 10.9 ms (agg, 2 GPUs)") in result.stdout
+
+
+# (ISL, OSL, GPU) -> aiconfigurator's output tokens/s/GPU at maximum load for TensorRT-LLM's published
+# configuration (FACTS.md "Published throughput": B200 DEP2, GB200 TP1, H200 TP1, H100 DEP4).
+EXPECTED_PUBLISHED = {
+    (1000, 1000, "B200"): (25943, 39281), (1000, 1000, "GB200"): (27198, 43834),
+    (1000, 1000, "H200"): (6868, 9230), (1000, 1000, "H100"): (4685, 6606),
+    (8192, 1024, "B200"): (6111, 8566), (8192, 1024, "GB200"): (6835, 9225),
+    (8192, 1024, "H200"): (1828, 2018), (8192, 1024, "H100"): (1169, 1586),
+}
+
+
+@pytest.fixture(scope="module")
+def rows():
+    """ci/compare-published.py's rows by (ISL, OSL, GPU)."""
+    result = subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "compare-published.py"), "--json"],
+                            capture_output=True, text=True, cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return {(r["isl"], r["osl"], r["gpu"]): r for r in json.loads(result.stdout)}
+
+
+@needs_aiconfigurator
+class TestPublishedFigures:
+
+    def test_should_predict_every_published_configuration(self, rows):
+        got = {key: (r["published"], r["predicted"]) for key, r in rows.items()}
+        assert got.keys() == EXPECTED_PUBLISHED.keys()
+        for key, (published, predicted) in EXPECTED_PUBLISHED.items():
+            assert got[key][0] == published
+            assert got[key][1] == pytest.approx(predicted, rel=TOLERANCE), key
+
+    def test_should_state_the_error_the_plan_prints(self, rows):
+        from tools.predict import PUBLISHED_RATIO
+        for gpu, (short, long) in PUBLISHED_RATIO.items():
+            assert (rows[(1000, 1000, gpu)]["ratio"], rows[(8192, 1024, gpu)]["ratio"]) == pytest.approx(
+                (short, long), abs=0.02), gpu
 
 
 @needs_aiconfigurator

@@ -15,6 +15,8 @@ EXPECTED = {
     # Our tuning of disagg-k8s (aiconfigurator's advice): 2 TP1 prefill + 3 TP1 decode workers.
     "disagg-k8s-balanced.yaml": ({"TRTLLMPrefillWorker": (1, 2), "TRTLLMDecodeWorker": (1, 3)}, 5, "W4A8_MXFP4_MXFP8"),
     "8xb200-single-node.yaml": ({"TRTLLMPrefillWorker": (4, 1), "TRTLLMDecodeWorker": (4, 1)}, 8, None),
+    # Our tuning of 8xb200-single-node (aiconfigurator's advice): 8 aggregated TP1 workers on the node.
+    "8xb200-single-node-balanced.yaml": ({"TRTLLMWorker": (1, 8)}, 8, None),
     "2xh100-truss.yaml": ({"TRTLLMWorker": (2, 1)}, 2, None),
 }
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -29,7 +30,10 @@ def plan(values_files: list[str], values: dict) -> str:
                for doc in yaml.safe_load_all(text) if doc]
     deployments = [o for o in objects if o["kind"] == "Deployment"
                    and o["metadata"]["labels"].get("app.kubernetes.io/component") == "trtllm-serve"]
-    lines = trtllm_serve_lines(objects, deployments[0]) if deployments else dynamo_lines(objects)
+    notes = manifests.get("gpt-oss/templates/NOTES.txt", "")
+    quantization = notes_quantization(notes)
+    lines = (trtllm_serve_lines(objects, deployments[0], quantization) if deployments
+             else dynamo_lines(objects, quantization))
     lines += exposure_lines(objects)
     lines += scaling_lines(objects)
     jobs = [o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-benchmark")]
@@ -40,19 +44,26 @@ def plan(values_files: list[str], values: dict) -> str:
                      f"{annotations['gpt-oss/benchmark-concurrency']}, {annotations['gpt-oss/benchmark-request-count']} "
                      f"requests; runs only with `helm test --filter name={jobs[0]['metadata']['name']}`")
         lines.append("    " + " ".join(args))
-    notes = manifests.get("gpt-oss/templates/NOTES.txt", "")
     warnings = [line.strip()[2:] for line in notes.split("WARNINGS", 1)[-1].splitlines()
                 if line.strip().startswith("- ")] if "WARNINGS" in notes else []
     lines += [f"  WARNING: {w}" for w in warnings] or ["  No sizing warnings."]
     return "\n".join(lines)
 
 
-def trtllm_serve_lines(objects: list[dict], deployment: dict) -> list[str]:
+def notes_quantization(notes: str) -> dict[str, str]:
+    """Role (Dynamo component name, or trtllm-serve) -> "<algo>: <reason>", as NOTES.txt states it.
+
+    The chart computes it (gpt-oss.quantization): OVERRIDE_QUANT_ALGO when set, else TensorRT-LLM's rule by
+    GPU family and MoE backend.
+    """
+    return dict(re.findall(r"^  ([\w-]+): .*\n    quantization (\S+: .*)$", notes, re.MULTILINE))
+
+
+def trtllm_serve_lines(objects: list[dict], deployment: dict, quantization: dict[str, str]) -> list[str]:
     """The trtllm-serve runtime: its Deployment's pods, command line and engine YAML."""
     name = deployment["metadata"]["name"]
     pod = deployment["spec"]["template"]["spec"]
     main = pod["containers"][0]
-    env = {e["name"]: e.get("value") for e in main.get("env", [])}
     selector = ", ".join(f"{k}={v}" for k, v in pod.get("nodeSelector", {}).items())
     engine_file = main["args"][main["args"].index("--extra_llm_api_options") + 1].rsplit("/", 1)[-1]
     engine = find(objects, "ConfigMap", next(v["configMap"]["name"] for v in pod["volumes"] if "configMap" in v))
@@ -62,13 +73,13 @@ def trtllm_serve_lines(objects: list[dict], deployment: dict) -> list[str]:
         f"{annotations['gpt-oss/decode-slots']} decode slots",
         f"  trtllm-serve: {deployment['spec'].get('replicas', 'autoscaled')} pod(s) x {main['resources']['limits']['nvidia.com/gpu']} "
         f"GPU(s) on nodes {selector}, Service {name}",
-        f"    image {main['image']}, quantization {env.get('OVERRIDE_QUANT_ALGO', 'checkpoint default')}",
+        f"    image {main['image']}, quantization {quantization['trtllm-serve']}",
         "    " + " ".join(main["command"] + main["args"]),
         f"    engine ({engine_file}): " + json.dumps(yaml.safe_load(engine["data"][engine_file]), sort_keys=True),
     ]
 
 
-def dynamo_lines(objects: list[dict]) -> list[str]:
+def dynamo_lines(objects: list[dict], quantization: dict[str, str]) -> list[str]:
     """The Dynamo runtime: the DynamoGraphDeployment's worker roles and their engine YAMLs."""
     dgd = find(objects, "DynamoGraphDeployment")
     engine = find(objects, "ConfigMap", f"{dgd['metadata']['name']}-engine")["data"]
@@ -77,11 +88,10 @@ def dynamo_lines(objects: list[dict]) -> list[str]:
     for name, worker in dgd_workers(dgd).items():
         selector = ", ".join(f"{k}={v}" for k, v in worker["pod_spec"].get("nodeSelector", {}).items())
         same_node = " (all workers on one node)" if "podAffinity" in worker["pod_spec"].get("affinity", {}) else ""
-        quant = worker["env"].get("OVERRIDE_QUANT_ALGO", "checkpoint default")
         engine_file = worker["args"][worker["args"].index("--extra-engine-args") + 1].rsplit("/", 1)[-1]
         lines += [
             f"  {name} [{worker['type']}]: {worker['replicas']} pod(s) x {worker['gpus']} GPU(s) on nodes {selector}{same_node}",
-            f"    image {worker['main']['image']}, quantization {quant}",
+            f"    image {worker['main']['image']}, quantization {quantization[name]}",
             f"    engine ({engine_file}): " + json.dumps(yaml.safe_load(engine[engine_file]), sort_keys=True),
         ]
     return lines

@@ -27,6 +27,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.helpers import dgd_workers, find, render_manifests  # noqa: E402
+from tools.plan import notes_quantization  # noqa: E402
 
 MODEL = "openai/gpt-oss-120b"
 BACKEND = "trtllm"
@@ -34,11 +35,53 @@ BACKEND = "trtllm"
 # which also fills the SLA planner's aic_interpolation.system.
 SYSTEMS = yaml.safe_load((Path(__file__).resolve().parent.parent / "charts" / "gpt-oss" / "data"
                           / "aiconfigurator-systems.yaml").read_text())
-# OVERRIDE_QUANT_ALGO -> aiconfigurator MoE quantization; empty keeps the checkpoint's MXFP4 weights with
-# 16-bit activations, which is what TensorRT-LLM runs without an override (FACTS: Hopper runs W4A16_MXFP4).
-MOE_QUANT = {"": "w4a16_mxfp4", "W4A16_MXFP4": "w4a16_mxfp4", "W4A8_MXFP4_MXFP8": "w4a8_mxfp4_mxfp8"}
+
+# The quantization TensorRT-LLM runs (the chart's gpt-oss.quantization, as NOTES.txt states it per role) ->
+# aiconfigurator's MoE mode. gpt-oss's checkpoint quantizes only the MoE experts (MXFP4); attention and the
+# other linear layers stay bf16 under all three, so the GEMM mode is bfloat16 throughout.
+MOE_MODES = {"W4A16_MXFP4": "w4a16_mxfp4", "W4A8_MXFP4_MXFP8": "w4a8_mxfp4_mxfp8", "W4A8_MXFP4_FP8": None}
+GEMM_MODE = "bfloat16"
+# MoE modes with gpt-oss kernel data in aiconfigurator 0.12.0's trtllm 1.3.0rc20 database, per system
+# (tests/test_predict.py compares this with the installed database).
+MEASURED_MOE_MODES = {"gb200": ("w4a16_mxfp4", "w4a8_mxfp4_mxfp8"), "b200_sxm": ("w4a16_mxfp4", "w4a8_mxfp4_mxfp8"),
+                      "h200_sxm": ("w4a16_mxfp4",), "h100_sxm": ("w4a16_mxfp4",)}
+# Where a quantization has no measured mode on a system: the nearest ones in order, with what they share.
+NEAREST_MOE_MODES = {
+    "W4A8_MXFP4_FP8": [("w4a8_mxfp4_mxfp8", "the same MXFP4 weights and 8-bit float activations, block-scaled "
+                                            "(MXFP8) instead of one FP8 scale"),
+                       ("w4a16_mxfp4", "the same MXFP4 weights, 16-bit activations")],
+    "W4A8_MXFP4_MXFP8": [("w4a16_mxfp4", "the same MXFP4 weights, 16-bit activations")],
+    "W4A16_MXFP4": [],
+}
 # The chart's own default (templates/_check-values.tpl): TensorRT-LLM's max_num_tokens when unset.
 TRTLLM_DEFAULT_MAX_NUM_TOKENS = 8192
+# TensorRT-LLM's max_batch_size when trtllm-serve gets no --max_batch_size (BuildConfig, as gpt-oss.plan counts it).
+TRTLLM_DEFAULT_MAX_BATCH_SIZE = 2048
+
+
+# How far to trust a figure: aiconfigurator's prediction over TensorRT-LLM's published output tokens/s/GPU at
+# maximum load, per GPU, at ISL/OSL 1000/1000 and 8192/1024 (ci/compare-published.py; tests/test_predict.py
+# reruns it and compares).
+PUBLISHED_RATIO = {"B200": (1.51, 1.40), "GB200": (1.61, 1.35), "H200": (1.34, 1.10), "H100": (1.41, 1.36)}
+
+
+def model_error(gpu: str) -> str:
+    """The model's error on a GPU type, as printed beside each tokens/s/GPU figure."""
+    short, long = PUBLISHED_RATIO[gpu]
+    return f"[{gpu}: the model gives {short:.2f}x / {long:.2f}x the published 1000/1000 / 8192/1024 figures]"
+
+
+def moe_mode(algo: str, system: str) -> tuple[str, str | None]:
+    """aiconfigurator's MoE mode for a TensorRT-LLM quantization on a system, and a note when it is the nearest."""
+    exact = MOE_MODES[algo]
+    if exact in MEASURED_MOE_MODES[system]:
+        return exact, None
+    missing = (f"{algo} has no aiconfigurator mode" if exact is None
+               else f"{algo}: aiconfigurator has no {exact} data on {system}")
+    for mode, why in NEAREST_MOE_MODES[algo]:
+        if mode in MEASURED_MOE_MODES[system]:
+            return mode, f"{missing}; modeled with the nearest, {mode} ({why})"
+    raise SystemExit(f"{missing}, nor a nearest mode")
 
 
 def read_target(values_files: list[str], values: dict | None = None) -> dict:
@@ -46,20 +89,21 @@ def read_target(values_files: list[str], values: dict | None = None) -> dict:
     manifests = render_manifests(values_files, values)
     objects = [doc for path, text in sorted(manifests.items()) if path.endswith(".yaml")
                for doc in yaml.safe_load_all(text) if doc]
-    if not any(o["kind"] == "DynamoGraphDeployment" for o in objects):
-        raise SystemExit(f"--predict maps Dynamo targets onto aiconfigurator; {', '.join(map(str, values_files))} "
-                         "renders runtime trtllm-serve, which it does not map yet")
-    dgd = find(objects, "DynamoGraphDeployment")
-    engine = find(objects, "ConfigMap", f"{dgd['metadata']['name']}-engine")["data"]
     notes = manifests.get("gpt-oss/templates/NOTES.txt", "")
-    match = re.search(r" on (\d+) x (\S+) \((aggregated|disaggregated)\)", notes)
+    match = re.search(r" on (\d+) x (\S+) \((aggregated|disaggregated|trtllm-serve)", notes)
     assert match, "NOTES.txt does not name the GPUs"
-    roles = []
-    for name, worker in dgd_workers(dgd).items():
-        engine_file = worker["args"][worker["args"].index("--extra-engine-args") + 1].rsplit("/", 1)[-1]
-        roles.append({"component": name, "type": worker["type"], "replicas": int(worker["replicas"]),
-                      "gpus": worker["gpus"], "quant": worker["env"].get("OVERRIDE_QUANT_ALGO", ""),
-                      "engine": yaml.safe_load(engine[engine_file])})
+    # "<algo>: <reason>" per role, computed by the chart (gpt-oss.quantization).
+    quantization = {role: text.split(":", 1)[0] for role, text in notes_quantization(notes).items()}
+    deployments = [o for o in objects if o["kind"] == "Deployment"]
+    roles = [_trtllm_serve_role(objects, deployments[0], quantization["trtllm-serve"])] if deployments else []
+    if not deployments:
+        dgd = find(objects, "DynamoGraphDeployment")
+        engine = find(objects, "ConfigMap", f"{dgd['metadata']['name']}-engine")["data"]
+        for name, worker in dgd_workers(dgd).items():
+            engine_file = worker["args"][worker["args"].index("--extra-engine-args") + 1].rsplit("/", 1)[-1]
+            roles.append({"component": name, "type": worker["type"], "replicas": int(worker["replicas"]),
+                          "gpus": worker["gpus"], "quant": quantization[name],
+                          "engine": yaml.safe_load(engine[engine_file])})
     jobs = [o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-benchmark")]
     assert jobs, "the benchmark Job is not rendered (benchmark.enabled=false): no workload to predict"
     args = jobs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
@@ -67,13 +111,38 @@ def read_target(values_files: list[str], values: dict | None = None) -> dict:
                  "osl": int(args[args.index("--output-tokens-mean") + 1]),
                  "concurrency": int(args[args.index("--concurrency") + 1])}
     return {"gpu_type": match.group(2), "total_gpus": int(match.group(1)),
-            "mode": "agg" if match.group(3) == "aggregated" else "disagg", "roles": roles, "benchmark": benchmark}
+            "mode": "disagg" if match.group(3) == "disaggregated" else "agg", "roles": roles, "benchmark": benchmark,
+            "runtime": "trtllm-serve" if deployments else "dynamo"}
 
 
-def _role_inputs(role: dict, isl: int, users: int, phase: str, notes: list[str]) -> dict:
+def _trtllm_serve_role(objects: list[dict], deployment: dict, quant: str) -> dict:
+    """The trtllm-serve pod as one aggregated role: its flags and extra_llm_api_options in engine-YAML terms."""
+    pod = deployment["spec"]["template"]["spec"]
+    main = pod["containers"][0]
+    args = main["args"]
+
+    def flag(name, default=None):
+        return args[args.index(name) + 1] if name in args else default
+    engine_file = flag("--extra_llm_api_options").rsplit("/", 1)[-1]
+    config_map = next(v["configMap"]["name"] for v in pod["volumes"] if "configMap" in v)
+    engine = yaml.safe_load(find(objects, "ConfigMap", config_map)["data"][engine_file])
+    gpus = int(main["resources"]["limits"]["nvidia.com/gpu"])
+    # TP = EP = GPUs (--tp_size, --ep_size); batch and KV fraction are flags in the guide's command line.
+    engine.update(tensor_parallel_size=int(flag("--tp_size")), moe_expert_parallel_size=int(flag("--ep_size")),
+                  pipeline_parallel_size=int(flag("--pp_size", 1)),
+                  max_batch_size=int(flag("--max_batch_size", TRTLLM_DEFAULT_MAX_BATCH_SIZE)),
+                  max_num_tokens=int(flag("--max_num_tokens", TRTLLM_DEFAULT_MAX_NUM_TOKENS)))
+    engine["kv_cache_config"] = dict(engine.get("kv_cache_config") or {},
+                                     free_gpu_memory_fraction=float(flag("--kv_cache_free_gpu_memory_fraction")))
+    return {"component": "trtllm-serve", "type": "worker", "replicas": int(deployment["spec"]["replicas"]),
+            "gpus": gpus, "quant": quant, "engine": engine}
+
+
+def _role_inputs(role: dict, isl: int, users: int, phase: str, system: str, notes: list[str]) -> dict:
     """One worker role in aiconfigurator's terms (parallelism, batch, memory) for phase agg/prefill/decode."""
     engine = role["engine"]
-    label = f"workers.{'worker' if role['type'] == 'worker' else role['type']}"
+    label = ("trtllmServe" if role["component"] == "trtllm-serve"
+             else f"workers.{'worker' if role['type'] == 'worker' else role['type']}")
     tp, pp = int(engine["tensor_parallel_size"]), int(engine["pipeline_parallel_size"])
     ep = int(engine["moe_expert_parallel_size"])
     adp = bool(engine["enable_attention_dp"])
@@ -97,20 +166,23 @@ def _role_inputs(role: dict, isl: int, users: int, phase: str, notes: list[str])
                          f"full batches of {max_batch} per rank (the rest queue, see the benchmark line)")
     inputs["batch_size"] = batch
     if phase == "agg":
-        # Context tokens one step takes next to a full decode batch (max_num_tokens counts both).
-        inputs["ctx_tokens"] = max(isl, max_tokens - batch)
+        # Context tokens one step takes next to a full decode batch (max_num_tokens counts both); without
+        # chunked prefill the scheduler takes whole prompts only.
+        budget = max_tokens - batch
+        if not engine.get("enable_chunked_prefill"):
+            budget = budget // isl * isl
+        inputs["ctx_tokens"] = max(isl, budget)
     kv = (engine.get("kv_cache_config") or {})
     inputs["kvcache_quant_mode"] = "fp8" if kv.get("dtype") == "fp8" else "bfloat16"
     inputs["free_gpu_memory_fraction"] = float(kv["free_gpu_memory_fraction"])
-    quant = role["quant"]
-    if quant not in MOE_QUANT:
-        notes.append(f"{label}: OVERRIDE_QUANT_ALGO={quant} has no kernel data in aiconfigurator; "
-                     "used w4a8_mxfp4_mxfp8")
-    inputs["moe_quant_mode"] = MOE_QUANT.get(quant, "w4a8_mxfp4_mxfp8")
+    mode, nearest = moe_mode(role["quant"], system)
+    if nearest:
+        notes.append(f"{label}: {nearest}")
+    inputs["moe_quant_mode"], inputs["gemm_quant_mode"] = mode, GEMM_MODE
     backend = (engine.get("moe_config") or {}).get("backend")
     if backend:
-        notes.append(f"{label}: moe_config.backend {backend} is not a model input; used aiconfigurator's "
-                     f"measured {inputs['moe_quant_mode']} MoE kernel")
+        notes.append(f"{label}: moe_config.backend {backend} is not a model input; it chose {role['quant']}, "
+                     f"modeled with aiconfigurator's measured {mode} MoE kernels")
     if engine.get("disable_overlap_scheduler") and phase != "prefill":
         notes.append(f"{label}: disable_overlap_scheduler is not a model input; modeled the default scheduler")
     return inputs
@@ -126,16 +198,17 @@ def aiconfigurator_inputs(target: dict) -> tuple[dict, list[str]]:
     isl, osl, users = bench["isl"], bench["osl"], bench["concurrency"]
     notes: list[str] = []
     gpu = target["gpu_type"]
-    kwargs = {"model_path": MODEL, "system_name": SYSTEMS[gpu], "backend_name": BACKEND,
+    system = SYSTEMS[gpu]
+    kwargs = {"model_path": MODEL, "system_name": system, "backend_name": BACKEND,
               "isl": isl, "osl": osl, "max_seq_len": isl + osl}
     by_type = {role["type"]: role for role in target["roles"]}
     if target["mode"] == "agg":
         role = by_type["worker"]
-        kwargs.update(mode="agg", **_role_inputs(role, isl, users, "agg", notes))
+        kwargs.update(mode="agg", **_role_inputs(role, isl, users, "agg", system, notes))
         kwargs["_replicas"] = role["replicas"]
         return kwargs, notes
-    prefill = _role_inputs(by_type["prefill"], isl, users, "prefill", notes)
-    decode = _role_inputs(by_type["decode"], isl, users, "decode", notes)
+    prefill = _role_inputs(by_type["prefill"], isl, users, "prefill", system, notes)
+    decode = _role_inputs(by_type["decode"], isl, users, "decode", system, notes)
     kwargs["mode"] = "disagg"
     for side, inputs, role in (("prefill", prefill, by_type["prefill"]), ("decode", decode, by_type["decode"])):
         for key in ("tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size", "batch_size",
@@ -143,7 +216,7 @@ def aiconfigurator_inputs(target: dict) -> tuple[dict, list[str]]:
             kwargs[f"{side}_{key}"] = inputs[key]
         kwargs[f"{side}_num_workers"] = role["replicas"]
         kwargs[f"{side}_max_seq_len"] = isl + osl
-    for key in ("kvcache_quant_mode", "moe_quant_mode"):
+    for key in ("kvcache_quant_mode", "moe_quant_mode", "gemm_quant_mode"):
         if prefill[key] != decode[key]:
             notes.append(f"{key}: prefill {prefill[key]} and decode {decode[key]} differ; aiconfigurator takes "
                          f"one for both, used decode's {decode[key]}")
@@ -210,12 +283,13 @@ def best_configuration(kwargs: dict, target: dict, itl_ms: float, ttft_ms: float
     the target's TTFT when that is longer).
     """
     from aiconfigurator.cli.api import _execute_and_wrap_result
-    from aiconfigurator.sdk.common import KVCacheQuantMode, MoEQuantMode
+    from aiconfigurator.sdk.common import GEMMQuantMode, KVCacheQuantMode, MoEQuantMode
     from aiconfigurator.sdk.task_v2 import Task
     common = {"isl": kwargs["isl"], "osl": kwargs["osl"], "total_gpus": target["total_gpus"],
               "ttft": max(2000.0, 2 * ttft_ms), "tpot": itl_ms, "database_mode": "SILICON",
               "max_seq_len": kwargs["isl"] + kwargs["osl"]}
     quant = {"moe_quant_mode": MoEQuantMode[kwargs["moe_quant_mode"]],
+             "gemm_quant_mode": GEMMQuantMode[kwargs["gemm_quant_mode"]],
              "kvcache_quant_mode": KVCacheQuantMode[kwargs["kvcache_quant_mode"]]}
     system = kwargs["system_name"]
     tasks = {"agg": Task(serving_mode="agg", model_path=MODEL, system_name=system, backend_name=BACKEND,
@@ -233,6 +307,8 @@ def best_configuration(kwargs: dict, target: dict, itl_ms: float, ttft_ms: float
         if frame is None or frame.empty:
             continue
         row = frame.iloc[0].to_dict()
+        if float(row["tpot"]) > itl_ms * 1.01 or float(row["ttft"]) > common["ttft"] * 1.01:
+            continue  # nothing in this mode met the constraint; aiconfigurator returned its nearest miss
         by_mode[mode] = {"tokens_per_s_per_gpu": round(float(row["tokens/s/gpu_cluster"]), 1),
                          "tokens_per_s_per_user": round(float(row["tokens/s/user"]), 2),
                          "ttft_ms": round(float(row["ttft"]), 1), "itl_ms": round(float(row["tpot"]), 2),
@@ -262,6 +338,7 @@ def predict(values_files: list[str], set_json: dict | str | None = None, best: b
         "requests_per_s": round(float(raw["seq/s"]) * kwargs.get("_replicas", 1), 3),
         "request_latency_s": round(float(raw["request_latency"]) / 1000, 2),
         "not_modeled": notes, "inputs": {k: v for k, v in kwargs.items() if not k.startswith("_")},
+        "quantization": {role["component"]: role["quant"] for role in target["roles"]},
     }
     if target["mode"] == "disagg":
         prefill = float(raw["(p)seq/s/worker"]) * kwargs["prefill_num_workers"]
@@ -287,7 +364,10 @@ def format_prediction(result: dict) -> str:
     lines = [f"Prediction (aiconfigurator {result['aiconfigurator']}, {result['perf_database']} "
              f"{result['database_mode']} database, {result['system']}; ISL {bench['isl']} / OSL {bench['osl']}, "
              f"{bench['concurrency']} users):",
-             f"  {result['tokens_per_s_per_gpu']:.0f} tokens/s/GPU, {result['tokens_per_s_per_user']:.1f} tokens/s/user, "
+             f"  runs {', '.join(sorted(set(result['quantization'].values())))}: modeled with aiconfigurator's "
+             f"{result['inputs']['moe_quant_mode']} MoE and {result['inputs']['gemm_quant_mode']} GEMM modes",
+             f"  {result['tokens_per_s_per_gpu']:.0f} tokens/s/GPU {model_error(result['gpu_type'])}, "
+             f"{result['tokens_per_s_per_user']:.1f} tokens/s/user, "
              f"TTFT {result['ttft_ms']:.0f} ms, ITL {result['itl_ms']:.1f} ms ({result['mode']}, {result['gpus']} GPUs)"]
     if "limit" in result:
         limit = result["limit"]
@@ -300,14 +380,15 @@ def format_prediction(result: dict) -> str:
     best = result.get("best")
     if best and best["found"]:
         lines.append(f"  best on {result['gpus']} {result['gpu_type']}: {best['tokens_per_s_per_gpu']:.0f} tokens/s/GPU "
-                     f"({best['configuration']}; ITL {best['itl_ms']:.1f} ms, TTFT {best['ttft_ms']:.0f} ms); "
+                     f"{model_error(result['gpu_type'])} ({best['configuration']}; ITL {best['itl_ms']:.1f} ms, TTFT {best['ttft_ms']:.0f} ms); "
                      f"this target reaches {result['ratio_to_best']:.2f} of it"
                      + (" (above 1: the target uses settings its search does not try, e.g. batches above 512 or several prompts per prefill step)"
                         if result["ratio_to_best"] > 1 else ""))
         for mode, other in best["by_mode"].items():
             if mode != best["mode"]:
                 lines.append(f"  best {mode} on {result['gpus']} {result['gpu_type']}: "
-                             f"{other['tokens_per_s_per_gpu']:.0f} tokens/s/GPU ({other['configuration']}; "
+                             f"{other['tokens_per_s_per_gpu']:.0f} tokens/s/GPU {model_error(result['gpu_type'])} "
+                             f"({other['configuration']}; "
                              f"ITL {other['itl_ms']:.1f} ms, TTFT {other['ttft_ms']:.0f} ms)")
     elif best:
         lines.append(f"  best: aiconfigurator found no configuration within ITL {best['constraint']['itl_ms']} ms "

@@ -152,8 +152,18 @@ Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
 {{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
 {{- $tables := include "gpt-oss.sizingTables" . | fromYaml }}
 {{- $sizing := get $tables.gpus .Values.gpu.type }}
-{{- $override := ternary .Values.trtllmServe.overrideQuantAlgo .Values.workers.overrideQuantAlgo (eq .Values.runtime "trtllm-serve") }}
-{{- $quant := ternary $override "default" (hasKey $sizing.interTokenLatencyMs $override) }}
+{{- /* The tables of the quantization that runs (gpt-oss.quantization; moeModes names the aiconfigurator mode that
+models it): prefill's for prompts, decode's for tokens. */}}
+{{- $quantization := include "gpt-oss.quantization" . | fromYaml }}
+{{- $prefillAlgo := "" }}
+{{- $decodeAlgo := "" }}
+{{- range $plan.roles }}
+{{- $algo := (get $quantization .key).algo }}
+{{- if and (ne .mode "decode") (not $prefillAlgo) }}{{ $prefillAlgo = $algo }}{{ end }}
+{{- if and (ne .mode "prefill") (not $decodeAlgo) }}{{ $decodeAlgo = $algo }}{{ end }}
+{{- end }}
+{{- $prefillQuant := get $sizing.moeModes $prefillAlgo }}
+{{- $quant := get $sizing.moeModes $decodeAlgo }}
 {{- $bench := .Values.benchmark }}
 {{- $concurrency := int $plan.benchmark.concurrency }}
 {{- $isl := int $bench.inputTokensMean }}
@@ -183,7 +193,7 @@ Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
 {{- end }}
 {{- end }}
 {{- /* Prefill tokens/s per GPU at the shortest tabulated prompt length that holds the benchmark's prompt. */}}
-{{- $rows := get $sizing.prefillTokensPerSecondPerGpu $quant }}
+{{- $rows := get $sizing.prefillTokensPerSecondPerGpu $prefillQuant }}
 {{- $prefillPerGpu := (last $rows).tokensPerSecondPerGpu }}
 {{- range (reverse $rows) }}{{ if ge (int .isl) $isl }}{{ $prefillPerGpu = .tokensPerSecondPerGpu }}{{ end }}{{ end }}
 {{- /* Inter-token latency at the sequences per decode GPU the benchmark fills (the next tabulated count up). */}}
