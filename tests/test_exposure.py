@@ -33,6 +33,7 @@ OPERATOR_COMPONENT_LABEL = "nvidia.com/dynamo-component"
 BUDGETS = {
     "2xh100-truss.yaml": {"gpt-oss-frontend": "Frontend", "gpt-oss-worker": "TRTLLMWorker"},
     "agg.yaml": {"gpt-oss-frontend": "Frontend", "gpt-oss-worker": "TRTLLMWorker"},
+    "8xb200-single-node-balanced.yaml": {"gpt-oss-frontend": "Frontend", "gpt-oss-worker": "TRTLLMWorker"},
     "8xb200-single-node.yaml": {"gpt-oss-frontend": "Frontend", "gpt-oss-prefill": "TRTLLMPrefillWorker",
                                 "gpt-oss-decode": "TRTLLMDecodeWorker"},
     "disagg-k8s.yaml": {"gpt-oss-frontend": "Frontend", "gpt-oss-prefill": "TRTLLMPrefillWorker",
