@@ -43,8 +43,8 @@ API_REFUSES = {
 
 
 def stored(k8s: kube.Kube, namespace: str, instance: str) -> dict[tuple[str, str], dict]:
-    """(kind, name) -> metadata of every object of the release the server holds (pods excepted: controllers own
-    them), not being deleted."""
+    """(kind, name) -> every object of the release the server holds (pods excepted: controllers own them), not
+    being deleted."""
     selector = f"app.kubernetes.io/instance={instance}"
     lists = {
         "ConfigMap": k8s.core.list_namespaced_config_map, "Service": k8s.core.list_namespaced_service,
@@ -56,7 +56,7 @@ def stored(k8s: kube.Kube, namespace: str, instance: str) -> dict[tuple[str, str
     for kind, list_call in lists.items():
         for item in list_call(namespace, label_selector=selector).items:
             if not item.metadata.deletion_timestamp:
-                found[(kind, item.metadata.name)] = k8s.api_client.sanitize_for_serialization(item.metadata)
+                found[(kind, item.metadata.name)] = k8s.api_client.sanitize_for_serialization(item)
     for version in kube.API_VERSIONS:  # conversion None: whichever version is served lists every DGD
         try:
             listed = kube.read_json(k8s.custom.list_namespaced_custom_object(
@@ -64,7 +64,7 @@ def stored(k8s: kube.Kube, namespace: str, instance: str) -> dict[tuple[str, str
                 _preload_content=False))
         except Exception:
             continue
-        found.update({("DynamoGraphDeployment", o["metadata"]["name"]): o["metadata"] for o in listed["items"]
+        found.update({("DynamoGraphDeployment", o["metadata"]["name"]): o for o in listed["items"]
                       if not o["metadata"].get("deletionTimestamp")})
         break
     return found
@@ -81,12 +81,21 @@ def assert_consistent(release: Release, k8s: kube.Kube) -> None:
     live = stored(k8s, release.namespace, release.name)
     assert set(live) == wanted, (f"missing {sorted(wanted - set(live))}, not in the release "
                                  f"(duplicates or orphans) {sorted(set(live) - wanted)}")
-    unowned = [key for key, meta in live.items() if (meta.get("annotations") or {}).get(HELM_RELEASE) != release.name]
+    unowned = [key for key, obj in live.items()
+               if (obj["metadata"].get("annotations") or {}).get(HELM_RELEASE) != release.name]
     assert not unowned, f"objects not recorded as release {release.name}'s: {unowned}"
 
 
 def uids(objects: dict[tuple[str, str], dict]) -> dict[tuple[str, str], str]:
-    return {key: meta["uid"] for key, meta in objects.items()}
+    return {key: obj["metadata"]["uid"] for key, obj in objects.items()}
+
+
+def contents(objects: dict[tuple[str, str], dict]) -> dict[tuple[str, str], dict]:
+    """What a release sets on each object (uid, labels, annotations, spec or data), not what controllers report."""
+    return {key: {"uid": obj["metadata"]["uid"], "labels": obj["metadata"].get("labels"),
+                  "annotations": obj["metadata"].get("annotations"),
+                  **{k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}}
+            for key, obj in objects.items()}
 
 
 def wait_api(k8s: kube.Kube, timeout: float = 120) -> None:
@@ -103,6 +112,14 @@ def pvc_state(k8s: kube.Kube, namespace: str) -> dict:
     pvc = k8s.core.read_namespaced_persistent_volume_claim(f"{Release.NAME}-model-cache", namespace)
     return {"uid": pvc.metadata.uid, "resourceVersion": pvc.metadata.resource_version,
             "volume": pvc.spec.volume_name, "deleting": pvc.metadata.deletion_timestamp is not None}
+
+
+def settle_cache(k8s: kube.Kube, namespace: str, controllers: bool) -> None:
+    """Where kube-controller-manager runs it binds the model-cache PVC to its PV; wait for that, so a later
+    comparison sees no binding it did not cause."""
+    if controllers:
+        kube.wait_for("the model-cache PVC to be bound", lambda: k8s.core.read_namespaced_persistent_volume_claim(
+            f"{Release.NAME}-model-cache", namespace).status.phase == "Bound", timeout=60, interval=0.5)
 
 
 class TestApiServerFault:
@@ -177,9 +194,10 @@ class TestEtcdFault:
 
 class TestUpgradeFault:
     def test_should_leave_the_previous_revision_untouched_on_a_chart_refused_upgrade_fault(self, release, k8s,
-                                                                                          target):
+                                                                                          target, controllers):
         import helm_python
         release.install(target)
+        settle_cache(k8s, release.namespace, controllers)
         before = stored(k8s, release.namespace, release.name)
 
         with pytest.raises(helm_python.HelmError) as error:
@@ -187,13 +205,14 @@ class TestUpgradeFault:
 
         assert CHART_REFUSAL in str(error.value)
         assert release.history() == [(1, "deployed")]
-        after = stored(k8s, release.namespace, release.name)
-        assert {k: m["resourceVersion"] for k, m in after.items()} == {k: m["resourceVersion"] for k, m in before.items()}
+        assert contents(stored(k8s, release.namespace, release.name)) == contents(before)
 
-    def test_should_rollback_to_the_previous_revision_after_an_api_refused_upgrade(self, release, k8s, target):
+    def test_should_rollback_to_the_previous_revision_after_an_api_refused_upgrade(self, release, k8s, target,
+                                                                                   controllers):
         import helm_python
         runtime = RUNTIMES[target]
         release.install(target)
+        settle_cache(k8s, release.namespace, controllers)
         first = {(o["kind"], o["metadata"]["name"]): o for o in release.manifest()}
         pvc = pvc_state(k8s, release.namespace)
         refusing, refusal = API_REFUSES[runtime]
@@ -224,6 +243,7 @@ class TestUninstallFault:
         release.install(target)
         job = download_job(release.manifest())
         bound_download_pod(k8s, release.namespace, job["metadata"]["name"])  # the Job runs: its pod has a node
+        settle_cache(k8s, release.namespace, True)
         pvc = pvc_state(k8s, release.namespace)
         marker = next(e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "MARKER")
 
