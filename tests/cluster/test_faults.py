@@ -22,7 +22,7 @@ from tests.cluster import kube
 from tests.cluster.conftest import Release, create_namespace, delete_namespace
 from tests.cluster.control import SlowProxy
 from tests.cluster.test_release import CHANGED, CHANGED_TRTLLM_SERVE, SERVING_KINDS, bound_download_pod, download_job
-from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, RUNTIMES, TRTLLM_SERVE_OVERLAYS, deep_merge, find
+from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, RUNTIMES, TRTLLM_SERVE_OVERLAYS, deep_merge
 
 pytestmark = pytest.mark.cluster
 

@@ -110,7 +110,7 @@ class Download:
         return process.wait(), samples
 
 
-def fake_repo(commit: str) -> list[RepoFile]:
+def fake_repo() -> list[RepoFile]:
     big = hashlib.sha256(b"seed").digest() * (BIG_SIZE // 32)
     return [
         RepoFile("config.json", b'{"model_type": "gpt_oss"}\n', lfs=False),
@@ -123,7 +123,7 @@ def fake_repo(commit: str) -> list[RepoFile]:
 @pytest.fixture
 def hub():
     _, env, _ = download_job()
-    hub = FakeHub(env["MODEL_ID"], env["MODEL_REVISION"], fake_repo(env["MODEL_REVISION"]),
+    hub = FakeHub(env["MODEL_ID"], env["MODEL_REVISION"], fake_repo(),
                   extra={Path(env["TIKTOKEN_URL"]).name: VOCABULARY})
     url = hub.start()
     yield hub, url
