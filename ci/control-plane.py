@@ -64,7 +64,9 @@ def find_binaries() -> tuple[Path | None, str]:
     if os.environ.get("KUBEBUILDER_ASSETS"):
         candidates.append((Path(os.environ["KUBEBUILDER_ASSETS"]), "KUBEBUILDER_ASSETS"))
     store = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "kubebuilder-envtest" / "k8s"
-    if store.is_dir():
+    if not store.is_dir():
+        candidates.append((store / "<version>-<os>-<arch>", "setup-envtest store (absent)"))
+    else:
         def version(path: Path):
             return tuple(int(n) for n in re.findall(r"\d+", path.name.split("-")[0]))
         for path in sorted(store.iterdir(), key=version, reverse=True):
@@ -73,7 +75,8 @@ def find_binaries() -> tuple[Path | None, str]:
         if all((path / name).is_file() and os.access(path / name, os.X_OK) for name in REQUIRED):
             return path, origin
     looked = ", ".join(str(p) for p, _ in candidates) or "nowhere"
-    return None, f"no etcd and kube-apiserver binaries (looked in: {looked}; set KUBEBUILDER_ASSETS)"
+    return None, (f"no etcd and kube-apiserver binaries (looked in: {looked}); set KUBEBUILDER_ASSETS to a folder "
+                  "with them, from setup-envtest or your distribution (README: A control plane for the cluster tier)")
 
 
 def free_port() -> int:
