@@ -14,12 +14,13 @@
 Binaries, first found wins: $KUBEBUILDER_ASSETS (the envtest convention; `setup-envtest use -p path`),
 then the newest version in setup-envtest's store (~/.local/share/kubebuilder-envtest/k8s/<version>-<os>-<arch>/).
 Without etcd and kube-apiserver `start` exits 3 and says so, so a caller can let the tier skip. This project
-ships and builds no such binary: get them from kind, setup-envtest or your distribution (README, Testing).
+ships and builds no such binary: get them from setup-envtest or your distribution (README: "A control plane
+for the cluster tier").
 Everything binds to 127.0.0.1 on free ports.
 
 The DynamoGraphDeployment CRD comes from the upstream files in $GPT_OSS_SHARED_DIR/dynamo/crds (default
 <repo>/../shared), installed with conversion None (no operator serves its webhook). Without that folder the
-control plane starts without the CRD and says so; the tier's Dynamo tests then skip with that reason.
+control plane starts without the CRD and says so; the tier's tests that need it then skip with that reason.
 
 Nodes are API objects only (no kubelet): one per entry of ci/gpu-node-profiles.json, with the labels, taint,
 `nvidia.com/gpu` capacity/allocatable and Ready condition the GPU Operator and a kubelet would give them.
