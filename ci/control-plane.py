@@ -6,11 +6,21 @@
     ci/control-plane.py stop  [--dir .envtest]   stops only the processes `start` recorded, removes the dir
     ci/control-plane.py env   [--dir .envtest]   prints KUBECONFIG=... of a running control plane
     ci/control-plane.py reap  [--dir .envtest]   (started by `start`) the kubelet's part in pod deletion
+    ci/control-plane.py restart --component NAME [--down-seconds S] [--signal KILL|TERM] [--dir .envtest]
+                                                 kills one component `start` recorded (etcd, kube-apiserver,
+                                                 ...) and starts it again with the same flags, ports and data
+                                                 directory; the cluster tier's fault tests use it
 
 Binaries, first found wins: $KUBEBUILDER_ASSETS (the envtest convention; `setup-envtest use -p path`),
-../shared/k8s/bin, then the newest version in setup-envtest's store
-(~/.local/share/kubebuilder-envtest/k8s/<version>-<os>-<arch>/). Without etcd and kube-apiserver `start`
-exits 3 and says so, so a caller can let the tier skip. Everything binds to 127.0.0.1 on free ports.
+then the newest version in setup-envtest's store (~/.local/share/kubebuilder-envtest/k8s/<version>-<os>-<arch>/).
+Without etcd and kube-apiserver `start` exits 3 and says so, so a caller can let the tier skip. This project
+ships and builds no such binary: get them from setup-envtest or your distribution (README: "A control plane
+for the cluster tier").
+Everything binds to 127.0.0.1 on free ports.
+
+The DynamoGraphDeployment CRD comes from the upstream files in $GPT_OSS_SHARED_DIR/dynamo/crds (default
+<repo>/../shared), installed with conversion None (no operator serves its webhook). Without that folder the
+control plane starts without the CRD and says so; the tier's tests that need it then skip with that reason.
 
 Nodes are API objects only (no kubelet): one per entry of ci/gpu-node-profiles.json, with the labels, taint,
 `nvidia.com/gpu` capacity/allocatable and Ready condition the GPU Operator and a kubelet would give them.
@@ -37,10 +47,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PROFILES = json.loads((REPO / "ci" / "gpu-node-profiles.json").read_text())
-CRD = REPO / "ci" / "crds" / "nvidia.com_dynamographdeployments.yaml"
+CRD_FILE = "nvidia.com_dynamographdeployments.yaml"
 REQUIRED = ("etcd", "kube-apiserver")
 OPTIONAL = ("kube-scheduler", "kube-controller-manager")
 BINARIES_ABSENT = 3
+# A component that cannot renew its Lease within the renew deadline exits. 60s rides out an API server or
+# etcd restart (`restart`); the Lease is still renewed every 2s, which is how the tier sees them running.
+LEADER_ELECTION = ["--leader-elect=true", "--leader-elect-lease-duration=75s", "--leader-elect-renew-deadline=60s",
+                   "--leader-elect-retry-period=2s"]
 # Node-sized enough for every target's pods: the GPUs are what placement is about.
 NODE_CAPACITY = {"cpu": "64", "memory": "512Gi", "pods": "110", "ephemeral-storage": "500Gi"}
 
@@ -50,9 +64,10 @@ def find_binaries() -> tuple[Path | None, str]:
     candidates = []
     if os.environ.get("KUBEBUILDER_ASSETS"):
         candidates.append((Path(os.environ["KUBEBUILDER_ASSETS"]), "KUBEBUILDER_ASSETS"))
-    candidates.append((REPO.parent / "shared" / "k8s" / "bin", "../shared/k8s/bin"))
     store = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "kubebuilder-envtest" / "k8s"
-    if store.is_dir():
+    if not store.is_dir():
+        candidates.append((store / "<version>-<os>-<arch>", "setup-envtest store (absent)"))
+    else:
         def version(path: Path):
             return tuple(int(n) for n in re.findall(r"\d+", path.name.split("-")[0]))
         for path in sorted(store.iterdir(), key=version, reverse=True):
@@ -61,7 +76,8 @@ def find_binaries() -> tuple[Path | None, str]:
         if all((path / name).is_file() and os.access(path / name, os.X_OK) for name in REQUIRED):
             return path, origin
     looked = ", ".join(str(p) for p, _ in candidates) or "nowhere"
-    return None, f"no etcd and kube-apiserver binaries (looked in: {looked}; set KUBEBUILDER_ASSETS)"
+    return None, (f"no etcd and kube-apiserver binaries (looked in: {looked}); set KUBEBUILDER_ASSETS to a folder "
+                  "with them, from setup-envtest or your distribution (README: A control plane for the cluster tier)")
 
 
 def free_port() -> int:
@@ -128,12 +144,13 @@ def write_kubeconfig(path: Path, pki: Path, port: int) -> None:
     }))
 
 
-def spawn(state: Path, name: str, argv: list[str]) -> None:
-    log = open(state / "logs" / f"{name}.log", "wb")
+def spawn(state: Path, name: str, argv: list[str], health: str | None = None) -> None:
+    """Start one component and record how (pid, argv, health URL), so `stop` and `restart` find it again."""
+    log = open(state / "logs" / f"{name}.log", "ab")
     process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                start_new_session=True)
     pids = json.loads((state / "pids.json").read_text()) if (state / "pids.json").exists() else {}
-    pids[name] = {"pid": process.pid, "exe": argv[0]}
+    pids[name] = {"pid": process.pid, "exe": argv[0], "argv": argv, "health": health}
     (state / "pids.json").write_text(json.dumps(pids, indent=1))
 
 
@@ -189,15 +206,29 @@ def create_nodes(api) -> list[str]:
     return names
 
 
-def install_crd(api) -> None:
+def crd_path() -> tuple[Path | None, str]:
+    """The upstream DGD CRD file, or why there is none."""
+    shared = Path(os.environ.get("GPT_OSS_SHARED_DIR") or REPO.parent / "shared")
+    path = shared / "dynamo" / "crds" / CRD_FILE
+    if path.is_file():
+        return path, str(path)
+    return None, f"no {CRD_FILE} in {shared / 'dynamo' / 'crds'} (set GPT_OSS_SHARED_DIR to the shared reference folder)"
+
+
+def install_crd(api, path: Path) -> None:
     import yaml
     from kubernetes import client
+    crd = yaml.safe_load(path.read_text())
+    # No operator serves the upstream Webhook conversion: with None each object is stored as written.
+    crd["spec"]["conversion"] = {"strategy": "None"}
+    crd["metadata"] = {key: crd["metadata"][key] for key in ("name", "labels", "annotations") if key in crd["metadata"]}
+    crd.pop("status", None)
     ext = client.ApiextensionsV1Api(api)
-    ext.create_custom_resource_definition(yaml.safe_load(CRD.read_text()), _preload_content=False)
+    ext.create_custom_resource_definition(crd, _preload_content=False)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        crd = ext.read_custom_resource_definition("dynamographdeployments.nvidia.com")
-        if any(c.type == "Established" and c.status == "True" for c in (crd.status.conditions or [])):
+        live = ext.read_custom_resource_definition("dynamographdeployments.nvidia.com")
+        if any(c.type == "Established" and c.status == "True" for c in (live.status.conditions or [])):
             return
         time.sleep(0.5)
     raise SystemExit("the DynamoGraphDeployment CRD was not Established within 60s")
@@ -225,7 +256,8 @@ def start(state: Path) -> int:
                           "--listen-peer-urls", f"http://127.0.0.1:{etcd_peer}",
                           "--initial-advertise-peer-urls", f"http://127.0.0.1:{etcd_peer}",
                           "--initial-cluster", f"gpt-oss-test=http://127.0.0.1:{etcd_peer}",
-                          "--unsafe-no-fsync", "--quota-backend-bytes", str(2 * 1024**3)])
+                          "--unsafe-no-fsync", "--quota-backend-bytes", str(2 * 1024**3)],
+          health=f"http://127.0.0.1:{etcd_port}/health")
     wait_healthy("etcd", f"http://127.0.0.1:{etcd_port}/health", state, "etcd.log")
 
     spawn(state, "kube-apiserver", [
@@ -239,7 +271,8 @@ def start(state: Path) -> int:
         # One local API server: no `kubernetes` Service endpoints to keep in step with other replicas.
         "--endpoint-reconciler-type", "none",
         # The tier binds its model-cache PVCs to static PVs by class name; no default class exists to assign.
-        "--disable-admission-plugins", "DefaultStorageClass"])
+        "--disable-admission-plugins", "DefaultStorageClass"],
+          health=f"https://127.0.0.1:{api_port}/readyz")
     wait_healthy("kube-apiserver", f"https://127.0.0.1:{api_port}/readyz", state, "kube-apiserver.log",
                  cert=pki / "ca.crt")
 
@@ -249,13 +282,13 @@ def start(state: Path) -> int:
         spawn(state, "kube-scheduler", [
             str(binaries / "kube-scheduler"), "--kubeconfig", component_kubeconfig,
             "--authentication-kubeconfig", component_kubeconfig, "--authorization-kubeconfig", component_kubeconfig,
-            "--bind-address", "127.0.0.1", "--secure-port", str(free_port()), "--leader-elect=true"])
+            "--bind-address", "127.0.0.1", "--secure-port", str(free_port()), *LEADER_ELECTION])
         started.append("kube-scheduler")
     if (binaries / "kube-controller-manager").is_file():
         spawn(state, "kube-controller-manager", [
             str(binaries / "kube-controller-manager"), "--kubeconfig", component_kubeconfig,
             "--authentication-kubeconfig", component_kubeconfig, "--authorization-kubeconfig", component_kubeconfig,
-            "--bind-address", "127.0.0.1", "--secure-port", str(free_port()), "--leader-elect=true",
+            "--bind-address", "127.0.0.1", "--secure-port", str(free_port()), *LEADER_ELECTION,
             "--service-account-private-key-file", str(pki / "sa.key"), "--root-ca-file", str(pki / "ca.crt"),
             # No kubelet renews the nodes' heartbeats: the node-lifecycle controller would taint and evict.
             "--controllers", "*,-node-lifecycle-controller,-cloud-node-lifecycle-controller",
@@ -266,11 +299,14 @@ def start(state: Path) -> int:
     from kubernetes import client
     version = client.VersionApi(api).get_code()
     nodes = create_nodes(api)
-    install_crd(api)
+    crd, crd_origin = crd_path()
+    if crd is not None:
+        install_crd(api, crd)
     spawn(state, "pod-reaper", [sys.executable, str(Path(__file__).resolve()), "reap", "--dir", str(state)])
     started.append("pod-reaper")
     print(f"control plane up: Kubernetes {version.git_version} from {origin} ({binaries}); "
-          f"running {', '.join(started)}; nodes {', '.join(nodes)}; DGD CRD installed")
+          f"running {', '.join(started)}; nodes {', '.join(nodes)}; "
+          + (f"DGD CRD installed from {crd_origin}" if crd else f"DGD CRD NOT installed: {crd_origin}"))
     print(f"KUBECONFIG={kubeconfig}")
     return 0
 
@@ -298,6 +334,68 @@ def reap(state: Path) -> int:
     return 0
 
 
+def _ours(name: str, entry: dict) -> bool:
+    """Whether the recorded pid still runs the binary `start` gave it (pids get reused)."""
+    pid, exe = entry["pid"], entry["exe"]
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+    except OSError:
+        return False  # already gone
+    if _zombie(pid):
+        return False
+    if cmdline != exe:
+        print(f"{name}: pid {pid} now runs {cmdline!r}, not ours; left alone")
+        return False
+    return True
+
+
+def _terminate(pid: int, sig: int = signal.SIGTERM, grace: float = 10.0) -> None:
+    os.kill(pid, sig)
+    for _ in range(int(grace * 10)):
+        if not Path(f"/proc/{pid}").exists() or _zombie(pid):
+            return
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+
+
+def kill_component(state: Path, name: str, sig: int = signal.SIGKILL) -> None:
+    """Kill one recorded component of this control plane (never anything else)."""
+    pids = json.loads((state / "pids.json").read_text())
+    if name not in pids:
+        raise SystemExit(f"{state} records no {name} (it records {', '.join(pids)})")
+    entry = pids[name]
+    if not _ours(name, entry):
+        raise SystemExit(f"{name} (pid {entry['pid']}) is not running as started; not killing anything")
+    _terminate(entry["pid"], sig)
+    print(f"killed {name} (pid {entry['pid']}, signal {signal.Signals(sig).name})", flush=True)
+
+
+def start_component(state: Path, name: str, timeout: float = 120) -> None:
+    """Start a recorded component again with its recorded flags: same ports, same data directory."""
+    entry = json.loads((state / "pids.json").read_text())[name]
+    spawn(state, name, entry["argv"], entry.get("health"))
+    if entry.get("health"):
+        cert = state / "pki" / "ca.crt" if entry["health"].startswith("https") else None
+        wait_healthy(name, entry["health"], state, f"{name}.log", timeout=timeout, cert=cert)
+    print(f"started {name} again (pid {json.loads((state / 'pids.json').read_text())[name]['pid']})", flush=True)
+
+
+def revive(state: Path) -> None:
+    """Start again any other component that exited meanwhile (a scheduler that lost its Lease, say)."""
+    for name, entry in json.loads((state / "pids.json").read_text()).items():
+        if not _ours(name, entry):
+            print(f"{name} (pid {entry['pid']}) had exited; starting it again", flush=True)
+            start_component(state, name)
+
+
+def restart(state: Path, name: str, down_seconds: float = 0.0, sig: int = signal.SIGKILL) -> int:
+    kill_component(state, name, sig)
+    time.sleep(down_seconds)
+    start_component(state, name)
+    revive(state)
+    return 0
+
+
 def stop(state: Path) -> int:
     pids_file = state / "pids.json"
     if not pids_file.exists():
@@ -306,22 +404,10 @@ def stop(state: Path) -> int:
     pids = json.loads(pids_file.read_text())
     # Reverse start order: controllers first, etcd last.
     for name, entry in reversed(list(pids.items())):
-        pid, exe = entry["pid"], entry["exe"]
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
-        except OSError:
-            continue  # already gone
-        if cmdline != exe:
-            print(f"{name}: pid {pid} now runs {cmdline!r}, not ours; left alone")
+        if not _ours(name, entry):
             continue
-        os.kill(pid, signal.SIGTERM)
-        for _ in range(100):
-            if not Path(f"/proc/{pid}").exists() or _zombie(pid):
-                break
-            time.sleep(0.1)
-        else:
-            os.kill(pid, signal.SIGKILL)
-        print(f"stopped {name} (pid {pid})")
+        _terminate(entry["pid"])
+        print(f"stopped {name} (pid {entry['pid']})")
     shutil.rmtree(state, ignore_errors=True)
     return 0
 
@@ -335,8 +421,11 @@ def _zombie(pid: int) -> bool:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["start", "stop", "env", "reap"])
+    parser.add_argument("command", choices=["start", "stop", "env", "reap", "restart"])
     parser.add_argument("--dir", type=Path, default=REPO / ".envtest", help="state directory (default .envtest)")
+    parser.add_argument("--component", help="restart: the component to kill and start again (e.g. kube-apiserver, etcd)")
+    parser.add_argument("--down-seconds", type=float, default=0.0, help="restart: seconds it stays down")
+    parser.add_argument("--signal", default="KILL", choices=["KILL", "TERM"], help="restart: how it is killed")
     args = parser.parse_args()
     state = args.dir.resolve()
     if args.command == "start":
@@ -349,6 +438,12 @@ def main() -> int:
         return stop(state)
     if args.command == "reap":
         return reap(state)
+    if args.command == "restart":
+        if not args.component:
+            parser.error("restart needs --component")
+        if not (state / "pids.json").exists():
+            raise SystemExit(f"no control plane recorded in {state}")
+        return restart(state, args.component, args.down_seconds, getattr(signal, f"SIG{args.signal}"))
     print(f"KUBECONFIG={state / 'kubeconfig'}")
     return 0
 

@@ -7,8 +7,9 @@
 #   ci/kind-setup.sh [--name gpt-oss] [--kubeconfig .kind/kubeconfig] [--install-tools]
 #                    [--crds DIR | --crds-chart CHART_REF | --no-crds] [--operator-chart CHART_REF]
 #
-# --crds DIR          apply the CRD files in DIR (default: ci/crds, the generated DGD CRD; or
-#                     shared/dynamo/crds), conversion rewritten to None: no operator serves the webhook
+# --crds DIR          apply the Dynamo CRD files in DIR (default: $GPT_OSS_SHARED_DIR/dynamo/crds, the
+#                     upstream files; GPT_OSS_SHARED_DIR defaults to <repo>/../shared), conversion
+#                     rewritten to None: no operator serves the webhook
 # --crds-chart REF    `helm install` the Dynamo CRD chart instead (e.g. the dynamo-crds chart from NGC)
 # --operator-chart REF `helm install` the Dynamo platform chart (operator + its own CRDs); the tier then
 #                     needs GPT_OSS_DYNAMO_OPERATOR=1 and GPT_OSS_CRD_SOURCE=none
@@ -23,7 +24,7 @@ HELM_VERSION=v3.17.1
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 name=gpt-oss
 kubeconfig="$repo_root/.kind/kubeconfig"
-crds_dir="$repo_root/ci/crds"
+crds_dir="${GPT_OSS_SHARED_DIR:-$(dirname "$repo_root")/shared}/dynamo/crds"
 crds_chart=""
 operator_chart=""
 install_tools=false
@@ -38,7 +39,7 @@ while [[ $# -gt 0 ]]; do
     --no-crds) no_crds=true; shift ;;
     --operator-chart) operator_chart=$2; shift 2 ;;
     --install-tools) install_tools=true; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -81,7 +82,8 @@ elif [[ -n "$crds_chart" ]]; then
   helm install dynamo-crds "$crds_chart" --namespace default --wait
 elif ! $no_crds; then
   if [[ ! -d "$crds_dir" ]]; then
-    echo "no Dynamo CRDs at $crds_dir: pass --crds DIR, --crds-chart REF or --no-crds" >&2
+    echo "no Dynamo CRDs at $crds_dir (the shared reference folder; set GPT_OSS_SHARED_DIR):" \
+      "pass --crds DIR, --crds-chart REF or --no-crds" >&2
     exit 1
   fi
   # Server-side: the DGD CRD (~1.6 MB) is too big for kubectl's last-applied annotation.
@@ -90,6 +92,8 @@ elif ! $no_crds; then
 import json, sys, yaml
 crd = yaml.safe_load(open(sys.argv[1]))
 crd["spec"]["conversion"] = {"strategy": "None"}  # no operator, so no conversion webhook
+crd["metadata"] = {k: crd["metadata"][k] for k in ("name", "labels", "annotations") if k in crd["metadata"]}
+crd.pop("status", None)
 json.dump(crd, sys.stdout)
 PY
   done

@@ -17,7 +17,7 @@ def pytest_addoption(parser):
     )
     parser.addoption("--crd-source", default=None,
                      help="cluster tier: folder with the Dynamo CRDs, or 'none' to rewrite the cluster's own "
-                          "(env GPT_OSS_CRD_SOURCE; default ci/crds)")
+                          "(env GPT_OSS_CRD_SOURCE; default <shared-dir>/dynamo/crds)")
     parser.addoption("--dynamo-operator", action="store_true", default=None,
                      help="cluster tier: the Dynamo operator runs in the cluster (env GPT_OSS_DYNAMO_OPERATOR)")
 

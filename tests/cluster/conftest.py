@@ -4,7 +4,9 @@ The cluster is whatever --kubeconfig (an option of pytest-helm-charts) or KUBECO
 When none answers, every test skips with the one reason `cluster_access` gives. Settings that
 tests/conftest.py may register as options fall back to environment variables:
   --crd-source / GPT_OSS_CRD_SOURCE          folder with the Dynamo CRDs; "none" rewrites the CRD the
-                                             cluster has; default ci/crds (generated from the upstream CRD)
+                                             cluster has; default <shared>/dynamo/crds, the upstream files
+  --shared-dir / GPT_OSS_SHARED_DIR          the shared reference folder (default <repo>/../shared); when it
+                                             is missing, every test that needs the DGD CRD skips, saying so
   --dynamo-operator / GPT_OSS_DYNAMO_OPERATOR the Dynamo operator runs in the cluster (enables the
                                              worker-placement checks, leaves the CRDs alone)
 """
@@ -19,6 +21,7 @@ import pytest
 import yaml
 
 from tests.cluster import kube
+from tests.cluster.control import ControlPlane
 from tests.helpers import CHART_DIR, OVERLAYS, RELEASE_NAME, REPO_ROOT, RUNTIMES, deep_merge, load_chart, load_values
 
 CACHE_SIZE = yaml.safe_load((CHART_DIR / "values.yaml").read_text())["modelCache"]["size"]
@@ -83,7 +86,13 @@ def crd_source(pytestconfig) -> Path | None:
         if not path.is_dir():
             pytest.fail(f"--crd-source / GPT_OSS_CRD_SOURCE={value} is not a folder")
         return path
-    return REPO_ROOT / "ci" / "crds"  # the generated copy of the upstream CRD (ci/sync-dgd-crd.py)
+    # The upstream CRDs, read where they are: the project keeps no copy.
+    shared = Path(kube.option(pytestconfig, "shared_dir", "GPT_OSS_SHARED_DIR", str(REPO_ROOT.parent / "shared")))
+    path = shared / "dynamo" / "crds"
+    if not (path / kube.DGD_CRD_FILE).is_file():
+        pytest.skip(f"no Dynamo CRDs at {path} (the shared reference folder: set --shared-dir or GPT_OSS_SHARED_DIR, "
+                    "or GPT_OSS_CRD_SOURCE to a folder with nvidia.com_dynamographdeployments.yaml)")
+    return path
 
 
 @pytest.fixture(scope="session", params=kube.API_VERSIONS, ids=[v.split("/")[1] for v in kube.API_VERSIONS])
@@ -110,9 +119,14 @@ def target(request) -> str:
 class Release:
     """One release of the chart in its own namespace, driven through helm-python-sdk."""
 
-    def __init__(self, kubeconfig: Path, namespace: str, api_version: str):
+    NAME = RELEASE_NAME
+
+    def __init__(self, kubeconfig: Path | None, namespace: str, api_version: str, **client: object):
+        """client: further helm_python.Config settings (kubeconfig_content instead of a kubeconfig file)."""
         import helm_python
-        self.helm = helm_python.Config(kubeconfig_path=str(kubeconfig), namespace=namespace)
+        if kubeconfig is not None:
+            client["kubeconfig_path"] = str(kubeconfig)
+        self.helm = helm_python.Config(namespace=namespace, **client)
         self.namespace = namespace
         self.name = RELEASE_NAME
         self.api_version = api_version
@@ -135,6 +149,10 @@ class Release:
 
     def uninstall(self) -> dict:
         return self.helm.uninstall(self.name, timeout=180)
+
+    def history(self) -> list[tuple[int, str]]:
+        """(revision, status) of every stored revision, oldest first."""
+        return sorted((entry["revision"], entry["status"]) for entry in self.helm.history(self.name))
 
     def manifest(self) -> list[dict]:
         """The objects of the deployed revision (hooks are not in it)."""
@@ -165,21 +183,36 @@ def job_pods(controllers) -> None:
                     "kube-controller-manager Lease), so no Job ever creates a pod")
 
 
-@pytest.fixture
-def namespace(k8s) -> str:
-    """A fresh namespace, deleted after the test, and the model-cache PV reserved for it."""
+def create_namespace(k8s: kube.Kube) -> str:
+    """A fresh namespace enforcing PodSecurity `restricted`, and the model-cache PV reserved for it."""
     suffix = "".join(random.choices(string.ascii_lowercase + string.digits, k=6))
     name = f"gpt-oss-{suffix}"
-    k8s.core.create_namespace({"metadata": {"name": name, "labels": {kube.TIER_LABEL: "cluster"}}})
+    k8s.core.create_namespace({"metadata": {"name": name, "labels": {kube.TIER_LABEL: "cluster", **kube.POD_SECURITY}}})
+    # What kube-controller-manager's service-account controller does; without one, pods are refused for lack of it.
+    try:
+        k8s.core.create_namespaced_service_account(name, {"metadata": {"name": "default"}})
+    except Exception as error:
+        if getattr(error, "status", None) != 409:
+            raise
     claim = f"{RELEASE_NAME}-model-cache"
-    volume = kube.model_cache_volume(name, claim, CACHE_SIZE)
-    k8s.core.create_persistent_volume(volume)
-    yield name
-    # Deleted before the namespace: pv-protection keeps it until the namespace's PVC is gone.
-    k8s.core.delete_persistent_volume(volume["metadata"]["name"])
+    k8s.core.create_persistent_volume(kube.model_cache_volume(name, claim, CACHE_SIZE))
+    return name
+
+
+def delete_namespace(k8s: kube.Kube, name: str) -> None:
+    # The PV first: pv-protection keeps it until the namespace's PVC is gone.
+    k8s.core.delete_persistent_volume(kube.model_cache_volume(name, "", CACHE_SIZE)["metadata"]["name"])
     # Not waited for: each test has its own namespace, and the namespace controller (when one runs) takes
     # seconds per namespace to empty it, which the tier would otherwise spend once per test.
     k8s.core.delete_namespace(name)
+
+
+@pytest.fixture
+def namespace(k8s) -> str:
+    """A fresh namespace (create_namespace), deleted after the test."""
+    name = create_namespace(k8s)
+    yield name
+    delete_namespace(k8s, name)
 
 
 @pytest.fixture
@@ -190,6 +223,16 @@ def release(cluster_access, namespace, dgd_api, request) -> Release:
     release = Release(cluster_access.kubeconfig, namespace, dgd_api)
     yield release
     release.close()
+
+
+@pytest.fixture(scope="session")
+def control_plane(cluster_access) -> ControlPlane:
+    """The ci/control-plane.py control plane behind KUBECONFIG, whose components a fault test may restart."""
+    plane = ControlPlane.beside(cluster_access.kubeconfig)
+    if plane is None:
+        pytest.skip(f"the cluster at {cluster_access.kubeconfig} was not started by ci/control-plane.py (no pids.json "
+                    "beside the kubeconfig), so this test cannot kill and restart its kube-apiserver or etcd")
+    return plane
 
 
 PROBE_LINE = next(number for number, line in enumerate(Path(__file__).read_text().splitlines(), 1)

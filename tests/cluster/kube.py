@@ -30,6 +30,8 @@ TIER_LABEL = "gpt-oss.test/tier"
 # Static volumes for the model cache: the class needs no StorageClass object (static binding).
 CACHE_STORAGE_CLASS = "gpt-oss-cluster-test"
 CACHE_HOST_DIR = "/var/tmp/gpt-oss-cluster-test"
+# Every namespace the tier installs into: the strictest Pod Security Standard, enforced by admission.
+POD_SECURITY = {"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"}
 
 # Values every install of this tier adds on top of a target overlay, and why:
 KIND_VALUES: dict[str, Any] = {

@@ -1,8 +1,12 @@
 """Download the pinned model revision into the cache volume, once.
 
 Idempotent: when the marker of this revision exists the script exits at once, before installing
-anything; the marker is written only after snapshot_download returns. When TIKTOKEN_URL is set, the
-harmony vocabulary is staged beside the weights too (also into a cache finished without it).
+anything. The marker is written only after snapshot_download returns AND every file the revision lists
+(minus IGNORE_PATTERNS) is on the volume with the Hub's size and hash (sha256 for LFS files, git blob
+sha1 otherwise): an interrupted run leaves no marker, and the next run resumes the partial files. A file
+that fails the check is removed (with huggingface_hub's record of it) and the run exits 1, so the Job's
+retry downloads it again. When TIKTOKEN_URL is set, the harmony vocabulary is staged beside the weights
+too (also into a cache finished without it).
 """
 import hashlib
 import json
@@ -65,16 +69,62 @@ def read_token():
     return os.environ.get("HF_TOKEN") or None
 
 
+def file_digest(path: str, algorithm: str, prefix: bytes = b"") -> str:
+    digest = hashlib.new(algorithm, prefix)
+    with open(path, "rb") as source:
+        for block in iter(lambda: source.read(16 * 1024 * 1024), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify(token) -> None:
+    """Compare every expected file with the Hub's record of this revision; exit 1 naming what is wrong."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.utils import filter_repo_objects
+
+    info = HfApi().model_info(model_id, revision=revision, files_metadata=True, token=token)
+    expected = {f.rfilename: f for f in info.siblings}
+    names = list(filter_repo_objects(sorted(expected), ignore_patterns=ignore_patterns))
+    wrong = []
+    for name in names:
+        entry, path = expected[name], os.path.join(model_dir, name)
+        size = entry.lfs.size if entry.lfs else entry.size
+        if not os.path.isfile(path):
+            wrong.append(f"{name}: missing")
+            continue
+        actual = os.path.getsize(path)
+        if actual != size:
+            problem = f"{actual} bytes, the Hub lists {size}"
+        elif entry.lfs and file_digest(path, "sha256") != entry.lfs.sha256:
+            problem = f"sha256 differs from the Hub's {entry.lfs.sha256}"
+        elif not entry.lfs and entry.blob_id and file_digest(path, "sha1", b"blob %d\0" % actual) != entry.blob_id:
+            problem = f"git blob sha1 differs from the Hub's {entry.blob_id}"
+        else:
+            continue
+        wrong.append(f"{name}: {problem}")
+        # Gone with its download record, so the retry fetches it again instead of trusting it.
+        os.remove(path)
+        record = os.path.join(model_dir, ".cache", "huggingface", "download", name + ".metadata")
+        if os.path.exists(record):
+            os.remove(record)
+    if wrong:
+        sys.exit(f"{model_id}@{revision} is not complete, so no marker is written; removed for the retry:\n  "
+                 + "\n  ".join(wrong))
+    print(f"verified {len(names)} files of {model_id}@{revision} (sizes and hashes)", flush=True)
+
+
 print(f"downloading {model_id}@{revision} to {model_dir}, skipping {ignore_patterns}", flush=True)
 started = time.monotonic()
+token = read_token()
 snapshot_download(
     repo_id=model_id,
     revision=revision,
     local_dir=model_dir,
     # Two CLI --exclude flags mis-parse and fill the PVC with original/ and metal/ copies.
     ignore_patterns=ignore_patterns,
-    token=read_token(),
+    token=token,
 )
+verify(token)
 stage_tiktoken()
 with open(marker + ".tmp", "w") as out:
     json.dump({"model": model_id, "revision": revision, "finished": int(time.time())}, out)

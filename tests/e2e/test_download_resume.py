@@ -1,0 +1,201 @@
+"""e2e tier: the model-download Job's script, interrupted for real, resumes; its marker comes only at the end.
+
+The script is the one the chart renders into its scripts ConfigMap, run with the environment the download
+Job renders, against tests/e2e/fake_hub.py on 127.0.0.1 (HF_ENDPOINT): a fake revision of the model repo
+with one large LFS file served slowly, a small config file, and files IGNORE_PATTERNS must skip. It uses
+the huggingface_hub version the Job pins, installed once into a scratch folder (the Job installs it with
+`pip install --user`, which a virtualenv refuses), so PIP_PACKAGES is emptied. Only paths and endpoints
+differ from the Job: the cache folder is a scratch folder and the vocabulary URL points at the fake hub.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.fake_hub import FakeHub, RepoFile
+from tests.helpers import find, render_chart
+
+pytestmark = pytest.mark.e2e
+
+OVERLAY = "agg.yaml"
+BIG = "model-00000-of-00001.safetensors"
+BIG_SIZE = 24 * 1024 * 1024  # more than huggingface_hub's 10 MiB read size, so part of it reaches the disk
+VOCABULARY = b"fake harmony vocabulary\n"
+RUN_TIMEOUT = 120
+
+
+def download_job() -> tuple[list[str], dict[str, str], str]:
+    """The download Job's command and environment, and the script from the scripts ConfigMap, as rendered."""
+    objects = render_chart([OVERLAY])
+    job = next(o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].startswith("gpt-oss-model-download"))
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    script = find(objects, "ConfigMap", "gpt-oss-scripts")["data"]["download_model.py"]
+    return container["command"], env, script
+
+
+@pytest.fixture(scope="module")
+def pinned_hub(tmp_path_factory) -> Path:
+    """The huggingface_hub the Job pins (PIP_PACKAGES), installed into a scratch folder."""
+    _, env, _ = download_job()
+    target = tmp_path_factory.mktemp("pinned-hub")
+    install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                              "--target", str(target), *env["PIP_PACKAGES"].split()],
+                             capture_output=True, text=True, timeout=300)
+    if install.returncode != 0:
+        pytest.skip(f"cannot install the Job's pinned {env['PIP_PACKAGES']} (no package index?): "
+                    f"{install.stderr.strip().splitlines()[-1:] or install.returncode}")
+    return target
+
+
+class Download:
+    """The Job's script in a scratch cache folder, against a fake hub."""
+
+    def __init__(self, root: Path, hub_url: str, hub: FakeHub, pinned: Path):
+        command, env, script = download_job()
+        self.hub = hub
+        (root / "scripts").mkdir()
+        script_path = root / "scripts" / Path(command[1]).name
+        script_path.write_text(script)
+        self.argv = [sys.executable, str(script_path)]
+        cache = root / "model-cache"
+
+        def local(path: str) -> str:
+            assert path.startswith("/model-cache/"), path
+            return str(cache / path.removeprefix("/model-cache/"))
+
+        self.env = {key: value for key, value in os.environ.items() if not key.startswith(("HF_", "HUGGINGFACE"))}
+        self.env.update(env)
+        self.env.update({
+            "MODEL_DIR": local(env["MODEL_DIR"]), "MARKER": local(env["MARKER"]),
+            "TIKTOKEN_DIR": local(env["TIKTOKEN_DIR"]),
+            "TIKTOKEN_URL": f"{hub_url}/tiktoken/{Path(env['TIKTOKEN_URL']).name}",
+            "TIKTOKEN_SHA256": hashlib.sha256(VOCABULARY).hexdigest(),
+            "PIP_PACKAGES": "", "PYTHONPATH": str(pinned), "HOME": str(root), "HF_HOME": str(root / "hf-home"),
+            "HF_TOKEN_PATH": str(root / "no-token"), "HF_ENDPOINT": hub_url, "HF_HUB_DISABLE_TELEMETRY": "1",
+            "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1",
+        })
+        self.model_dir = Path(self.env["MODEL_DIR"])
+        self.marker = Path(self.env["MARKER"])
+        self.log = root / "download.log"
+
+    def start(self) -> subprocess.Popen:
+        return subprocess.Popen(self.argv, env=self.env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def partial(self) -> list[Path]:
+        return list((self.model_dir / ".cache").rglob("*.incomplete")) if self.model_dir.exists() else []
+
+    def run_watching(self) -> tuple[int, list[tuple[bool, int]]]:
+        """Run to the end; sample (marker exists, size of the big file in place) until it exits."""
+        process = self.start()
+        samples = []
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while process.poll() is None and time.monotonic() < deadline:
+            big = self.model_dir / BIG
+            samples.append((self.marker.exists(), big.stat().st_size if big.exists() else -1))
+            time.sleep(0.02)
+        if process.poll() is None:
+            process.kill()
+        return process.wait(), samples
+
+
+def fake_repo() -> list[RepoFile]:
+    big = hashlib.sha256(b"seed").digest() * (BIG_SIZE // 32)
+    return [
+        RepoFile("config.json", b'{"model_type": "gpt_oss"}\n', lfs=False),
+        RepoFile(BIG, big, lfs=True),
+        RepoFile("original/model.safetensors", b"x" * 1000, lfs=True),
+        RepoFile("metal/model.bin", b"y" * 1000, lfs=True),
+    ]
+
+
+@pytest.fixture
+def hub():
+    _, env, _ = download_job()
+    hub = FakeHub(env["MODEL_ID"], env["MODEL_REVISION"], fake_repo(),
+                  extra={Path(env["TIKTOKEN_URL"]).name: VOCABULARY})
+    url = hub.start()
+    yield hub, url
+    hub.stop()
+
+
+def big_file_gets(hub: FakeHub) -> list[dict]:
+    return [r for r in hub.requests if r["method"] == "GET" and r["path"].endswith("/" + BIG)]
+
+
+class TestDownloadResume:
+    def test_should_resume_an_interrupted_download_and_write_the_marker_only_at_the_end(self, hub, pinned_hub,
+                                                                                        tmp_path):
+        hub, url = hub
+        download = Download(tmp_path, url, hub, pinned_hub)
+
+        # Interrupt: SIGKILL (what a deleted pod ends with) once part of the big file is on the volume.
+        first = download.start()
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while not any(p.stat().st_size > 0 for p in download.partial()):
+            assert first.poll() is None, f"the download ended before it could be interrupted:\n{download.output()}"
+            assert time.monotonic() < deadline, f"no partial file appeared:\n{download.output()}"
+            time.sleep(0.05)
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        partial = sum(p.stat().st_size for p in download.partial())
+        assert 0 < partial < BIG_SIZE
+        assert not download.marker.exists(), "the interrupted run left the ready marker"
+        assert not (download.model_dir / BIG).exists(), "the interrupted file was put in place as if complete"
+
+        code, samples = download.run_watching()
+
+        assert code == 0, download.output()
+        gets = big_file_gets(hub)
+        assert gets[-1]["range"] == f"bytes={partial}-", f"the rerun did not resume from {partial}: {gets}"
+        assert (download.model_dir / BIG).read_bytes() == hub.file(BIG).content
+        assert download.marker.exists()
+        early = [s for s in samples if s[0] and s[1] != BIG_SIZE]
+        assert not early, f"the marker existed while {BIG} was incomplete: {early[:3]}"
+        assert any(not marker for marker, _ in samples), "the rerun never ran without the marker"
+        for ignored in ("original/model.safetensors", "metal/model.bin"):
+            assert not (download.model_dir / ignored).exists(), f"IGNORE_PATTERNS did not skip {ignored}"
+        assert (Path(download.env["TIKTOKEN_DIR"]) / Path(download.env["TIKTOKEN_URL"]).name).read_bytes() == VOCABULARY
+
+    def test_should_not_take_a_corrupt_download_for_complete(self, hub, pinned_hub, tmp_path):
+        hub, url = hub
+        hub.rate = 64 * 1024 * 1024
+        hub.corrupt = BIG  # right size, wrong bytes: only a hash check tells
+        download = Download(tmp_path, url, hub, pinned_hub)
+
+        corrupt = download.start().wait(RUN_TIMEOUT)
+
+        assert corrupt != 0, download.output()
+        assert f"{BIG}: sha256 differs" in download.output()
+        assert not download.marker.exists(), "the marker was written over a corrupt file"
+        assert not (download.model_dir / BIG).exists(), "the corrupt file was left for the next run to trust"
+
+        hub.corrupt = None
+        code, _ = download.run_watching()
+
+        assert code == 0, download.output()
+        assert (download.model_dir / BIG).read_bytes() == hub.file(BIG).content
+        assert download.marker.exists()
+
+    def test_should_do_nothing_once_the_marker_exists(self, hub, pinned_hub, tmp_path):
+        hub, url = hub
+        hub.rate = 64 * 1024 * 1024
+        download = Download(tmp_path, url, hub, pinned_hub)
+        assert download.start().wait(RUN_TIMEOUT) == 0, download.output()
+        asked = len(hub.requests)
+
+        assert download.start().wait(RUN_TIMEOUT) == 0, download.output()
+
+        assert len(hub.requests) == asked, f"a run after the marker asked the hub: {hub.requests[asked:]}"
+        assert "is already complete" in download.output()
