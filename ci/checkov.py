@@ -36,15 +36,33 @@ API_VERSIONS = ("nvidia.com/v1beta1", "nvidia.com/v1alpha1")
 CONFIG = REPO / ".checkov.yaml"
 
 
-def write_scan_input(overlay: str, folder: Path) -> None:
-    """The overlay's rendered objects, and the DGD pods of both API versions, as YAML files in `folder`."""
+# Besides every overlay as it ships: one target per runtime with every optional component on, so the pods
+# only they render (the SLA planner, the endpoint picker) are scanned too.
+OPTIONAL_COMPONENTS = {
+    "networkPolicy": {"enabled": True},
+    "monitoring": {"podMonitor": {"enabled": True}},
+    "ingress": {"enabled": True, "hosts": [{"host": "gpt-oss.example.com", "paths": [{"path": "/"}]}]},
+    "httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway"}]},
+}
+SCAN_TARGETS = {overlay: {} for overlay in OVERLAYS} | {
+    "agg.yaml + optional components": {**OPTIONAL_COMPONENTS, "frontend": {"autoscaling": {"enabled": True}},
+                                       "planner": {"enabled": True, "rbac": {"create": True}}},
+    "trtllm-serve-low-latency.yaml + optional components": {**OPTIONAL_COMPONENTS,
+                                                            "trtllmServe": {"autoscaling": {"enabled": True}},
+                                                            "inferencePool": {"enabled": True}},
+}
+
+
+def write_scan_input(target: str, folder: Path) -> None:
+    """The target's rendered objects, and the DGD pods of both API versions, as YAML files in `folder`."""
     folder.mkdir(parents=True)
-    objects = render_chart([overlay])
+    overlay, values = target.split(" + ")[0], SCAN_TARGETS[target]
+    objects = render_chart([overlay], values)
     (folder / "chart.yaml").write_text(yaml.safe_dump_all(objects, sort_keys=False))
     if not any(obj["kind"] == "DynamoGraphDeployment" for obj in objects):
         return  # runtime trtllm-serve: its Deployment is already a pod template Checkov reads
     for api_version in API_VERSIONS:
-        for obj in render_chart([overlay], {"dynamo": {"apiVersion": api_version}}):
+        for obj in render_chart([overlay], {**values, "dynamo": {"apiVersion": api_version}}):
             if obj["kind"] != "DynamoGraphDeployment":
                 continue
             pods = list(dgd_pods(obj).values())
@@ -108,8 +126,8 @@ def main() -> int:
         config = Path(scratch) / "checkov-unwaived.yaml"
         config.write_text(yaml.safe_dump({k: v for k, v in yaml.safe_load(CONFIG.read_text()).items()
                                           if k != "skip-check"}))
-        for overlay in OVERLAYS:
-            folder = Path(scratch) / overlay.removesuffix(".yaml")
+        for overlay in SCAN_TARGETS:
+            folder = Path(scratch) / overlay.replace(".yaml", "").replace(" + ", "-").replace(" ", "-")
             write_scan_input(overlay, folder)
             summary = scan(args.checkov, folder, config)
             rows.append((overlay, summary))

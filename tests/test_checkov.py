@@ -101,6 +101,25 @@ class TestObjectWaivers:
                                          "the Kubernetes API")
         assert reasons["CKV_K8S_8"] == "The Dynamo operator gives every component its liveness probe"
 
+    def test_should_waive_on_the_planner_pod_as_on_the_other_dgd_pods(self):
+        found = waivers_by_object(render_chart(["agg.yaml"], {"planner": {"enabled": True}}))
+        assert found[("DGD pod", "Planner")] == DGD_POD_WAIVERS
+
+    def test_should_waive_on_the_endpoint_picker_with_its_own_reasons(self):
+        objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True}})
+        picker = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "gpt-oss-trtllm-serve-epp")
+        reasons = skips(picker["metadata"])
+        assert set(reasons) == {"CKV_K8S_11", "CKV_K8S_38", "CKV_K8S_40", "CKV2_K8S_6"}
+        assert reasons["CKV_K8S_38"] == ("The endpoint picker watches the pool's pods and its InferencePool through "
+                                         "the Kubernetes API (its Role)")
+
+    def test_should_scan_one_render_per_runtime_with_every_optional_component(self):
+        targets = load_scan_script().SCAN_TARGETS
+        assert [t for t in targets if "+" in t] == ["agg.yaml + optional components",
+                                                   "trtllm-serve-low-latency.yaml + optional components"]
+        assert targets["agg.yaml + optional components"]["planner"]["enabled"] is True
+        assert targets["trtllm-serve-low-latency.yaml + optional components"]["inferencePool"]["enabled"] is True
+
     @pytest.mark.parametrize("overlay", ["agg.yaml", "trtllm-serve-low-latency.yaml"])
     def test_should_not_waive_the_network_policy_check_with_network_policies_on(self, overlay):
         found = waivers_by_object(render_chart([overlay], {"networkPolicy": {"enabled": True}}))

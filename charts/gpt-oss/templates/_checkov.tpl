@@ -12,6 +12,8 @@ Usage: {{ include "gpt-oss.checkovSkips" (dict "root" . "checks" (list "CKV_K8S_
   "CKV_K8S_40" "Runs as UID 1000, the image's non-root user, which owns its home and caches"
   "CKV_K8S_22" "The runtime writes TensorRT-LLM, Triton, torch and tokenizer caches under the image's own paths"
   "CKV_K8S_38" "Dynamo's frontend and workers register and discover each other through the Kubernetes API"
+  "CKV_K8S_38 epp" "The endpoint picker watches the pool's pods and its InferencePool through the Kubernetes API (its Role)"
+  "CKV_K8S_40 epp" "Runs as the chart's non-root UID 1000 (securityContext.pod) with a read-only root filesystem"
   "CKV_K8S_8 dynamo" "The Dynamo operator gives every component its liveness probe"
   "CKV_K8S_9 dynamo" "The Dynamo operator gives every component its readiness probe"
   "CKV_K8S_8 test" "A run-to-completion helm test Pod, which nothing routes traffic to"
