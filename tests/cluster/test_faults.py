@@ -36,7 +36,9 @@ CHART_REFUSAL = "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeAr
 # Values the chart renders but the API server refuses, and the server's words. Dynamo: a CEL rule of the
 # DGD CRD (x-kubernetes-validations on each component); trtllm-serve: Pod validation of a label key.
 API_REFUSES = {
-    "dynamo": ({"workers": {"componentFields": {"minAvailable": 99}}},
+    # minAvailable passes the chart's admission rules only on a Grove-backed platform from Dynamo 1.3.0.
+    "dynamo": ({"dynamo": {"grove": True, "runtimeVersionOverride": "1.3.0"},
+                "workers": {"componentFields": {"minAvailable": 99}}},
                "minAvailable must be less than or equal to replicas unless replicas is 0"),
     "trtllm-serve": ({"trtllmServe": {"nodeSelector": {"bad key!": "x"}}}, "spec.template.spec.nodeSelector"),
 }
@@ -51,6 +53,7 @@ def stored(k8s: kube.Kube, namespace: str, instance: str) -> dict[tuple[str, str
         "PersistentVolumeClaim": k8s.core.list_namespaced_persistent_volume_claim,
         "Job": k8s.batch.list_namespaced_job, "Deployment": k8s.apps.list_namespaced_deployment,
         "NetworkPolicy": k8s.networking.list_namespaced_network_policy,
+        "PodDisruptionBudget": k8s.policy.list_namespaced_pod_disruption_budget,
     }
     found = {}
     for kind, list_call in lists.items():
