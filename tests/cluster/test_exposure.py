@@ -83,7 +83,13 @@ def stand_in_deployment(name: str, labels: dict, replicas: int) -> dict:
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"nvidia.com/selector": name}},
                      "template": {"metadata": {"labels": {**labels, "nvidia.com/selector": name}},
-                                  "spec": {"containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10"}]}}}}
+                                  # Admitted in the tier's PodSecurity-restricted namespaces.
+                                  "spec": {"securityContext": {"runAsNonRoot": True, "runAsUser": 65535,
+                                                               "seccompProfile": {"type": "RuntimeDefault"}},
+                                           "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
+                                                           "securityContext": {
+                                                               "allowPrivilegeEscalation": False,
+                                                               "capabilities": {"drop": ["ALL"]}}}]}}}}
 
 
 def set_ready(k8s, namespace: str, pod: str, ready: bool) -> None:
