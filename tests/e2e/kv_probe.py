@@ -49,6 +49,7 @@ def main(frontend: str, model: str, *metrics_urls: str) -> int:
                     break
                 time.sleep(0.1)
             served.append(moved[0] if len(moved) == 1 else None)
+            time.sleep(0.3)  # let the router release the finished request's load before the next one
         groups.append(served)
     print(json.dumps({"groups": groups}))
     return 0
