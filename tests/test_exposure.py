@@ -351,7 +351,8 @@ class TestNotes:
     def test_should_fall_back_to_port_forward(self):
         notes = render_notes(["trtllm-serve-low-latency.yaml"])
         assert notes.split("5. Reach it")[1].splitlines()[1].strip() == \
-            "kubectl port-forward -n llm svc/gpt-oss-trtllm-serve 8000:8000"
+            ("No Ingress or HTTPRoute (ingress.enabled, httpRoute.enabled): reach svc/gpt-oss-trtllm-serve with the "
+             "port-forward of step 2")
 
 
 # (id, overlay, values, the exact text the user must see)

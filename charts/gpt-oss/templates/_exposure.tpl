@@ -39,8 +39,8 @@ Usage: {{ include "gpt-oss.reachLines" . | nindent 3 }}
 {{- end }}
 {{- end }}
 {{- if not $lines }}
-{{- $lines = append $lines (printf "kubectl port-forward -n %s svc/%s 8000:%d" .Release.Namespace $service.name (int $service.port)) }}
-{{- $lines = append $lines "curl http://localhost:8000/v1/models" }}
+{{- /* Step 2 of NOTES already prints the port-forward command. */}}
+{{- $lines = append $lines (printf "No Ingress or HTTPRoute (ingress.enabled, httpRoute.enabled): reach svc/%s with the port-forward of step 2" $service.name) }}
 {{- end }}
 {{- toYaml $lines }}
 {{- end }}
