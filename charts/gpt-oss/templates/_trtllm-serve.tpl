@@ -53,7 +53,7 @@ return_perf_metrics, and fills the iteration gauges only with enable_iter_perf_s
 Usage: {{ if include "gpt-oss.trtllmServe.exposesMetrics" . }}
 */}}
 {{- define "gpt-oss.trtllmServe.exposesMetrics" -}}
-{{- if or .Values.monitoring.podMonitor.enabled .Values.trtllmServe.autoscaling.enabled (.Values.inferencePool).enabled }}true{{ end }}
+{{- if or .Values.monitoring.podMonitor.enabled .Values.trtllmServe.autoscaling.enabled .Values.inferencePool.enabled }}true{{ end }}
 {{- end }}
 
 {{/*
