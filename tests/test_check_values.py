@@ -1,7 +1,10 @@
-"""Cross-field rules (templates/_check-values.tpl): one negative test per message, and warnings."""
+"""Cross-field rules (templates/_check-values.tpl): one negative test per message, where they point, and warnings."""
+import re
+
 import pytest
 
-from tests.helpers import CHART_DIR, OVERLAYS, ChartRenderError, dgd_workers, find, render_chart, render_notes
+from tests.helpers import (CHART_DIR, OVERLAYS, ChartRenderError, dgd_workers, find, render_chart, render_notes,
+                           template_defines)
 from tests.schemas import dgd_errors
 from tests.test_exposure import REFUSALS as EXPOSURE_REFUSALS
 from tests.test_operator_admission import ADMISSION_REFUSALS, UPGRADE_MESSAGES
@@ -135,6 +138,49 @@ def test_should_cover_every_fail_call_once():
     # tests/test_operator_admission.py and tests/test_exposure.py.
     assert source.count("{{- fail ") == (len(REFUSALS) - 1 + len(ADMISSION_REFUSALS) + len(UPGRADE_MESSAGES)
                                          + len(EXPOSURE_REFUSALS))
+
+
+# Where Helm reports every refusal: the one template that calls gpt-oss.checkValues.
+CHECK_VALUES = "gpt-oss/templates/validation/check-values.yaml"
+
+
+class TestWhereRefusalsPoint:
+    @pytest.mark.parametrize("overlay,values", [r[1:3] for r in REFUSALS + EXPOSURE_REFUSALS + ADMISSION_REFUSALS],
+                             ids=[r[0] for r in REFUSALS + EXPOSURE_REFUSALS + ADMISSION_REFUSALS])
+    def test_should_name_check_values_yaml(self, overlay, values):
+        with pytest.raises(ChartRenderError) as error:
+            render_chart([overlay], values)
+        assert str(error.value).startswith(f"execution error at ({CHECK_VALUES}:4:4): ")
+
+    def test_should_render_check_values_before_every_other_template(self):
+        # Helm executes the templates in this order and reports the first that fails (pkg/engine/engine.go
+        # sortTemplates: more path separators first, then paths in reverse order). A template in a folder that
+        # sorts after "validation" (or deeper) would render first and take the refusals' location.
+        templates = [f"gpt-oss/{path.relative_to(CHART_DIR).as_posix()}" for path in (CHART_DIR / "templates").rglob("*")
+                     if path.is_file() and not path.name.startswith("_")]
+        order = sorted(templates, key=lambda path: (path.count("/"), path), reverse=True)
+        assert order[0] == CHECK_VALUES
+        assert "gpt-oss/templates/tests/job-benchmark.yaml" in order[1:]
+
+    def test_should_check_one_concern_per_define_from_one_list(self):
+        defines = template_defines("_check-values.tpl")
+        listed = re.findall(r'\{\{- include "(gpt-oss\.checkValues\.\w+)" \. \}\}', defines["gpt-oss.checkValues"])
+        # Nothing but one include line per concern (new concerns add one line at the end).
+        assert defines["gpt-oss.checkValues"].strip().splitlines() == [f'{{{{- include "{name}" . }}}}' for name in listed]
+        concerns = sorted(name for name in defines if name.startswith("gpt-oss.checkValues."))
+        assert sorted(listed) == concerns
+        assert {"gpt-oss.checkValues.gpu", "gpt-oss.checkValues.topology", "gpt-oss.checkValues.engine",
+                "gpt-oss.checkValues.benchmark", "gpt-oss.checkValues.autoscaling", "gpt-oss.checkValues.exposure",
+                "gpt-oss.checkValues.trtllmServe"} <= set(listed)
+        # Every rule sits in a concern (or in gpt-oss.checkEngineKeys, which two concerns share).
+        outside = {name: body.count("{{- fail ") for name, body in defines.items()
+                   if not name.startswith("gpt-oss.checkValues.") and name != "gpt-oss.checkEngineKeys"}
+        assert set(outside.values()) == {0}, outside
+
+    def test_should_not_check_values_from_any_other_template(self):
+        users = [path.relative_to(CHART_DIR).as_posix() for path in (CHART_DIR / "templates").rglob("*")
+                 if path.is_file() and '{{- include "gpt-oss.checkValues" . }}' in path.read_text()]
+        assert users == ["templates/validation/check-values.yaml"]
 
 
 class TestAcceptedAlternatives:

@@ -41,7 +41,6 @@ replicas of the roles that decode (all but prefill).
 Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
 */}}
 {{- define "gpt-oss.plan" -}}
-{{- include "gpt-oss.checkValues" . }}
 {{- $roles := list }}
 {{- $totalGpus := 0 }}
 {{- /* Replica counts an autoscaler or the planner owns, and the DGD fields that turn on their adapters. */}}
