@@ -22,6 +22,13 @@ REFUSALS = [
      "enable both, or use workers.worker alone"),
     ("gb200-on-amd64", "agg.yaml", {"gpu": {"nodeArch": "amd64"}},
      "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=amd64; allowed: gpu.nodeArch=arm64"),
+    ("hgx-gpu-on-arm64", "2xh100-truss.yaml", {"gpu": {"nodeArch": "arm64"}},
+     "gpu.type=H100 comes in AMD64 (x86) nodes, but gpu.nodeArch=arm64; allowed: gpu.nodeArch=amd64, or null to "
+     "follow gpu.type"),
+    ("product-label-of-another-gpu", "agg.yaml", {"gpu": {"type": "H100", "productLabel": "NVIDIA-GB200"}},
+     'gpu.productLabel=NVIDIA-GB200 is the label of GB200 nodes, but gpu.type=H100; allowed: the '
+     'nvidia.com/gpu.product label of H100 nodes (NVIDIA-H100-80GB-HBM3 by default), "" to select no product, or '
+     'null to follow gpu.type'),
     ("mxfp8-on-hopper", "2xh100-truss.yaml", {"workers": {"overrideQuantAlgo": "W4A8_MXFP4_MXFP8"}},
      "workers.overrideQuantAlgo=W4A8_MXFP4_MXFP8 needs Blackwell GPUs, but gpu.type=H100; allowed: gpu.type B200 "
      "or GB200, or workers.overrideQuantAlgo W4A16_MXFP4 (what Hopper runs) or empty"),
@@ -248,14 +255,17 @@ class TestWarnings:
         # _sizing-tables.tpl, GB200 W4A8_MXFP4_MXFP8: 122672 prompt tokens/s per GPU at 8192 tokens; 1280
         # sequences on 4 decode GPUs = 320 per GPU, read at 384: 30.2 ms per token.
         notes = render_notes(["disagg-k8s.yaml"])
-        assert ("prefill-bound: 1 prefill GPUs serve about 15.0 requests/s of 8192 tokens, but 1536 users finishing "
-                "1024 tokens at 30.2 ms/token need about 50 requests/s") in notes
+        assert ("prefill-bound: 1 prefill GPU serves about 15.0 requests/s of 8192 tokens (in TensorRT-LLM's default "
+                "8192-token steps), but 1536 users finishing 1024 tokens at 30.2 ms/token (320 sequences per decode GPU) "
+                "need about 50 requests/s") in notes
         assert "aiconfigurator 0.12.0 (trtllm 1.3.0rc20 SILICON database)" in notes
 
     def test_should_read_the_prefill_speed_at_the_prompt_length(self):
         # B200 runs W4A8_MXFP4_MXFP8 (CUTLASS MoE, no override); at 32768 tokens: 79446 tokens/s per GPU,
         # x 4 prefill GPUs / 32000 tokens.
         assert "4 prefill GPUs serve about 9.9 requests/s of 32000 tokens" in render_notes(["8xb200-single-node.yaml"])
+        # One prefill GPU, one verb form: "1 prefill GPU serves", never "1 prefill GPUs serve".
+        assert "1 prefill GPUs" not in render_notes(["disagg-k8s.yaml"])
 
     def test_should_take_weights_per_gpu_by_pod_shape(self):
         notes = render_notes(["2xh100-truss.yaml"], {"benchmark": {"concurrency": 64, "inputTokensMean": 90000}})
