@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import collections
 import importlib.util
+import io
 import shutil
 import subprocess
 import sys
@@ -133,6 +134,11 @@ class TestSetSyntax:
         assert both.returncode == older.returncode == 0
         assert both.stdout == older.stdout
         assert "2 pod(s) x 1 GPU(s)" in both.stdout  # the balanced overlay, applied last, wins
+
+    def test_should_read_values_from_standard_input(self, run_tool, monkeypatch):
+        monkeypatch.setattr(sys, "stdin", io.StringIO("benchmark:\n  concurrency: 100\n"))
+        result = run_tool("-f", "values/agg.yaml", "-f", "-")
+        assert "concurrency 100, 1000 requests" in result.stdout
 
     def test_should_render_the_release_and_namespace_given(self, run_tool):
         result = run_tool("demo", "-f", "values/agg.yaml", "-n", "inference")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Predict a target's throughput and latency with NVIDIA's aiconfigurator performance model.
+"""Predict a target's throughput and latency with NVIDIA's aiconfigurator performance model, and its speed of light.
 
 usage: python tools/predict.py [RELEASE] -f values/disagg-k8s.yaml [--set k=v] [--set-json '<json>'] [--no-best]
        [--json]   (or: python tools/plan.py --predict -f values/disagg-k8s.yaml; the same values options)
@@ -265,6 +265,17 @@ def _estimate(kwargs: dict, notes: list[str]):
         return cli_estimate(**call, database_mode="HYBRID"), "HYBRID"
 
 
+def speed_of_light(kwargs: dict) -> dict:
+    """aiconfigurator's speed-of-light estimate of the same configuration (its SOL database mode: each operation at
+    the GPU's peak compute or memory bandwidth, whichever bounds it), with the same inputs as the prediction."""
+    from aiconfigurator.cli.api import cli_estimate
+    call = {k: v for k, v in kwargs.items() if not k.startswith("_")}
+    raw = cli_estimate(**call, database_mode="SOL").raw
+    return {"tokens_per_s_per_gpu": round(float(raw["tokens/s/gpu"]), 1),
+            "tokens_per_s_per_user": round(float(raw["tokens/s/user"]), 2),
+            "ttft_ms": round(float(raw["ttft"]), 1), "itl_ms": round(float(raw["tpot"]), 2)}
+
+
 def _describe_best(row: dict, mode: str, total_gpus: int) -> str:
     """A best-configuration row in the chart's terms (TensorRT-LLM TP = attention TP x attention DP)."""
     def worker(prefix: str) -> str:
@@ -363,6 +374,9 @@ def predict(values_files=(), values: dict | str | None = None, best: bool = True
         result["limit"] = {"side": side, "prefill_requests_per_s": round(prefill, 2),
                            "decode_requests_per_s": round(decode, 2),
                            "factor": round(max(prefill, decode) / min(prefill, decode), 2)}
+    with _quiet():
+        result["sol"] = speed_of_light(kwargs)
+    result["fraction_of_sol"] = round(result["tokens_per_s_per_gpu"] / result["sol"]["tokens_per_s_per_gpu"], 2)
     # Closed loop: each benchmark user waits users/throughput seconds per request; beyond the request's
     # own latency that is queueing before prefill (Little's law).
     cycle = bench["concurrency"] / result["requests_per_s"]
@@ -385,6 +399,10 @@ def format_prediction(result: dict) -> str:
              f"  {result['tokens_per_s_per_gpu']:.0f} tokens/s/GPU {model_error(result['gpu_type'])}, "
              f"{result['tokens_per_s_per_user']:.1f} tokens/s/user, "
              f"TTFT {result['ttft_ms']:.0f} ms, ITL {result['itl_ms']:.1f} ms ({result['mode']}, {result['gpus']} GPUs)"]
+    sol = result["sol"]
+    lines.append(f"  speed of light (aiconfigurator's SOL database, same configuration): {sol['tokens_per_s_per_gpu']:.0f} "
+                 f"tokens/s/GPU, TTFT {sol['ttft_ms']:.0f} ms, ITL {sol['itl_ms']:.1f} ms; this target reaches "
+                 f"{result['fraction_of_sol']:.2f} of it")
     if "limit" in result:
         limit = result["limit"]
         other = "decode" if limit["side"] == "prefill" else "prefill"

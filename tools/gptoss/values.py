@@ -13,6 +13,7 @@ import copy
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -42,9 +43,10 @@ def deep_merge(base: dict, override: dict) -> dict:
 
 
 def read_values_file(path: str | os.PathLike) -> dict:
-    """One -f file, read as Helm reads it: a missing file or one that is not a YAML map is refused."""
+    """One -f file, read as Helm reads it ("-" is standard input): a missing file or one that is not a YAML map is
+    refused."""
     try:
-        text = Path(path).read_text()
+        text = sys.stdin.read() if str(path).strip() == "-" else Path(path).read_text()
     except FileNotFoundError:
         raise ValuesError(f"open {path}: no such file or directory") from None
     except IsADirectoryError:
