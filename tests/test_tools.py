@@ -113,6 +113,12 @@ class TestSetSyntax:
                               set_values=["a.w=set", "a.v=7"], set_string=["a.v=7"])
         assert values == {"a": {"x": "file1", "y": "file2", "z": "json", "w": "set", "v": "7"}, "list": [1, 2]}
 
+    def test_should_take_set_for_itself(self, run_tool):
+        # The command: argparse took --set for an abbreviation of --set-json and printed a traceback.
+        result = run_tool("--set", "gpu.type=B200")
+        assert (result.returncode, result.stderr) == (0, "")
+        assert "on nodes kubernetes.io/arch=amd64, nvidia.com/gpu.product=NVIDIA-B200" in result.stdout
+
     def test_should_apply_set_after_set_json_whatever_their_order(self, run_tool):
         result = run_tool("-f", "values/agg.yaml", "--set", "benchmark.concurrency=100",
                           "--set-json", '{"benchmark": {"concurrency": 200}}')
@@ -148,6 +154,8 @@ class TestSetSyntax:
         assert "Reach: kubectl port-forward -n inference svc/demo-gpt-oss-frontend 8000:8000" in result.stdout
         assert "--url http://demo-gpt-oss-frontend.inference.svc:8000" in result.stdout
         assert "`helm test demo -n inference --filter name=demo-gpt-oss-benchmark`" in result.stdout
+        # Arguments in any order, as Helm takes them.
+        assert run_tool("values/agg.yaml", "-n", "inference", "demo").stdout == result.stdout
 
 
 # (id, arguments, exit code, the exact first and only line on stderr)

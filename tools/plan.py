@@ -199,7 +199,7 @@ def main(argv=None) -> int:
     output.add_argument("--manifests", action="store_true",
                         help="print the rendered manifests as `helm template` does, instead of the plan")
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_intermixed_args(argv)
         name, namespace, values = release_and_values(args)
         if args.api_version:
             values.setdefault("dynamo", {})["apiVersion"] = args.api_version

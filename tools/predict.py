@@ -437,7 +437,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-best", action="store_true", help="skip the search for the best configuration")
     parser.add_argument("--json", action="store_true", help="print the prediction as JSON")
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_intermixed_args(argv)
         name, namespace, values = release_and_values(args)
     except (UsageError, ValuesError) as error:
         print(f"Error: {one_line(error)}", file=sys.stderr)
