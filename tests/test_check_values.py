@@ -1,7 +1,10 @@
-"""Cross-field rules (templates/_check-values.tpl): one negative test per message, and warnings."""
+"""Cross-field rules (templates/_check-values.tpl): one negative test per message, where they point, and warnings."""
+import re
+
 import pytest
 
-from tests.helpers import CHART_DIR, OVERLAYS, ChartRenderError, dgd_workers, find, render_chart, render_notes
+from tests.helpers import (CHART_DIR, OVERLAYS, ChartRenderError, dgd_workers, find, render_chart, render_notes,
+                           template_defines)
 from tests.schemas import dgd_errors
 from tests.test_exposure import REFUSALS as EXPOSURE_REFUSALS
 from tests.test_operator_admission import ADMISSION_REFUSALS, UPGRADE_MESSAGES
@@ -19,6 +22,13 @@ REFUSALS = [
      "enable both, or use workers.worker alone"),
     ("gb200-on-amd64", "agg.yaml", {"gpu": {"nodeArch": "amd64"}},
      "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=amd64; allowed: gpu.nodeArch=arm64"),
+    ("hgx-gpu-on-arm64", "2xh100-truss.yaml", {"gpu": {"nodeArch": "arm64"}},
+     "gpu.type=H100 comes in AMD64 (x86) nodes, but gpu.nodeArch=arm64; allowed: gpu.nodeArch=amd64, or null to "
+     "follow gpu.type"),
+    ("product-label-of-another-gpu", "agg.yaml", {"gpu": {"type": "H100", "productLabel": "NVIDIA-GB200"}},
+     'gpu.productLabel=NVIDIA-GB200 is the label of GB200 nodes, but gpu.type=H100; allowed: the '
+     'nvidia.com/gpu.product label of H100 nodes (NVIDIA-H100-80GB-HBM3 by default), "" to select no product, or '
+     'null to follow gpu.type'),
     ("mxfp8-on-hopper", "2xh100-truss.yaml", {"workers": {"overrideQuantAlgo": "W4A8_MXFP4_MXFP8"}},
      "workers.overrideQuantAlgo=W4A8_MXFP4_MXFP8 needs Blackwell GPUs, but gpu.type=H100; allowed: gpu.type B200 "
      "or GB200, or workers.overrideQuantAlgo W4A16_MXFP4 (what Hopper runs) or empty"),
@@ -137,6 +147,49 @@ def test_should_cover_every_fail_call_once():
                                          + len(EXPOSURE_REFUSALS))
 
 
+# Where Helm reports every refusal: the one template that calls gpt-oss.checkValues.
+CHECK_VALUES = "gpt-oss/templates/validation/check-values.yaml"
+
+
+class TestWhereRefusalsPoint:
+    @pytest.mark.parametrize("overlay,values", [r[1:3] for r in REFUSALS + EXPOSURE_REFUSALS + ADMISSION_REFUSALS],
+                             ids=[r[0] for r in REFUSALS + EXPOSURE_REFUSALS + ADMISSION_REFUSALS])
+    def test_should_name_check_values_yaml(self, overlay, values):
+        with pytest.raises(ChartRenderError) as error:
+            render_chart([overlay], values)
+        assert str(error.value).startswith(f"execution error at ({CHECK_VALUES}:4:4): ")
+
+    def test_should_render_check_values_before_every_other_template(self):
+        # Helm executes the templates in this order and reports the first that fails (pkg/engine/engine.go
+        # sortTemplates: more path separators first, then paths in reverse order). A template in a folder that
+        # sorts after "validation" (or deeper) would render first and take the refusals' location.
+        templates = [f"gpt-oss/{path.relative_to(CHART_DIR).as_posix()}" for path in (CHART_DIR / "templates").rglob("*")
+                     if path.is_file() and not path.name.startswith("_")]
+        order = sorted(templates, key=lambda path: (path.count("/"), path), reverse=True)
+        assert order[0] == CHECK_VALUES
+        assert "gpt-oss/templates/tests/job-benchmark.yaml" in order[1:]
+
+    def test_should_check_one_concern_per_define_from_one_list(self):
+        defines = template_defines("_check-values.tpl")
+        listed = re.findall(r'\{\{- include "(gpt-oss\.checkValues\.\w+)" \. \}\}', defines["gpt-oss.checkValues"])
+        # Nothing but one include line per concern (new concerns add one line at the end).
+        assert defines["gpt-oss.checkValues"].strip().splitlines() == [f'{{{{- include "{name}" . }}}}' for name in listed]
+        concerns = sorted(name for name in defines if name.startswith("gpt-oss.checkValues."))
+        assert sorted(listed) == concerns
+        assert {"gpt-oss.checkValues.gpu", "gpt-oss.checkValues.topology", "gpt-oss.checkValues.engine",
+                "gpt-oss.checkValues.benchmark", "gpt-oss.checkValues.autoscaling", "gpt-oss.checkValues.exposure",
+                "gpt-oss.checkValues.trtllmServe"} <= set(listed)
+        # Every rule sits in a concern (or in gpt-oss.checkEngineKeys, which two concerns share).
+        outside = {name: body.count("{{- fail ") for name, body in defines.items()
+                   if not name.startswith("gpt-oss.checkValues.") and name != "gpt-oss.checkEngineKeys"}
+        assert set(outside.values()) == {0}, outside
+
+    def test_should_not_check_values_from_any_other_template(self):
+        users = [path.relative_to(CHART_DIR).as_posix() for path in (CHART_DIR / "templates").rglob("*")
+                 if path.is_file() and '{{- include "gpt-oss.checkValues" . }}' in path.read_text()]
+        assert users == ["templates/validation/check-values.yaml"]
+
+
 class TestAcceptedAlternatives:
     @pytest.mark.parametrize("api_version,fields", [
         ("nvidia.com/v1beta1", {"scalingAdapter": {}, "compilationCache": {"pvcName": "trtllm-cache"}}),
@@ -202,14 +255,17 @@ class TestWarnings:
         # _sizing-tables.tpl, GB200 W4A8_MXFP4_MXFP8: 122672 prompt tokens/s per GPU at 8192 tokens; 1280
         # sequences on 4 decode GPUs = 320 per GPU, read at 384: 30.2 ms per token.
         notes = render_notes(["disagg-k8s.yaml"])
-        assert ("prefill-bound: 1 prefill GPUs serve about 15.0 requests/s of 8192 tokens, but 1536 users finishing "
-                "1024 tokens at 30.2 ms/token need about 50 requests/s") in notes
+        assert ("prefill-bound: 1 prefill GPU serves about 15.0 requests/s of 8192 tokens (in TensorRT-LLM's default "
+                "8192-token steps), but 1536 users finishing 1024 tokens at 30.2 ms/token (320 sequences per decode GPU) "
+                "need about 50 requests/s") in notes
         assert "aiconfigurator 0.12.0 (trtllm 1.3.0rc20 SILICON database)" in notes
 
     def test_should_read_the_prefill_speed_at_the_prompt_length(self):
         # B200 runs W4A8_MXFP4_MXFP8 (CUTLASS MoE, no override); at 32768 tokens: 79446 tokens/s per GPU,
         # x 4 prefill GPUs / 32000 tokens.
         assert "4 prefill GPUs serve about 9.9 requests/s of 32000 tokens" in render_notes(["8xb200-single-node.yaml"])
+        # One prefill GPU, one verb form: "1 prefill GPU serves", never "1 prefill GPUs serve".
+        assert "1 prefill GPUs" not in render_notes(["disagg-k8s.yaml"])
 
     def test_should_take_weights_per_gpu_by_pod_shape(self):
         notes = render_notes(["2xh100-truss.yaml"], {"benchmark": {"concurrency": 64, "inputTokensMean": 90000}})

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, ChartRenderError, dgd_components,
-                           dgd_pods, find, render_chart, render_notes)
+                           dgd_pods, find, render_chart, render_notes, template_defines)
 from tests.schemas import KUBERNETES_VERSIONS, crd_errors, kubernetes_errors
 
 OPERATOR_DGD_LABEL = "nvidia.com/dynamo-graph-deployment-name"
@@ -411,10 +411,10 @@ def test_should_refuse(overlay, values, message):
     assert message in str(error.value)
 
 
-def test_should_keep_the_refusals_in_one_block_with_one_test_each():
-    source = (Path(__file__).parent.parent / "charts/gpt-oss/templates/_check-values.tpl").read_text()
-    block = source.split("{{- /* Exposure, disruption budgets and routing. */}}", 1)[1].split("\n{{- end }}\n\n", 1)[0]
-    assert block.count("{{- fail ") == len(REFUSALS)
+def test_should_keep_the_refusals_in_their_defines_with_one_test_each():
+    defines = template_defines("_check-values.tpl")
+    blocks = [defines[f"gpt-oss.checkValues.{concern}"] for concern in ("exposure", "disruption", "routing")]
+    assert sum(block.count("{{- fail ") for block in blocks) == len(REFUSALS)
 
 
 class TestEndpointPickerNetworkPolicy:
@@ -473,7 +473,7 @@ class TestPlanTool:
     def test_should_print_the_routes_the_budgets_and_the_router(self):
         from tools.plan import plan
         text = plan(["agg.yaml"], {**INGRESS, **ROUTE, **KV_AGG})
-        assert "  Reach: Ingress gpt-oss http(s)://gpt-oss.example.com/ -> Service gpt-oss-frontend:8000" in text
+        assert "  Reach: Ingress gpt-oss https://gpt-oss.example.com/ -> Service gpt-oss-frontend:8000" in text
         assert ("  Reach: HTTPRoute gpt-oss on Gateway inference-gateway (gpt-oss.example.com) -> "
                 "Service gpt-oss-frontend:8000") in text
         assert ("  PodDisruptionBudget gpt-oss-worker (maxUnavailable 1): pods nvidia.com/dynamo-component=TRTLLMWorker, "
@@ -482,7 +482,8 @@ class TestPlanTool:
 
     def test_should_fall_back_to_port_forward_and_name_the_pool(self):
         from tools.plan import plan
-        assert "  Reach: kubectl port-forward svc/gpt-oss-frontend 8000:8000 (no Ingress or HTTPRoute)" in plan(["agg.yaml"], {})
+        assert ("  Reach: kubectl port-forward -n llm svc/gpt-oss-frontend 8000:8000 (no Ingress or HTTPRoute)"
+                in plan(["agg.yaml"], {}))
         text = plan(["trtllm-serve-low-latency.yaml"], {**ROUTE, **POOL})
         assert "-> InferencePool gpt-oss-trtllm-serve" in text
         assert "  Router: InferencePool gpt-oss-trtllm-serve, endpoint picker gpt-oss-trtllm-serve-epp" in text

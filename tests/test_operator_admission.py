@@ -19,7 +19,7 @@ import re
 import pytest
 
 from tests.helpers import (DYNAMO_OVERLAYS, ChartRenderError, CHART_DIR, dgd_components, dgd_workers, find,
-                           render_chart)
+                           render_chart, template_defines)
 from tests.schemas import dgd_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
@@ -106,8 +106,7 @@ def render_dgd(overlay: str, values: dict) -> dict:
 
 
 def block() -> str:
-    source = (CHART_DIR / "templates" / "_check-values.tpl").read_text()
-    return source[source.index("# Dynamo operator admission rules"):]
+    return template_defines("_check-values.tpl")["gpt-oss.checkValues.dynamoAdmission"]
 
 
 class TestRefusals:

@@ -1,16 +1,33 @@
 """What a user reads: the plan command and NOTES.txt."""
-import subprocess
-import sys
+import collections
+import json
+import contextlib
+import io
 
 import pytest
 
 from tests.helpers import OVERLAYS, REPO_ROOT, RUNTIMES, render_notes
+from tools.plan import main as plan_main
 
-PLAN = [sys.executable, str(REPO_ROOT / "tools" / "plan.py")]
+Result = collections.namedtuple("Result", "returncode stdout stderr")
+TLS_INGRESS = {"ingress": {"enabled": True, "hosts": [
+    {"host": "a.example.com", "paths": [{"path": "/", "pathType": "Prefix"}]},
+    {"host": "b.example.com", "paths": [{"path": "/", "pathType": "Prefix"}]}],
+    "tls": [{"secretName": "a-tls", "hosts": ["a.example.com"]}]}}
+MIXED_SCALERS = {"frontend": {"autoscaling": {"enabled": True}},
+                 "workers": {"decode": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}}
+MIXED_WARNING = ("mixed autoscalers: KEDA for frontend, an HPA for workers.decode; KEDA's metrics server and "
+                 "prometheus-adapter both serve the external metrics API, and a cluster has one "
+                 "(v1beta1.external.metrics.k8s.io), so one kind will read no metric: set every autoscaling.scaler to "
+                 "keda, or every one to hpa")
 
 
 def run_plan(*args):
-    return subprocess.run([*PLAN, *args], capture_output=True, text=True, cwd=REPO_ROOT)
+    """tools/plan.py's main() in this process (renders are memoized), from the repository root."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(REPO_ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = plan_main(list(args))
+    return Result(code, out.getvalue(), err.getvalue())
 
 
 class TestPlanCommand:
@@ -51,6 +68,40 @@ class TestPlanCommand:
     def test_should_apply_set_json_nulls(self):
         result = run_plan("values/disagg-k8s.yaml", "--set-json", '{"benchmark": {"concurrency": null}}')
         assert "concurrency 1280, 12800 requests" in result.stdout
+
+
+class TestPlanText:
+    def test_should_reach_and_test_the_release_in_its_namespace(self):
+        result = run_plan("-f", "values/trtllm-serve-low-latency.yaml")
+        assert "  Reach: kubectl port-forward -n llm svc/gpt-oss-trtllm-serve 8000:8000 (no Ingress or HTTPRoute)" in result.stdout
+        assert "runs only with `helm test gpt-oss -n llm --filter name=gpt-oss-benchmark`" in result.stdout
+        assert "--url http://gpt-oss-trtllm-serve.llm.svc:8000" in result.stdout
+
+    def test_should_say_https_only_for_hosts_with_tls(self):
+        result = run_plan("-f", "values/agg.yaml", "--set-json", json.dumps(TLS_INGRESS))
+        assert "  Reach: Ingress gpt-oss https://a.example.com/ -> Service gpt-oss-frontend:8000" in result.stdout
+        assert "  Reach: Ingress gpt-oss http://b.example.com/ -> Service gpt-oss-frontend:8000" in result.stdout
+        notes = render_notes(["agg.yaml"], TLS_INGRESS)
+        assert "Ingress: curl https://a.example.com/v1/models" in notes
+        assert "Ingress: curl http://b.example.com/v1/models" in notes
+
+    def test_should_warn_about_keda_and_an_hpa_in_one_release(self):
+        result = run_plan("-f", "values/disagg-k8s.yaml", "--set-json", json.dumps(MIXED_SCALERS))
+        assert f"  WARNING: {MIXED_WARNING}" in result.stdout
+        assert f"  - {MIXED_WARNING}" in render_notes(["disagg-k8s.yaml"], MIXED_SCALERS)
+
+    @pytest.mark.parametrize("scaler", ["keda", "hpa"])
+    def test_should_not_warn_about_one_kind_of_autoscaler(self, scaler):
+        values = {"frontend": {"autoscaling": {"enabled": True, "scaler": scaler}},
+                  "workers": {"decode": {"autoscaling": {"enabled": True, "scaler": scaler}}}}
+        assert "mixed autoscalers" not in render_notes(["disagg-k8s.yaml"], values)
+
+    def test_should_schedule_on_the_gpu_type_set(self):
+        # The issue's case: only gpu.type changed on agg.yaml gave W4A16 on Hopper, scheduled on arm64 GB200 nodes.
+        result = run_plan("-f", "values/agg.yaml", "--set-json", '{"gpu": {"type": "H100"}}')
+        assert ("TRTLLMWorker [worker]: 1 pod(s) x 4 GPU(s) on nodes kubernetes.io/arch=amd64, "
+                "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3") in result.stdout
+        assert "quantization W4A16_MXFP4: TensorRT-LLM's default on Hopper" in result.stdout
 
 
 class TestNotes:

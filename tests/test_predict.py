@@ -155,6 +155,10 @@ EXPECTED_BEST = {
     "trtllm-serve-low-latency.yaml": (416.8, 0.93),
     "trtllm-serve-max-throughput.yaml": (24176.3, 0.78),
 }
+# overlay -> the fraction of aiconfigurator's speed of light (its SOL database, same configuration) the
+# prediction reaches, as issue 25 measured it with 0.12.0.
+EXPECTED_SOL_FRACTION = {"agg.yaml": 0.37, "2xh100-truss.yaml": 0.49, "disagg-k8s-balanced.yaml": 0.69,
+                         "trtllm-serve-low-latency.yaml": 0.12}
 # A Dynamo target, and the overlay that gets at least 0.9 of the best configuration on its GPUs (itself or
 # its tuned sibling).
 TUNED = {"agg.yaml": "agg.yaml", "disagg-k8s.yaml": "disagg-k8s-balanced.yaml",
@@ -186,6 +190,16 @@ class TestPredictions:
         assert limit["side"] == side
         assert (limit["prefill_requests_per_s"], limit["decode_requests_per_s"]) == pytest.approx(
             (prefill, decode), rel=TOLERANCE)
+
+    @pytest.mark.parametrize("overlay", sorted(EXPECTED_SOL_FRACTION), ids=sorted(EXPECTED_SOL_FRACTION))
+    def test_should_reach_a_fraction_of_the_speed_of_light(self, predictions, overlay):
+        assert predictions[overlay]["fraction_of_sol"] == EXPECTED_SOL_FRACTION[overlay]
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_stay_below_the_speed_of_light(self, predictions, overlay):
+        p = predictions[overlay]
+        assert 0 < p["fraction_of_sol"] < 1
+        assert p["sol"]["ttft_ms"] < p["ttft_ms"] and p["sol"]["itl_ms"] < p["itl_ms"]
 
     def test_should_model_moe_tp_without_measured_kernels_with_the_hybrid_database(self, predictions):
         assert predictions["disagg-k8s.yaml"]["database_mode"] == "HYBRID"
@@ -251,13 +265,15 @@ class TestQuantizationModes:
 class TestPlanCommand:
     def test_should_print_the_prediction_after_the_plan(self):
         result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "plan.py"), "--predict",
-                                 "values/2xh100-truss.yaml"], capture_output=True, text=True, cwd=REPO_ROOT)
+                                 "-f", "values/2xh100-truss.yaml"], capture_output=True, text=True, cwd=REPO_ROOT)
         assert result.returncode == 0, result.stderr
         assert "2 GPUs in total" in result.stdout
         assert "Prediction (aiconfigurator 0.12.0, trtllm 1.3.0rc20 SILICON database, h100_sxm" in result.stdout
         assert "runs W4A16_MXFP4: modeled with aiconfigurator's w4a16_mxfp4 MoE and bfloat16 GEMM modes" in result.stdout
         assert ("697 tokens/s/GPU [H100: the model gives 1.41x / 1.36x the published 1000/1000 / 8192/1024 figures], "
                 "91.3 tokens/s/user, TTFT 416 ms, ITL 10.9 ms (agg, 2 GPUs)") in result.stdout
+        assert "  speed of light (aiconfigurator's SOL database, same configuration): " in result.stdout
+        assert "this target reaches 0.49 of it" in result.stdout
 
 
 # (ISL, OSL, GPU) -> aiconfigurator's output tokens/s/GPU at maximum load for TensorRT-LLM's published

@@ -7,7 +7,7 @@ W4A16_MXFP4.
 import pytest
 
 from tests.helpers import render_notes
-from tools.plan import notes_quantization
+from tools.gptoss.objects import notes_quantization
 
 H200 = {"gpu": {"type": "H200", "productLabel": "NVIDIA-H200"}}
 

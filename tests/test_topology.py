@@ -130,16 +130,45 @@ class TestRoles:
 
 
 class TestPlacement:
+    # What the overlays selected when they set gpu.nodeArch and gpu.productLabel themselves (chart 0.2.0); they
+    # now follow gpu.type.
     @pytest.mark.parametrize("overlay,arch,product", [
         ("agg.yaml", "arm64", "NVIDIA-GB200"),
         ("disagg-k8s.yaml", "arm64", "NVIDIA-GB200"),
+        ("disagg-k8s-balanced.yaml", "arm64", "NVIDIA-GB200"),
         ("8xb200-single-node.yaml", "amd64", "NVIDIA-B200"),
+        ("8xb200-single-node-balanced.yaml", "amd64", "NVIDIA-B200"),
         ("2xh100-truss.yaml", "amd64", "NVIDIA-H100-80GB-HBM3"),
     ])
     def test_should_select_the_target_gpu_nodes(self, overlay, arch, product):
         _, workers = workers_of(overlay, "nvidia.com/v1beta1")
         for worker in workers.values():
             assert worker["pod_spec"]["nodeSelector"] == {"kubernetes.io/arch": arch, "nvidia.com/gpu.product": product}
+
+    @pytest.mark.parametrize("gpu_type,arch,product", [
+        ("GB200", "arm64", "NVIDIA-GB200"), ("B200", "amd64", "NVIDIA-B200"), ("H200", "amd64", "NVIDIA-H200"),
+        ("H100", "amd64", "NVIDIA-H100-80GB-HBM3"),
+    ])
+    def test_should_follow_gpu_type(self, gpu_type, arch, product):
+        # The case: agg.yaml with only gpu.type changed scheduled on arm64 nodes labelled NVIDIA-GB200.
+        dgd = find(render_chart(["agg.yaml"], {"gpu": {"type": gpu_type}}), "DynamoGraphDeployment")
+        for worker in dgd_workers(dgd).values():
+            assert worker["pod_spec"]["nodeSelector"] == {"kubernetes.io/arch": arch, "nvidia.com/gpu.product": product}
+
+    def test_should_keep_a_label_the_user_sets(self):
+        for label in ("NVIDIA-H100-PCIe", "my-relabelled-h100"):
+            dgd = find(render_chart(["2xh100-truss.yaml"], {"gpu": {"productLabel": label}}), "DynamoGraphDeployment")
+            assert {w["pod_spec"]["nodeSelector"]["nvidia.com/gpu.product"] for w in dgd_workers(dgd).values()} == {label}
+
+    def test_should_select_no_product_with_an_empty_label(self):
+        dgd = find(render_chart(["agg.yaml"], {"gpu": {"productLabel": ""}}), "DynamoGraphDeployment")
+        assert [w["pod_spec"]["nodeSelector"] for w in dgd_workers(dgd).values()] == [{"kubernetes.io/arch": "arm64"}]
+
+    def test_should_let_extra_node_labels_win(self):
+        values = {"workers": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-GB200-NVL72", "pool": "llm"}}}
+        dgd = find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment")
+        assert [w["pod_spec"]["nodeSelector"] for w in dgd_workers(dgd).values()] == [
+            {"kubernetes.io/arch": "arm64", "nvidia.com/gpu.product": "NVIDIA-GB200-NVL72", "pool": "llm"}]
 
     def test_should_put_both_8xb200_workers_on_one_node(self):
         dgd, _ = workers_of("8xb200-single-node.yaml", "nvidia.com/v1beta1")

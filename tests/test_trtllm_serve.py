@@ -250,6 +250,12 @@ class TestPod:
     def test_should_select_the_gpu_nodes(self):
         pod = server(LOW, with_gpu("GB200", 4))[0]["spec"]["template"]["spec"]
         assert pod["nodeSelector"] == {"kubernetes.io/arch": "arm64", "nvidia.com/gpu.product": "NVIDIA-GB200"}
+        # The overlays' own (8x B200), now from gpu.type alone; and gpu.type alone for another GPU.
+        for overlay in (LOW, HIGH):
+            pod = server(overlay)[0]["spec"]["template"]["spec"]
+            assert pod["nodeSelector"] == {"kubernetes.io/arch": "amd64", "nvidia.com/gpu.product": "NVIDIA-B200"}
+        pod = server(LOW, {"gpu": {"type": "GB200"}, "trtllmServe": {"gpus": 4}})[0]["spec"]["template"]["spec"]
+        assert pod["nodeSelector"] == {"kubernetes.io/arch": "arm64", "nvidia.com/gpu.product": "NVIDIA-GB200"}
         assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 
     def test_should_pin_the_tensorrt_llm_release_image(self):

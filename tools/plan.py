@@ -1,62 +1,57 @@
 #!/usr/bin/env python3
-"""Render one target with the chart and print what it would deploy.
+"""Render the chart and print what `helm install` would deploy, or the manifests `helm template` would print.
 
-usage: python tools/plan.py values/agg.yaml [more values files] [--set-json '{"benchmark": {"concurrency": null}}']
-       [--api-version nvidia.com/v1alpha1] [--predict]
+usage: python tools/plan.py [RELEASE] -f values/agg.yaml [-f more.yaml] [--set k=v] [--set-string k=v]
+       [--set-json '{"benchmark": {"concurrency": null}}'] [-n NAMESPACE] [--api-version nvidia.com/v1alpha1]
+       [--predict | --manifests]
 
---predict adds aiconfigurator's predicted throughput and latency (tools/predict.py; needs the optional
-requirements-predict.txt).
+Values merge as Helm merges them: -f files in order, then every --set-json, every --set, every --set-string
+(docs/tools.md). RELEASE defaults to gpt-oss and -n to llm, as in the README's `helm install`.
+--predict adds aiconfigurator's predicted throughput and latency and its speed of light (tools/predict.py; needs
+the optional requirements-predict.txt). --manifests prints the rendered manifests instead of the plan, in
+`helm template`'s order.
 
-Everything printed is read back from the rendered manifests (not from the values), so the plan
-shows exactly what `helm install` would create.
+Everything the plan prints is read back from the rendered manifests (not from the values), so it shows exactly
+what `helm install` would create. Exit codes: 0 done; 1 the chart refused the values (its message); 2 a bad
+command line or values file (one line on stderr).
 """
 from __future__ import annotations
 
-import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.helpers import ChartRenderError, dgd_components, dgd_workers, find, render_manifests  # noqa: E402
+from tools.gptoss.cli import HelmLikeParser, UsageError, add_values_options, one_line, release_and_values  # noqa: E402
+from tools.gptoss.manifests import template_output  # noqa: E402
+from tools.gptoss.objects import dgd_components, dgd_workers, find, notes_quantization  # noqa: E402
+from tools.gptoss.render import (NAMESPACE, NOTES, RELEASE_NAME, ChartRenderError, parse_manifests,  # noqa: E402
+                                 render_manifests)
+from tools.gptoss.values import ValuesError  # noqa: E402
 
 
-def plan(values_files: list[str], values: dict) -> str:
-    manifests = render_manifests(values_files, values)
-    objects = [doc for path, text in sorted(manifests.items()) if path.endswith(".yaml")
-               for doc in yaml.safe_load_all(text) if doc]
-    deployments = [o for o in objects if o["kind"] == "Deployment"
-                   and o["metadata"]["labels"].get("app.kubernetes.io/component") == "trtllm-serve"]
-    notes = manifests.get("gpt-oss/templates/NOTES.txt", "")
-    quantization = notes_quantization(notes)
-    lines = (trtllm_serve_lines(objects, deployments[0], quantization) if deployments
-             else dynamo_lines(objects, quantization))
-    lines += exposure_lines(objects)
+def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, namespace: str = NAMESPACE) -> str:
+    """The plan of one release: each part a function of the rendered objects (and NOTES.txt for the warnings)."""
+    manifests = render_manifests(values_files, values, name=name, namespace=namespace)
+    objects = parse_manifests(manifests)
+    notes = manifests.get(NOTES, "")
+    lines = runtime_lines(objects, notes)
+    lines += exposure_lines(objects, namespace)
     lines += scaling_lines(objects)
-    jobs = [o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-benchmark")]
-    if jobs:
-        args = jobs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
-        annotations = jobs[0]["metadata"]["annotations"]
-        lines.append(f"  Benchmark ({annotations['gpt-oss/benchmark-gpus']} GPUs counted): concurrency "
-                     f"{annotations['gpt-oss/benchmark-concurrency']}, {annotations['gpt-oss/benchmark-request-count']} "
-                     f"requests; runs only with `helm test --filter name={jobs[0]['metadata']['name']}`")
-        lines.append("    " + " ".join(args))
-    warnings = [line.strip()[2:] for line in notes.split("WARNINGS", 1)[-1].splitlines()
-                if line.strip().startswith("- ")] if "WARNINGS" in notes else []
-    lines += [f"  WARNING: {w}" for w in warnings] or ["  No sizing warnings."]
+    lines += benchmark_lines(objects, name, namespace)
+    lines += warning_lines(notes)
     return "\n".join(lines)
 
 
-def notes_quantization(notes: str) -> dict[str, str]:
-    """Role (Dynamo component name, or trtllm-serve) -> "<algo>: <reason>", as NOTES.txt states it.
-
-    The chart computes it (gpt-oss.quantization): OVERRIDE_QUANT_ALGO when set, else TensorRT-LLM's rule by
-    GPU family and MoE backend.
-    """
-    return dict(re.findall(r"^  ([\w-]+): .*\n    quantization (\S+: .*)$", notes, re.MULTILINE))
+def runtime_lines(objects: list[dict], notes: str) -> list[str]:
+    """The serving pods: trtllm-serve's Deployment, or the DynamoGraphDeployment's workers."""
+    quantization = notes_quantization(notes)
+    deployments = [o for o in objects if o["kind"] == "Deployment"
+                   and o["metadata"]["labels"].get("app.kubernetes.io/component") == "trtllm-serve"]
+    return (trtllm_serve_lines(objects, deployments[0], quantization) if deployments
+            else dynamo_lines(objects, quantization))
 
 
 def trtllm_serve_lines(objects: list[dict], deployment: dict, quantization: dict[str, str]) -> list[str]:
@@ -98,14 +93,17 @@ def dynamo_lines(objects: list[dict], quantization: dict[str, str]) -> list[str]
 
 
 # Exposure, disruption budgets and routing.
-def exposure_lines(objects: list[dict]) -> list[str]:
+def exposure_lines(objects: list[dict], namespace: str = NAMESPACE) -> list[str]:
     """How clients reach the release, which PodDisruptionBudgets guard which pods, and how requests are routed."""
     lines = []
     for ingress in (o for o in objects if o["kind"] == "Ingress"):
+        tls = ingress["spec"].get("tls") or []
         for rule in ingress["spec"]["rules"]:
+            # A TLS entry without hosts covers every host of the Ingress.
+            scheme = "https" if any(rule.get("host") in (t.get("hosts") or [rule.get("host")]) for t in tls) else "http"
             for path in rule["http"]["paths"]:
                 service = path["backend"]["service"]
-                lines.append(f"  Reach: Ingress {ingress['metadata']['name']} http(s)://{rule['host']}{path['path']} "
+                lines.append(f"  Reach: Ingress {ingress['metadata']['name']} {scheme}://{rule['host']}{path['path']} "
                              f"-> Service {service['name']}:{service['port']['number']}")
     for route in (o for o in objects if o["kind"] == "HTTPRoute"):
         backend = route["spec"]["rules"][0]["backendRefs"][0]
@@ -118,7 +116,7 @@ def exposure_lines(objects: list[dict]) -> list[str]:
                         and o["metadata"]["labels"].get("app.kubernetes.io/component") == "trtllm-serve"), None)
         name = service["metadata"]["name"] if service else \
             f"{find(objects, 'DynamoGraphDeployment')['metadata']['name']}-frontend"
-        lines.append(f"  Reach: kubectl port-forward svc/{name} 8000:8000 (no Ingress or HTTPRoute)")
+        lines.append(f"  Reach: kubectl port-forward -n {namespace} svc/{name} 8000:8000 (no Ingress or HTTPRoute)")
     budgets = [o for o in objects if o["kind"] == "PodDisruptionBudget"]
     for pdb in budgets:
         limit = ("maxUnavailable", pdb["spec"]["maxUnavailable"]) if "maxUnavailable" in pdb["spec"] \
@@ -170,29 +168,58 @@ def scaling_lines(objects: list[dict]) -> list[str]:
     return lines
 
 
+def benchmark_lines(objects: list[dict], name: str = RELEASE_NAME, namespace: str = NAMESPACE) -> list[str]:
+    """The AIPerf benchmark Job: its numbers, the command that runs it and its command line."""
+    jobs = [o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-benchmark")]
+    if not jobs:
+        return []
+    args = jobs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    annotations = jobs[0]["metadata"]["annotations"]
+    return [f"  Benchmark ({annotations['gpt-oss/benchmark-gpus']} GPUs counted): concurrency "
+            f"{annotations['gpt-oss/benchmark-concurrency']}, {annotations['gpt-oss/benchmark-request-count']} "
+            f"requests; runs only with `helm test {name} -n {namespace} --filter name={jobs[0]['metadata']['name']}`",
+            "    " + " ".join(args)]
+
+
+def warning_lines(notes: str) -> list[str]:
+    """NOTES.txt's WARNINGS (the chart's gpt-oss.warnings), one line each."""
+    warnings = [line.strip()[2:] for line in notes.split("WARNINGS", 1)[-1].splitlines()
+                if line.strip().startswith("- ")] if "WARNINGS" in notes else []
+    return [f"  WARNING: {w}" for w in warnings] or ["  No sizing warnings."]
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("values_files", nargs="+")
-    parser.add_argument("--set-json", default="{}", help="extra values as JSON (null removes a key)")
-    parser.add_argument("--api-version", help="dynamo.apiVersion to render (runtime dynamo)")
-    parser.add_argument("--predict", action="store_true",
-                        help="add aiconfigurator's prediction and best configuration (requirements-predict.txt)")
-    args = parser.parse_args(argv)
-    values = json.loads(args.set_json)
-    if args.api_version:
-        values.setdefault("dynamo", {})["apiVersion"] = args.api_version
+    parser = HelmLikeParser(description=__doc__.splitlines()[0])
+    add_values_options(parser)
+    parser.add_argument("--api-version", help="dynamo.apiVersion to render (runtime dynamo), after every --set")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--predict", action="store_true",
+                        help="add aiconfigurator's prediction, speed of light and best configuration "
+                             "(requirements-predict.txt)")
+    output.add_argument("--manifests", action="store_true",
+                        help="print the rendered manifests as `helm template` does, instead of the plan")
     try:
-        print(plan(args.values_files, values))
+        args = parser.parse_intermixed_args(argv)
+        name, namespace, values = release_and_values(args)
+        if args.api_version:
+            values.setdefault("dynamo", {})["apiVersion"] = args.api_version
+    except (UsageError, ValuesError) as error:
+        print(f"Error: {one_line(error)}", file=sys.stderr)
+        return 2
+    try:
+        if args.manifests:
+            sys.stdout.write(template_output(render_manifests([], values, name=name, namespace=namespace)))
+            return 0
+        print(plan([], values, name=name, namespace=namespace))
         if args.predict:
-            from tools.predict import format_prediction, predict
+            from tools.predict import PredictionError, format_prediction, predict
             try:
-                print(format_prediction(predict(args.values_files, values)))
-            except ImportError as error:
-                print(f"--predict needs aiconfigurator: pip install -r requirements-predict.txt ({error})",
-                      file=sys.stderr)
+                print(format_prediction(predict([], values, name=name, namespace=namespace)))
+            except PredictionError as error:
+                print(f"Error: {one_line(error)}", file=sys.stderr)
                 return 2
     except ChartRenderError as error:
-        print(f"refused: {error}", file=sys.stderr)
+        print(f"Error: {error}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Predict a target's throughput and latency with NVIDIA's aiconfigurator performance model.
+"""Predict a target's throughput and latency with NVIDIA's aiconfigurator performance model, and its speed of light.
 
-usage: python tools/predict.py values/disagg-k8s.yaml [--set-json '<json>'] [--no-best]
-       (or: python tools/plan.py --predict values/disagg-k8s.yaml)
+usage: python tools/predict.py [RELEASE] -f values/disagg-k8s.yaml [--set k=v] [--set-json '<json>'] [--no-best]
+       [--json]   (or: python tools/plan.py --predict -f values/disagg-k8s.yaml; the same values options)
 
 aiconfigurator is an optional extra (requirements-predict.txt); the chart never needs it. Every role is
 read back from the rendered manifests (engine ConfigMap, DynamoGraphDeployment, benchmark Job), mapped
@@ -11,7 +11,6 @@ evaluated by predict(). Settings the model cannot take are listed with what was 
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -26,8 +25,11 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.helpers import dgd_workers, find, render_manifests  # noqa: E402
-from tools.plan import notes_quantization  # noqa: E402
+from tools.gptoss.cli import HelmLikeParser, UsageError, add_values_options, one_line, release_and_values  # noqa: E402
+from tools.gptoss.objects import dgd_workers, find, notes_quantization  # noqa: E402
+from tools.gptoss.render import (NAMESPACE, NOTES, RELEASE_NAME, ChartRenderError, parse_manifests,  # noqa: E402
+                                 render_manifests)
+from tools.gptoss.values import ValuesError  # noqa: E402
 
 MODEL = "openai/gpt-oss-120b"
 BACKEND = "trtllm"
@@ -71,6 +73,10 @@ def model_error(gpu: str) -> str:
     return f"[{gpu}: the model gives {short:.2f}x / {long:.2f}x the published 1000/1000 / 8192/1024 figures]"
 
 
+class PredictionError(Exception):
+    """A rendered target aiconfigurator cannot model (no benchmark to take the workload from, no MoE mode)."""
+
+
 def moe_mode(algo: str, system: str) -> tuple[str, str | None]:
     """aiconfigurator's MoE mode for a TensorRT-LLM quantization on a system, and a note when it is the nearest."""
     exact = MOE_MODES[algo]
@@ -81,15 +87,15 @@ def moe_mode(algo: str, system: str) -> tuple[str, str | None]:
     for mode, why in NEAREST_MOE_MODES[algo]:
         if mode in MEASURED_MOE_MODES[system]:
             return mode, f"{missing}; modeled with the nearest, {mode} ({why})"
-    raise SystemExit(f"{missing}, nor a nearest mode")
+    raise PredictionError(f"{missing}, nor a nearest mode")
 
 
-def read_target(values_files: list[str], values: dict | None = None) -> dict:
+def read_target(values_files=(), values: dict | None = None, name: str = RELEASE_NAME,
+                namespace: str = NAMESPACE) -> dict:
     """The deployment as rendered: GPU type, worker roles (engine YAML, GPUs, replicas, env), benchmark."""
-    manifests = render_manifests(values_files, values)
-    objects = [doc for path, text in sorted(manifests.items()) if path.endswith(".yaml")
-               for doc in yaml.safe_load_all(text) if doc]
-    notes = manifests.get("gpt-oss/templates/NOTES.txt", "")
+    manifests = render_manifests(values_files, values, name=name, namespace=namespace)
+    objects = parse_manifests(manifests)
+    notes = manifests.get(NOTES, "")
     match = re.search(r" on (\d+) x (\S+) \((aggregated|disaggregated|trtllm-serve)", notes)
     assert match, "NOTES.txt does not name the GPUs"
     # "<algo>: <reason>" per role, computed by the chart (gpt-oss.quantization).
@@ -105,7 +111,8 @@ def read_target(values_files: list[str], values: dict | None = None) -> dict:
                           "gpus": worker["gpus"], "quant": quantization[name],
                           "engine": yaml.safe_load(engine[engine_file])})
     jobs = [o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-benchmark")]
-    assert jobs, "the benchmark Job is not rendered (benchmark.enabled=false): no workload to predict"
+    if not jobs:
+        raise PredictionError("the benchmark Job is not rendered (benchmark.enabled=false): no workload to predict")
     args = jobs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
     benchmark = {"isl": int(args[args.index("--synthetic-input-tokens-mean") + 1]),
                  "osl": int(args[args.index("--output-tokens-mean") + 1]),
@@ -258,6 +265,17 @@ def _estimate(kwargs: dict, notes: list[str]):
         return cli_estimate(**call, database_mode="HYBRID"), "HYBRID"
 
 
+def speed_of_light(kwargs: dict) -> dict:
+    """aiconfigurator's speed-of-light estimate of the same configuration (its SOL database mode: each operation at
+    the GPU's peak compute or memory bandwidth, whichever bounds it), with the same inputs as the prediction."""
+    from aiconfigurator.cli.api import cli_estimate
+    call = {k: v for k, v in kwargs.items() if not k.startswith("_")}
+    raw = cli_estimate(**call, database_mode="SOL").raw
+    return {"tokens_per_s_per_gpu": round(float(raw["tokens/s/gpu"]), 1),
+            "tokens_per_s_per_user": round(float(raw["tokens/s/user"]), 2),
+            "ttft_ms": round(float(raw["ttft"]), 1), "itl_ms": round(float(raw["tpot"]), 2)}
+
+
 def _describe_best(row: dict, mode: str, total_gpus: int) -> str:
     """A best-configuration row in the chart's terms (TensorRT-LLM TP = attention TP x attention DP)."""
     def worker(prefix: str) -> str:
@@ -319,10 +337,19 @@ def best_configuration(kwargs: dict, target: dict, itl_ms: float, ttft_ms: float
     return {"found": True, "mode": mode, **by_mode[mode], "by_mode": by_mode, "constraint": constraint}
 
 
-def predict(values_files: list[str], set_json: dict | str | None = None, best: bool = True) -> dict:
-    """Predicted tokens/s/GPU, tokens/s/user, TTFT and ITL of a rendered target (and the best configuration)."""
-    values = json.loads(set_json) if isinstance(set_json, str) else (set_json or {})
-    target = read_target(values_files, values)
+def predict(values_files=(), values: dict | str | None = None, best: bool = True, name: str = RELEASE_NAME,
+            namespace: str = NAMESPACE) -> dict:
+    """Predicted tokens/s/GPU, tokens/s/user, TTFT and ITL of a rendered target (and the best configuration).
+
+    values: a dict, or a JSON object as a string (what --set-json '{...}' takes).
+    """
+    try:
+        import aiconfigurator  # noqa: F401
+    except ImportError as error:
+        raise PredictionError(f"--predict needs aiconfigurator: pip install -r requirements-predict.txt ({error})") \
+            from None
+    values = json.loads(values) if isinstance(values, str) else (values or {})
+    target = read_target(values_files, values, name=name, namespace=namespace)
     kwargs, notes = aiconfigurator_inputs(target)
     with _quiet():
         estimate, database = _estimate(kwargs, notes)
@@ -347,6 +374,9 @@ def predict(values_files: list[str], set_json: dict | str | None = None, best: b
         result["limit"] = {"side": side, "prefill_requests_per_s": round(prefill, 2),
                            "decode_requests_per_s": round(decode, 2),
                            "factor": round(max(prefill, decode) / min(prefill, decode), 2)}
+    with _quiet():
+        result["sol"] = speed_of_light(kwargs)
+    result["fraction_of_sol"] = round(result["tokens_per_s_per_gpu"] / result["sol"]["tokens_per_s_per_gpu"], 2)
     # Closed loop: each benchmark user waits users/throughput seconds per request; beyond the request's
     # own latency that is queueing before prefill (Little's law).
     cycle = bench["concurrency"] / result["requests_per_s"]
@@ -369,6 +399,10 @@ def format_prediction(result: dict) -> str:
              f"  {result['tokens_per_s_per_gpu']:.0f} tokens/s/GPU {model_error(result['gpu_type'])}, "
              f"{result['tokens_per_s_per_user']:.1f} tokens/s/user, "
              f"TTFT {result['ttft_ms']:.0f} ms, ITL {result['itl_ms']:.1f} ms ({result['mode']}, {result['gpus']} GPUs)"]
+    sol = result["sol"]
+    lines.append(f"  speed of light (aiconfigurator's SOL database, same configuration): {sol['tokens_per_s_per_gpu']:.0f} "
+                 f"tokens/s/GPU, TTFT {sol['ttft_ms']:.0f} ms, ITL {sol['itl_ms']:.1f} ms; this target reaches "
+                 f"{result['fraction_of_sol']:.2f} of it")
     if "limit" in result:
         limit = result["limit"]
         other = "decode" if limit["side"] == "prefill" else "prefill"
@@ -398,13 +432,24 @@ def format_prediction(result: dict) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("values_files", nargs="+")
-    parser.add_argument("--set-json", default="{}", help="extra values as JSON (null removes a key)")
+    parser = HelmLikeParser(description=__doc__.splitlines()[0])
+    add_values_options(parser)
     parser.add_argument("--no-best", action="store_true", help="skip the search for the best configuration")
     parser.add_argument("--json", action="store_true", help="print the prediction as JSON")
-    args = parser.parse_args(argv)
-    result = predict(args.values_files, args.set_json, best=not args.no_best)
+    try:
+        args = parser.parse_intermixed_args(argv)
+        name, namespace, values = release_and_values(args)
+    except (UsageError, ValuesError) as error:
+        print(f"Error: {one_line(error)}", file=sys.stderr)
+        return 2
+    try:
+        result = predict([], values, best=not args.no_best, name=name, namespace=namespace)
+    except ChartRenderError as error:
+        print(f"Error: {error}", file=sys.stderr)
+        return 1
+    except PredictionError as error:
+        print(f"Error: {one_line(error)}", file=sys.stderr)
+        return 2
     print(json.dumps(result, indent=1) if args.json else format_prediction(result))
     return 0
 

@@ -147,3 +147,22 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- end }}
 {{- toYaml $scalers }}
 {{- end }}
+
+{{/*
+Warnings about the autoscalers that render and run, but badly: KEDA and an HPA in one release. KEDA's metrics
+server and prometheus-adapter both serve the external metrics API, and a cluster has one
+v1beta1.external.metrics.k8s.io APIService, so one of the two kinds reads no metric (Dynamo's autoscaling guide).
+Returns a YAML list of sentences (gpt-oss.warnings adds them).
+Usage: {{ range include "gpt-oss.autoscalingWarnings" . | fromYamlArray }}
+*/}}
+{{- define "gpt-oss.autoscalingWarnings" -}}
+{{- $byScaler := dict "keda" list "hpa" list }}
+{{- range include "gpt-oss.autoscalers" . | fromYamlArray }}
+{{- $_ := set $byScaler .scaler (append (get $byScaler .scaler) .valuesKey) }}
+{{- end }}
+{{- $warnings := list }}
+{{- if and $byScaler.keda $byScaler.hpa }}
+{{- $warnings = append $warnings (printf "mixed autoscalers: KEDA for %s, an HPA for %s; KEDA's metrics server and prometheus-adapter both serve the external metrics API, and a cluster has one (v1beta1.external.metrics.k8s.io), so one kind will read no metric: set every autoscaling.scaler to keda, or every one to hpa" (join ", " $byScaler.keda) (join ", " $byScaler.hpa)) }}
+{{- end }}
+{{- toYaml $warnings }}
+{{- end }}

@@ -1,24 +1,63 @@
 {{/*
-Every cross-field rule of the values, in one place; each failure names the keys, the values and
-what is allowed. The schema has already checked types, enums and minimums. gpt-oss.plan runs
-this first, so no template computes anything from values that break a rule.
+Every cross-field rule of the values, one define per concern, each failure naming the keys, the values and
+what is allowed. The schema has already checked types, enums and minimums. templates/validation/check-values.yaml
+calls this, and Helm renders that file before any other template (the deepest folder first, then names in
+reverse order; tests/test_check_values.py checks it), so a refusal names check-values.yaml and no template
+computes anything from values that break a rule.
+A new concern: a new define `gpt-oss.checkValues.<concern>` at the end of this file, and one include line
+at the end of the list below.
 Usage: {{ include "gpt-oss.checkValues" . }}
 */}}
 {{- define "gpt-oss.checkValues" -}}
-{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
-{{- $fields := include "gpt-oss.trtllmFields" . | fromYaml }}
-{{- $derivedKeys := dict "tensor_parallel_size" "tensorParallelSize" "pipeline_parallel_size" "pipelineParallelSize" "moe_expert_parallel_size" "expertParallelSize" "enable_attention_dp" "attentionDP" "max_batch_size" "maxBatchSize" "max_num_tokens" "maxNumTokens" "max_seq_len" "maxSeqLen" }}
-{{- $w := .Values.workers }}
-{{- $bench := .Values.benchmark }}
-
-{{- /* Hardware. */}}
-{{- if and (eq .Values.gpu.type "GB200") (ne .Values.gpu.nodeArch "arm64") }}
-{{- fail (printf "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=%s; allowed: gpu.nodeArch=arm64" .Values.gpu.nodeArch) }}
+{{- include "gpt-oss.checkValues.gpu" . }}
+{{- include "gpt-oss.checkValues.autoscaling" . }}
+{{- include "gpt-oss.checkValues.trtllmServe" . }}
+{{- include "gpt-oss.checkValues.topology" . }}
+{{- include "gpt-oss.checkValues.quantization" . }}
+{{- include "gpt-oss.checkValues.parallelism" . }}
+{{- include "gpt-oss.checkValues.engine" . }}
+{{- include "gpt-oss.checkValues.benchmark" . }}
+{{- include "gpt-oss.checkValues.componentFields" . }}
+{{- include "gpt-oss.checkValues.dynamoAdmission" . }}
+{{- include "gpt-oss.checkValues.exposure" . }}
+{{- include "gpt-oss.checkValues.disruption" . }}
+{{- include "gpt-oss.checkValues.routing" . }}
 {{- end }}
 
-{{- /* # Autoscaling and planner (issue 16): scalers only on deployed roles, never below 1 replica, never
+{{/*
+Hardware: gpu.nodeArch and gpu.productLabel, where set, agree with gpu.type (gpt-oss.gpuTypes). A product label
+naming none of the known GPU families (a relabelled node) is the user's choice.
+Usage: {{ include "gpt-oss.checkValues.gpu" . }}
+*/}}
+{{- define "gpt-oss.checkValues.gpu" -}}
+{{- $gpu := .Values.gpu }}
+{{- $type := get (include "gpt-oss.gpuTypes" . | fromYaml) $gpu.type }}
+{{- if and (not (kindIs "invalid" $gpu.nodeArch)) (ne $gpu.nodeArch $type.nodeArch) }}
+{{- if eq $gpu.type "GB200" }}
+{{- fail (printf "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=%s; allowed: gpu.nodeArch=arm64" $gpu.nodeArch) }}
+{{- end }}
+{{- fail (printf "gpu.type=%s comes in AMD64 (x86) nodes, but gpu.nodeArch=%s; allowed: gpu.nodeArch=amd64, or null to follow gpu.type" $gpu.type $gpu.nodeArch) }}
+{{- end }}
+{{- if $gpu.productLabel }}
+{{- $named := "" }}
+{{- /* GB200 and GH200 before B200 and H200, whose names they contain. */}}
+{{- range $family := list "GB200" "GH200" "B200" "H200" "H100" }}
+{{- if and (not $named) (contains $family (upper $gpu.productLabel)) }}{{ $named = $family }}{{ end }}
+{{- end }}
+{{- if and $named (ne $named $gpu.type) }}
+{{- fail (printf "gpu.productLabel=%s is the label of %s nodes, but gpu.type=%s; allowed: the nvidia.com/gpu.product label of %s nodes (%s by default), \"\" to select no product, or null to follow gpu.type" $gpu.productLabel $named $gpu.type $gpu.type $type.productLabel) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Autoscaling and planner (issue 16): scalers only on deployed roles, never below 1 replica, never
 together with the planner on a worker role; the planner only with Dynamo, and only with settings the
-1.2.1 planner starts with (PlannerConfig._validate_config). */}}
+1.2.1 planner starts with (PlannerConfig._validate_config).
+Usage: {{ include "gpt-oss.checkValues.autoscaling" . }}
+*/}}
+{{- define "gpt-oss.checkValues.autoscaling" -}}
+{{- $w := .Values.workers }}
 {{- $dynamo := eq .Values.runtime "dynamo" }}
 {{- $scalable := list (dict "key" "frontend" "autoscaling" .Values.frontend.autoscaling "deployed" $dynamo "why" (printf "runtime=%s" .Values.runtime)) }}
 {{- range $roleKey := list "worker" "prefill" "decode" }}
@@ -61,13 +100,15 @@ together with the planner on a worker role; the planner only with Dynamo, and on
 {{- end }}
 {{- end }}
 {{- end }}
-{{- /* # End of autoscaling and planner. */}}
+{{- end }}
 
-{{- if eq .Values.runtime "trtllm-serve" }}
-{{- include "gpt-oss.checkTrtllmServeValues" . }}
-{{- else }}
-
-{{- /* Topology: aggregated (worker) or disaggregated (prefill + decode), never both. */}}
+{{/*
+Topology (runtime dynamo): aggregated (workers.worker) or disaggregated (prefill + decode), never both.
+Usage: {{ include "gpt-oss.checkValues.topology" . }}
+*/}}
+{{- define "gpt-oss.checkValues.topology" -}}
+{{- if eq .Values.runtime "dynamo" }}
+{{- $w := .Values.workers }}
 {{- if and $w.worker.enabled (or $w.prefill.enabled $w.decode.enabled) }}
 {{- fail (printf "workers.worker.enabled is true together with workers.prefill.enabled=%v / workers.decode.enabled=%v: choose aggregated (worker only) or disaggregated (prefill and decode)" $w.prefill.enabled $w.decode.enabled) }}
 {{- end }}
@@ -77,12 +118,31 @@ together with the planner on a worker role; the planner only with Dynamo, and on
 {{- if and (not $w.worker.enabled) (ne $w.prefill.enabled $w.decode.enabled) }}
 {{- fail (printf "a disaggregated deployment needs both roles: workers.prefill.enabled=%v, workers.decode.enabled=%v; enable both, or use workers.worker alone" $w.prefill.enabled $w.decode.enabled) }}
 {{- end }}
+{{- end }}
+{{- end }}
 
-{{- /* Quantization. */}}
+{{/*
+Quantization (runtime dynamo): an override the GPU can run.
+Usage: {{ include "gpt-oss.checkValues.quantization" . }}
+*/}}
+{{- define "gpt-oss.checkValues.quantization" -}}
+{{- if eq .Values.runtime "dynamo" }}
+{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $w := .Values.workers }}
 {{- if and (eq $w.overrideQuantAlgo "W4A8_MXFP4_MXFP8") (not $gpu.blackwell) }}
 {{- fail (printf "workers.overrideQuantAlgo=W4A8_MXFP4_MXFP8 needs Blackwell GPUs, but gpu.type=%s; allowed: gpu.type B200 or GB200, or workers.overrideQuantAlgo W4A16_MXFP4 (what Hopper runs) or empty" .Values.gpu.type) }}
 {{- end }}
+{{- end }}
+{{- end }}
 
+{{/*
+Parallelism of each worker role (runtime dynamo): expert-parallel groups, attention-DP, GPUs per pod.
+Usage: {{ include "gpt-oss.checkValues.parallelism" . }}
+*/}}
+{{- define "gpt-oss.checkValues.parallelism" -}}
+{{- if eq .Values.runtime "dynamo" }}
+{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $w := .Values.workers }}
 {{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
 {{- $role := get $w $row.key }}
 {{- if $role.enabled }}
@@ -98,10 +158,52 @@ together with the planner on a worker role; the planner only with Dynamo, and on
 {{- if gt $gpus (int $gpu.perNode) }}
 {{- fail (printf "%s needs %d GPUs per pod (tensorParallelSize %d x pipelineParallelSize %d), but a %s node has %d (gpu.perNode); allowed: at most %d GPUs per pod" $key $gpus $tp (int $role.pipelineParallelSize) $.Values.gpu.type (int $gpu.perNode) (int $gpu.perNode)) }}
 {{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
 
+{{/*
+Engine YAML of each worker role (runtime dynamo): TensorRT-LLM keys only, none the chart derives; a
+disaggregated pair with its KV transfer backend.
+Usage: {{ include "gpt-oss.checkValues.engine" . }}
+*/}}
+{{- define "gpt-oss.checkValues.engine" -}}
+{{- if eq .Values.runtime "dynamo" }}
+{{- $fields := include "gpt-oss.trtllmFields" . | fromYaml }}
+{{- $derivedKeys := dict "tensor_parallel_size" "tensorParallelSize" "pipeline_parallel_size" "pipelineParallelSize" "moe_expert_parallel_size" "expertParallelSize" "enable_attention_dp" "attentionDP" "max_batch_size" "maxBatchSize" "max_num_tokens" "maxNumTokens" "max_seq_len" "maxSeqLen" }}
+{{- $w := .Values.workers }}
+{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- $role := get $w $row.key }}
+{{- if $role.enabled }}
+{{- $key := printf "workers.%s" $row.key }}
 {{- include "gpt-oss.checkEngineKeys" (dict "key" $key "engine" $role.engine "derived" $derivedKeys "fields" $fields) }}
+{{- end }}
+{{- end }}
+{{- /* A disaggregated pair moves the KV cache between engines: both need the transfer backend. */}}
+{{- if $w.prefill.enabled }}
+{{- range $roleKey := list "prefill" "decode" }}
+{{- $transceiver := get (default dict (get $w $roleKey).engine) "cache_transceiver_config" | default dict }}
+{{- if not (get $transceiver "backend") }}
+{{- fail (printf "workers.%s.engine.cache_transceiver_config.backend is not set: prefill and decode exchange the KV cache through it; allowed: UCX, NIXL, MPI or DEFAULT" $roleKey) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
 
-{{- /* The benchmark's sequences must fit the engines that serve them. */}}
+{{/*
+The benchmark's sequences fit the engines that serve them (runtime dynamo).
+Usage: {{ include "gpt-oss.checkValues.benchmark" . }}
+*/}}
+{{- define "gpt-oss.checkValues.benchmark" -}}
+{{- if eq .Values.runtime "dynamo" }}
+{{- $w := .Values.workers }}
+{{- $bench := .Values.benchmark }}
+{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- $role := get $w $row.key }}
+{{- if $role.enabled }}
+{{- $key := printf "workers.%s" $row.key }}
 {{- if $bench.enabled }}
 {{- $isl := int $bench.inputTokensMean }}
 {{- $osl := int $bench.outputTokensMean }}
@@ -117,18 +219,16 @@ together with the planner on a worker role; the planner only with Dynamo, and on
 {{- end }}
 {{- end }}
 {{- end }}
-
-{{- /* A disaggregated pair moves the KV cache between engines: both need the transfer backend. */}}
-{{- if $w.prefill.enabled }}
-{{- range $roleKey := list "prefill" "decode" }}
-{{- $transceiver := get (default dict (get $w $roleKey).engine) "cache_transceiver_config" | default dict }}
-{{- if not (get $transceiver "backend") }}
-{{- fail (printf "workers.%s.engine.cache_transceiver_config.backend is not set: prefill and decode exchange the KV cache through it; allowed: UCX, NIXL, MPI or DEFAULT" $roleKey) }}
-{{- end }}
 {{- end }}
 {{- end }}
 
-{{- /* Extra component fields: only those of the chosen DGD API version, never the chart's own. */}}
+{{/*
+Extra component fields (runtime dynamo): only those of the chosen DGD API version, never the chart's own.
+Usage: {{ include "gpt-oss.checkValues.componentFields" . }}
+*/}}
+{{- define "gpt-oss.checkValues.componentFields" -}}
+{{- if eq .Values.runtime "dynamo" }}
+{{- $w := .Values.workers }}
 {{- $fieldsByVersion := dict
   "nvidia.com/v1beta1" (dict
     "owned" (list "name" "type" "replicas" "podTemplate" "sharedMemorySize" "runtimeVersionOverride")
@@ -151,11 +251,14 @@ together with the planner on a worker role; the planner only with Dynamo, and on
 {{- end }}
 {{- end }}
 {{- end }}
-
-{{- include "gpt-oss.checkDynamoAdmission" . }}
+{{- end }}
 {{- end }}
 
-{{- /* Exposure, disruption budgets and routing. */}}
+{{/*
+Exposure: an Ingress with hosts, an HTTPRoute with a parent, the upstream endpoint picker only for trtllm-serve.
+Usage: {{ include "gpt-oss.checkValues.exposure" . }}
+*/}}
+{{- define "gpt-oss.checkValues.exposure" -}}
 {{- if and .Values.ingress.enabled (not .Values.ingress.hosts) }}
 {{- fail "ingress.enabled=true needs at least one ingress.hosts entry ({host, paths: [{path: /, pathType: Prefix}]}): an Ingress without a host rule would take every host of its class; set ingress.hosts, or ingress.enabled=false" }}
 {{- end }}
@@ -165,6 +268,14 @@ together with the planner on a worker role; the planner only with Dynamo, and on
 {{- if and .Values.inferencePool.enabled (ne .Values.runtime "trtllm-serve") }}
 {{- fail "inferencePool.enabled=true renders the upstream endpoint picker for runtime=trtllm-serve, but runtime=dynamo: Dynamo has its own endpoint picker (a DynamoGraphDeployment component of type epp, see Dynamo's docs/kubernetes/gateway-api), which this chart does not render because its Dynamo 1.2.x packaging is unconfirmed; set inferencePool.enabled=false (httpRoute then routes to the frontend), or runtime=trtllm-serve" }}
 {{- end }}
+{{- end }}
+
+{{/*
+Disruption budgets: one limit, and one that lets a node drain.
+Usage: {{ include "gpt-oss.checkValues.disruption" . }}
+*/}}
+{{- define "gpt-oss.checkValues.disruption" -}}
+{{- $w := .Values.workers }}
 {{- $pdb := .Values.podDisruptionBudget }}
 {{- if $pdb.enabled }}
 {{- $maxSet := not (kindIs "invalid" $pdb.maxUnavailable) }}
@@ -198,6 +309,14 @@ together with the planner on a worker role; the planner only with Dynamo, and on
 {{- end }}
 {{- end }}
 {{- end }}
+{{- end }}
+
+{{/*
+Routing: KV routing needs a runtime that publishes KV events, prefix reuse and one KV block size.
+Usage: {{ include "gpt-oss.checkValues.routing" . }}
+*/}}
+{{- define "gpt-oss.checkValues.routing" -}}
+{{- $w := .Values.workers }}
 {{- if and (eq .Values.runtime "dynamo") (eq .Values.frontend.routerMode "kv") }}
 {{- $version := (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version }}
 {{- /* No version at all is refused by the admission rules below, with the keys to set. */}}
@@ -250,9 +369,10 @@ Usage: {{ include "gpt-oss.checkEngineKeys" (dict "key" "workers.worker" "engine
 {{/*
 Rules of runtime=trtllm-serve: the pod fits a node, the GPU runs the quantization, the engine YAML and
 the extra flags do not fight the chart's, and no Dynamo-only value is changed (it would be ignored).
-Usage: {{ include "gpt-oss.checkTrtllmServeValues" . }}
+Usage: {{ include "gpt-oss.checkValues.trtllmServe" . }}
 */}}
-{{- define "gpt-oss.checkTrtllmServeValues" -}}
+{{- define "gpt-oss.checkValues.trtllmServe" -}}
+{{- if eq .Values.runtime "trtllm-serve" }}
 {{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
 {{- $t := .Values.trtllmServe }}
 {{- $gpus := int $t.gpus }}
@@ -296,6 +416,7 @@ Usage: {{ include "gpt-oss.checkTrtllmServeValues" . }}
 {{- fail (printf "runtime=trtllm-serve deploys no DynamoGraphDeployment, so these Dynamo-only values would be ignored: %s; keep their chart defaults (trtllmServe.* configures this runtime) or set runtime=dynamo" (join ", " $changed)) }}
 {{- end }}
 {{- end }}
+{{- end }}
 
 {{/*
 Paths (a.b.c) where a values map differs from its defaults, leaves compared as JSON (absent = null).
@@ -324,9 +445,10 @@ Rules that differ between operator releases are decided from the runtime version
 
 {{/*
 Values the Dynamo operator would refuse at admission, and upgrades it would refuse against the live DGD.
-Usage: {{ include "gpt-oss.checkDynamoAdmission" . }}
+Usage: {{ include "gpt-oss.checkValues.dynamoAdmission" . }}
 */}}
-{{- define "gpt-oss.checkDynamoAdmission" -}}
+{{- define "gpt-oss.checkValues.dynamoAdmission" -}}
+{{- if eq .Values.runtime "dynamo" }}
 {{- $runtime := include "gpt-oss.dynamoRuntimeVersion" . | fromYaml }}
 {{- $fields := .Values.workers.componentFields }}
 {{- $constraint := .Values.dynamo.topologyConstraint }}
@@ -387,6 +509,7 @@ Usage: {{ include "gpt-oss.checkDynamoAdmission" . }}
 {{- range $component := without $names "Frontend" }}{{ $_ := set $constraints $component (default dict $fields.topologyConstraint) }}{{ end }}
 {{- if ne (toJson $liveConstraints) (toJson $constraints) }}
 {{- fail (printf "the topology constraints render %s, but the live DynamoGraphDeployment %s/%s has %s (spec: dynamo.topologyConstraint, workers: workers.componentFields.topologyConstraint): the Dynamo operator refuses adding, removing or changing topology constraints after creation (\"delete and recreate the DynamoGraphDeployment to change topology constraints\"); keep the live values, or helm uninstall %s and install again" (toJson $constraints) .Release.Namespace $name (toJson $liveConstraints) .Release.Name) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}

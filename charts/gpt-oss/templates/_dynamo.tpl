@@ -54,15 +54,11 @@ Usage: {{ include "gpt-oss.workerEnv" (dict "root" $ "role" $role) }}
 {{- end }}
 
 {{/*
-Node selector of GPU worker pods: architecture, GPU product label, and the user's extra labels.
+Node selector of GPU worker pods: gpt-oss.gpuNodeSelector and the user's extra labels (which win).
 Usage: {{ include "gpt-oss.workerNodeSelector" . | nindent 8 }}
 */}}
 {{- define "gpt-oss.workerNodeSelector" -}}
-{{- $selector := dict "kubernetes.io/arch" .Values.gpu.nodeArch }}
-{{- with .Values.gpu.productLabel }}
-{{- $_ := set $selector "nvidia.com/gpu.product" . }}
-{{- end }}
-{{- toYaml (merge (deepCopy .Values.workers.nodeSelector) $selector) }}
+{{- toYaml (merge (deepCopy .Values.workers.nodeSelector) (include "gpt-oss.gpuNodeSelector" . | fromYaml)) }}
 {{- end }}
 
 {{/*

@@ -23,9 +23,12 @@ Usage: {{ include "gpt-oss.reachLines" . | nindent 3 }}
 {{- $service := include "gpt-oss.servingService" . | fromYaml }}
 {{- $lines := list }}
 {{- if .Values.ingress.enabled }}
-{{- $scheme := ternary "https" "http" (not (empty .Values.ingress.tls)) }}
 {{- range .Values.ingress.hosts }}
-{{- $lines = append $lines (printf "Ingress: curl %s://%s%s/v1/models" $scheme .host (trimSuffix "/" (index .paths 0).path)) }}
+{{- $host := .host }}
+{{- /* https where a TLS entry names the host, or names no host (then it covers them all). */}}
+{{- $scheme := "http" }}
+{{- range $.Values.ingress.tls }}{{ if or (not .hosts) (has $host .hosts) }}{{ $scheme = "https" }}{{ end }}{{ end }}
+{{- $lines = append $lines (printf "Ingress: curl %s://%s%s/v1/models" $scheme $host (trimSuffix "/" (index .paths 0).path)) }}
 {{- end }}
 {{- end }}
 {{- if .Values.httpRoute.enabled }}

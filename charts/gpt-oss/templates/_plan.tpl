@@ -1,20 +1,46 @@
 {{- /* The plan: GPU facts, worker roles, every computed number, and the sizing warnings. */}}
 
 {{/*
-Facts per GPU type: usual GPUs per node, memory software sees (MiB, FACTS.md), Blackwell or not.
+Facts per GPU type (FACTS.md): the node it comes in (CPU architecture, GPUs per node, the nvidia.com/gpu.product
+label GPU feature discovery gives it), the memory software sees (MiB), Blackwell or not. The one table the
+GPU-type defaults come from.
+Usage: {{ $types := include "gpt-oss.gpuTypes" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.gpuTypes" -}}
+GB200: {nodeArch: arm64, perNode: 4, productLabel: NVIDIA-GB200, memoryMiB: 189471, blackwell: true}
+B200: {nodeArch: amd64, perNode: 8, productLabel: NVIDIA-B200, memoryMiB: 183359, blackwell: true}
+H200: {nodeArch: amd64, perNode: 8, productLabel: NVIDIA-H200, memoryMiB: 143771, blackwell: false}
+H100: {nodeArch: amd64, perNode: 8, productLabel: NVIDIA-H100-80GB-HBM3, memoryMiB: 81559, blackwell: false}
+{{- end }}
+
+{{/*
+The facts of gpu.type, with gpu.nodeArch, gpu.perNode and gpu.productLabel where the user sets them (null
+follows gpu.type; gpt-oss.checkValues.gpu refuses a nodeArch or productLabel that contradicts it).
 Usage: {{ $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
 */}}
 {{- define "gpt-oss.gpuFacts" -}}
-{{- $table := dict
-  "GB200" (dict "perNode" 4 "memoryMiB" 189471 "blackwell" true)
-  "B200" (dict "perNode" 8 "memoryMiB" 183359 "blackwell" true)
-  "H200" (dict "perNode" 8 "memoryMiB" 143771 "blackwell" false)
-  "H100" (dict "perNode" 8 "memoryMiB" 81559 "blackwell" false) }}
-{{- $facts := deepCopy (get $table .Values.gpu.type) }}
-{{- if not (kindIs "invalid" .Values.gpu.perNode) }}
-{{- $_ := set $facts "perNode" (int .Values.gpu.perNode) }}
+{{- $facts := get (include "gpt-oss.gpuTypes" . | fromYaml) .Values.gpu.type }}
+{{- range $key := list "nodeArch" "perNode" "productLabel" }}
+{{- $value := index $.Values.gpu $key }}
+{{- if not (kindIs "invalid" $value) }}
+{{- $_ := set $facts $key $value }}
 {{- end }}
+{{- end }}
+{{- $_ := set $facts "perNode" (int $facts.perNode) }}
 {{- toYaml $facts }}
+{{- end }}
+
+{{/*
+Node labels every GPU pod selects: kubernetes.io/arch, and nvidia.com/gpu.product unless the label is "".
+Usage: {{ $selector := include "gpt-oss.gpuNodeSelector" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.gpuNodeSelector" -}}
+{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $selector := dict "kubernetes.io/arch" $gpu.nodeArch }}
+{{- with $gpu.productLabel }}
+{{- $_ := set $selector "nvidia.com/gpu.product" . }}
+{{- end }}
+{{- toYaml $selector }}
 {{- end }}
 
 {{/*
@@ -41,7 +67,6 @@ replicas of the roles that decode (all but prefill).
 Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
 */}}
 {{- define "gpt-oss.plan" -}}
-{{- include "gpt-oss.checkValues" . }}
 {{- $roles := list }}
 {{- $totalGpus := 0 }}
 {{- /* Replica counts an autoscaler or the planner owns, and the DGD fields that turn on their adapters. */}}
@@ -209,7 +234,11 @@ models it): prefill's for prompts, decode's for tokens. */}}
 {{- $prefillRate := divf (mul $prefillGpus (int $prefillPerGpu)) $isl }}
 {{- $neededRate := divf (mul $concurrency 1000) (mulf $osl $itl) }}
 {{- if lt (mulf $prefillRate 2) $neededRate }}
-{{- $warnings = append $warnings (printf "prefill-bound: %d prefill GPUs serve about %.1f requests/s of %d tokens, but %d users finishing %d tokens at %.1f ms/token need about %.0f requests/s; expect TTFT to grow while requests queue for prefill (add prefill GPUs or replicas; %s)" $prefillGpus $prefillRate $isl $concurrency $osl $itl $neededRate $tables.model) }}
+{{- /* Read from per-GPU tables, not the rendered engines (tools/plan.py --predict models those): prefill in
+TensorRT-LLM's default 8192-token steps, decode on the tables' reference worker; the README's targets table
+says why their figures differ. */}}
+{{- $warnings = append $warnings (printf "prefill-bound: %d prefill %s about %.1f requests/s of %d tokens (in TensorRT-LLM's default 8192-token steps), but %d users finishing %d tokens at %.1f ms/token (%d sequences per decode GPU) need about %.0f requests/s; expect TTFT to grow while requests queue for prefill (add prefill GPUs or replicas; per-GPU tables of %s; tools/plan.py --predict models the rendered engines)" $prefillGpus (ternary "GPU serves" "GPUs serve" (eq $prefillGpus 1)) $prefillRate $isl $concurrency $osl $itl (int $perGpu) $neededRate $tables.model) }}
 {{- end }}
+{{- $warnings = concat $warnings (include "gpt-oss.autoscalingWarnings" . | fromYamlArray) }}
 {{- toYaml $warnings }}
 {{- end }}

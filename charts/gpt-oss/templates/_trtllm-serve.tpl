@@ -132,13 +132,9 @@ Usage: {{ include "gpt-oss.trtllmServe.env" . | nindent 12 }}
 {{- end }}
 
 {{/*
-Node selector of the server pods: architecture, GPU product label, and the user's extra labels.
+Node selector of the server pods: gpt-oss.gpuNodeSelector and the user's extra labels (which win).
 Usage: {{ include "gpt-oss.trtllmServe.nodeSelector" . | nindent 8 }}
 */}}
 {{- define "gpt-oss.trtllmServe.nodeSelector" -}}
-{{- $selector := dict "kubernetes.io/arch" .Values.gpu.nodeArch }}
-{{- with .Values.gpu.productLabel }}
-{{- $_ := set $selector "nvidia.com/gpu.product" . }}
-{{- end }}
-{{- toYaml (merge (deepCopy .Values.trtllmServe.nodeSelector) $selector) }}
+{{- toYaml (merge (deepCopy .Values.trtllmServe.nodeSelector) (include "gpt-oss.gpuNodeSelector" . | fromYaml)) }}
 {{- end }}

@@ -1,0 +1,79 @@
+"""Helm's command-line options for the values and the release, shared by tools/plan.py and tools/predict.py.
+
+`[RELEASE] [-f FILE]... [--set k=v]... [--set-string k=v]... [--set-json JSON]... [-n NS]`, merged as
+`helm template` merges them (values.merge_values). A bad option or value raises UsageError or ValuesError with
+a one-line message; main() of each tool prints it as `Error: <message>` and exits 2, as Helm does.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+from pathlib import Path
+
+from tools.gptoss.render import NAMESPACE, RELEASE_NAME
+from tools.gptoss.values import merge_values
+
+# chartutil.ValidateReleaseName (Helm v4): a DNS-1123 subdomain of at most 53 characters.
+RELEASE_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+# A namespace is a DNS-1123 label (Kubernetes' validation of Namespace names).
+NAMESPACE_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
+class UsageError(Exception):
+    """A command line the tool cannot run: unknown or incomplete options, a bad release name."""
+
+
+class HelmLikeParser(argparse.ArgumentParser):
+    """argparse without abbreviations (`--set` is never taken for `--set-json`) and with one-line errors."""
+
+    def __init__(self, **kwargs):
+        super().__init__(allow_abbrev=False, **kwargs)
+
+    def error(self, message: str):
+        raise UsageError(message)
+
+
+def add_values_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("positionals", nargs="*", metavar="RELEASE",
+                        help=f"release name (default {RELEASE_NAME}); a path to a .yaml file here is a values file "
+                             "(the older form), applied before the -f files")
+    parser.add_argument("-f", "--values", action="append", default=[], metavar="FILE",
+                        help="values file, repeatable, also comma-separated (later files win)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_values",
+                        help="Helm's --set: a.b=c, a[0].b=c, a={x,y}, several pairs comma-separated; true, false, "
+                             "null and integers are typed")
+    parser.add_argument("--set-string", action="append", default=[], metavar="KEY=VALUE",
+                        help="like --set, every value a string")
+    parser.add_argument("--set-json", action="append", default=[], metavar="JSON",
+                        help="a JSON object ('{\"a\": {\"b\": 1}}') or key=jsonvalue pairs; null removes a key")
+    parser.add_argument("-n", "--namespace", default=NAMESPACE,
+                        help=f"namespace the release goes to (default {NAMESPACE})")
+
+
+def _looks_like_values_file(argument: str) -> bool:
+    return argument.endswith((".yaml", ".yml")) or "/" in argument or Path(argument).is_file()
+
+
+def release_and_values(args: argparse.Namespace) -> tuple[str, str, dict]:
+    """(release name, namespace, merged values) of parsed options; raises UsageError or ValuesError."""
+    names = [a for a in args.positionals if not _looks_like_values_file(a)]
+    files = [a for a in args.positionals if _looks_like_values_file(a)]
+    if len(names) > 1:
+        raise UsageError(f"expected at most one release name, got {', '.join(names)} (values files go after -f)")
+    name = names[0] if names else RELEASE_NAME
+    if len(name) > 53 or not re.match(RELEASE_NAME_PATTERN, name):
+        raise UsageError(f"invalid release name {name!r}, must match regex {RELEASE_NAME_PATTERN} and the length "
+                         "must not be longer than 53")
+    if len(args.namespace) > 63 or not re.match(NAMESPACE_PATTERN, args.namespace):
+        raise UsageError(f"invalid namespace {args.namespace!r}: lowercase letters, digits and '-', starting and "
+                         "ending with a letter or digit, at most 63 characters")
+    for value in args.values:  # pflag's StringSlice: each -f is a CSV line
+        files += [path for row in csv.reader([value]) for path in row]
+    values = merge_values(files, args.set_json, args.set_values, args.set_string)
+    return name, args.namespace, values
+
+
+def one_line(error: Exception) -> str:
+    """The message of a refused input on one line."""
+    return str(error).replace("\n", "\\n")

@@ -1,0 +1,98 @@
+"""Render the chart with Helm's own engine (helm-python-sdk binds Helm v4's Go SDK), memoized, and parse it."""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Iterable
+
+import helm_python
+import yaml
+
+from tools.gptoss.values import REPO_ROOT, load_values
+
+CHART_DIR = REPO_ROOT / "charts" / "gpt-oss"
+# The release the plan and the tests render by default: `helm install gpt-oss charts/gpt-oss -n llm`.
+RELEASE_NAME = "gpt-oss"
+NAMESPACE = "llm"
+NOTES = f"{CHART_DIR.name}/templates/NOTES.txt"
+# libyaml's safe loader when PyYAML has it (same constructor as yaml.safe_load, parsing in C).
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class ChartRenderError(Exception):
+    """Helm refused the values or a template failed; the message is Helm's."""
+
+
+_chart_cache: dict[str, helm_python.Chart] = {}
+
+
+def load_chart(chart_dir: Path = CHART_DIR) -> helm_python.Chart:
+    key = str(chart_dir)
+    if key not in _chart_cache:
+        _chart_cache[key] = helm_python.Chart.load(chart_dir)
+    return _chart_cache[key]
+
+
+# Renders of equal inputs within one process (the chart does not change meanwhile): the merged values, release
+# name and namespace -> Helm's output or its refusal. Many tests render the same overlay; Helm renders it once.
+_render_cache: dict[str, dict[str, str] | ChartRenderError] = {}
+_objects_cache: dict[str, list[dict]] = {}
+
+
+def _render_key(*parts) -> str:
+    return json.dumps(parts, sort_keys=True, default=repr)
+
+
+def render_manifests(values_files=(), values=None, name=RELEASE_NAME, namespace=NAMESPACE,
+                     fresh: bool = False) -> dict[str, str]:
+    """Template path -> rendered text, NOTES.txt included; raises ChartRenderError with Helm's message.
+
+    Memoized on the merged values (files read each call, so a changed file is a new key); fresh=True renders
+    anew and leaves the memo alone (for tests about rendering itself, e.g. two renders being identical).
+    """
+    merged = load_values(values_files, values)
+    key = _render_key(merged, name, namespace)
+    cached = None if fresh else _render_cache.get(key)
+    if cached is None:
+        try:
+            cached = load_chart().render(merged, name=name, namespace=namespace, is_install=True)
+        except helm_python.HelmError as error:
+            cached = ChartRenderError(str(error))
+        if not fresh:
+            _render_cache[key] = cached
+    if isinstance(cached, ChartRenderError):
+        raise ChartRenderError(str(cached)) from cached
+    return dict(cached)
+
+
+def render_chart(values_files=(), values=None, show_only: Iterable[str] | None = None,
+                 name=RELEASE_NAME, namespace=NAMESPACE) -> list[dict]:
+    """Render like `helm template` and return the parsed objects (a deep copy of the memo: callers may mutate).
+
+    Objects come in template-path order, each file's documents in file order. show_only: template paths
+    relative to the chart, e.g. ["templates/dynamographdeployment.yaml"].
+    """
+    key = _render_key(load_values(values_files, values), name, namespace,
+                      None if show_only is None else sorted(show_only))
+    if key not in _objects_cache:
+        _objects_cache[key] = parse_manifests(render_manifests(values_files, values, name=name, namespace=namespace),
+                                              show_only)
+    return copy.deepcopy(_objects_cache[key])
+
+
+def parse_manifests(manifests: dict[str, str], show_only: Iterable[str] | None = None) -> list[dict]:
+    """The objects of rendered templates (NOTES.txt and empty documents left out), in template-path order."""
+    wanted = None if show_only is None else {f"{CHART_DIR.name}/{path}" for path in show_only}
+    if wanted is not None and not wanted <= manifests.keys():
+        raise ChartRenderError(f"no such template(s): {sorted(wanted - manifests.keys())}")
+    objects = []
+    for path in sorted(manifests):
+        if not path.endswith(".yaml") or (wanted is not None and path not in wanted):
+            continue
+        objects.extend(doc for doc in yaml.load_all(manifests[path], Loader=SAFE_LOADER) if doc)
+    return objects
+
+
+def render_notes(values_files=(), values=None, name=RELEASE_NAME, namespace=NAMESPACE) -> str:
+    return render_manifests(values_files, values, name=name, namespace=namespace)[NOTES]
