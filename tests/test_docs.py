@@ -77,7 +77,7 @@ LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
 def prose(text: str) -> str:
     """The text outside fenced code blocks and inline code, where a [x](y) is a link."""
     text = re.sub(r"^```.*?^```[^\n]*$", "", text, flags=re.S | re.M)
-    return re.sub(r"`[^`\n]*`", "", text)
+    return re.sub(r"`(?:[^`\n]|\n(?!\n))*`", "", text)  # a code span may wrap, but not across a blank line
 
 
 def anchors(text: str) -> set[str]:
@@ -147,5 +147,6 @@ class TestLinkChecker:
         page = tmp_path / "page.md"
         page.write_text("[a](other.md#quantization-what-runs) [b](other.md#notes-1) [c](missing.md) "
                         "[d](other.md#nope) [e](#here)\n\n## Here\n\n`[f](missing-in-code.md)`\n\n"
-                        "```sh\n[g](missing-in-block.md)\n```\n[h](https://example.com/x.md)\n")
+                        "```sh\n[g](missing-in-block.md)\n```\n[h](https://example.com/x.md)\n"
+                        "`wrapped [i](missing-in-wrapped-code.md)\nspan`\n")
         assert broken_links(page) == ["missing.md: no missing.md", "other.md#nope: no heading #nope in other.md"]
