@@ -110,7 +110,7 @@ def scan(checkov: str, folder: Path, config: Path) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkov", default=os.environ.get("CHECKOV") or shutil.which("checkov"))
-    parser.add_argument("--markdown", action="store_true", help="print the README's table")
+    parser.add_argument("--markdown", action="store_true", help="print the table of docs/security.md")
     args = parser.parse_args()
     if not args.checkov:
         print("checkov not found: pip install -r requirements-checkov.txt (own venv), then set CHECKOV", file=sys.stderr)

@@ -14,25 +14,27 @@
 Binaries, first found wins: $KUBEBUILDER_ASSETS (the envtest convention; `setup-envtest use -p path`),
 then the newest version in setup-envtest's store (~/.local/share/kubebuilder-envtest/k8s/<version>-<os>-<arch>/).
 Without etcd and kube-apiserver `start` exits 3 and says so, so a caller can let the tier skip. This project
-ships and builds no such binary: get them from setup-envtest or your distribution (README: "A control plane
-for the cluster tier").
+ships and builds no such binary: get them from setup-envtest or your distribution (docs/testing.md: "A control
+plane for the cluster tier").
 Everything binds to 127.0.0.1 on free ports.
 
-The DynamoGraphDeployment CRD comes from the upstream files in $GPT_OSS_SHARED_DIR/dynamo/crds (default
-<repo>/../shared), installed with conversion None (no operator serves its webhook). Without that folder the
-control plane starts without the CRD and says so; the tier's tests that need it then skip with that reason.
+The DynamoGraphDeployment CRD is the upstream file, found where the tests find CRDs ($GPT_OSS_SHARED_DIR/dynamo/crds,
+default <repo>/../shared; then $GPT_OSS_CRDS_DIR; then .cache/crds, which ci/fetch-crds.py fills), installed with
+conversion None (no operator serves its webhook). Without it the control plane starts without the CRD and says so;
+the tier's tests that need it then skip with that reason.
 
 Nodes are API objects only (no kubelet): one per entry of ci/gpu-node-profiles.json, with the labels, taint,
 `nvidia.com/gpu` capacity/allocatable and Ready condition the GPU Operator and a kubelet would give them.
 The node-lifecycle controller is off, since nothing would ever renew those nodes' heartbeats. A pod bound to
 such a node is never started; when it is deleted, the `reap` process confirms its termination (grace period 0),
 as the node's kubelet would once the containers stopped, so uninstalls and namespace deletions complete.
-Needs requirements-test.txt (kubernetes, cryptography, PyYAML).
+Needs requirements-test.txt and requirements-cluster.txt (kubernetes, cryptography, PyYAML).
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import ipaddress
 import json
 import os
@@ -77,7 +79,7 @@ def find_binaries() -> tuple[Path | None, str]:
             return path, origin
     looked = ", ".join(str(p) for p, _ in candidates) or "nowhere"
     return None, (f"no etcd and kube-apiserver binaries (looked in: {looked}); set KUBEBUILDER_ASSETS to a folder "
-                  "with them, from setup-envtest or your distribution (README: A control plane for the cluster tier)")
+                  "with them, from setup-envtest or your distribution (docs/testing.md: A control plane for the cluster tier)")
 
 
 def free_port() -> int:
@@ -207,12 +209,14 @@ def create_nodes(api) -> list[str]:
 
 
 def crd_path() -> tuple[Path | None, str]:
-    """The upstream DGD CRD file, or why there is none."""
-    shared = Path(os.environ.get("GPT_OSS_SHARED_DIR") or REPO.parent / "shared")
-    path = shared / "dynamo" / "crds" / CRD_FILE
-    if path.is_file():
+    """The upstream DGD CRD file, found as the tests find CRDs (ci/fetch-crds.py), or why there is none."""
+    spec = importlib.util.spec_from_file_location("fetch_crds", Path(__file__).with_name("fetch-crds.py"))
+    lookup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lookup)
+    path = lookup.find_crd_file(CRD_FILE)
+    if path is not None:
         return path, str(path)
-    return None, f"no {CRD_FILE} in {shared / 'dynamo' / 'crds'} (set GPT_OSS_SHARED_DIR to the shared reference folder)"
+    return None, lookup.missing_message(CRD_FILE)
 
 
 def install_crd(api, path: Path) -> None:
@@ -239,6 +243,11 @@ def start(state: Path) -> int:
     if binaries is None:
         print(f"control plane not started: {origin}")
         return BINARIES_ABSENT
+    missing = [name for name in ("cryptography", "kubernetes", "yaml") if importlib.util.find_spec(name) is None]
+    if missing:
+        print(f"control plane not started: no Python module {', '.join(missing)}; "
+              "pip install -r requirements-test.txt -r requirements-cluster.txt")
+        return 1
     if (state / "pids.json").exists():
         print(f"{state} holds a running control plane: stop it first (ci/control-plane.py stop --dir {state})")
         return 1

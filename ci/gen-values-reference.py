@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Write the README's values reference from charts/gpt-oss/values.schema.json and values.yaml.
+"""Write the chart README's values reference from charts/gpt-oss/values.schema.json and values.yaml.
 
 usage: ci/gen-values-reference.py [--check]
 One table row per schema leaf: key path, type, default (from values.yaml), description (from the schema)
-and the allowed values (enum, bounds). Only the text between the README markers is replaced.
---check writes nothing and exits 1 when the README is stale; tests/test_docs.py runs the same check.
+and the allowed values (enum, bounds). Only the text between the markers of charts/gpt-oss/README.md is
+replaced (the README that travels in the chart archive, which Artifact Hub shows).
+--check writes nothing and exits 1 when the reference is stale; tests/test_docs.py runs the same check.
 A leaf without a description is an error: the reference must cover every key.
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 CHART = REPO / "charts" / "gpt-oss"
-README = REPO / "README.md"
+README = CHART / "README.md"
 START = "<!-- values-reference:start -->"
 END = "<!-- values-reference:end -->"
 MISSING = object()
@@ -96,7 +97,7 @@ def render(schema: dict, defaults: dict) -> str:
 
 def updated_readme(readme: str, table: str) -> str:
     if readme.count(START) != 1 or readme.count(END) != 1 or readme.index(START) > readme.index(END):
-        raise SchemaError(f"README.md needs exactly one {START} followed by one {END}")
+        raise SchemaError(f"charts/gpt-oss/README.md needs exactly one {START} followed by one {END}")
     head, rest = readme.split(START)
     _, tail = rest.split(END)
     return f"{head}{START}\n{table}\n{END}{tail}"
@@ -104,7 +105,7 @@ def updated_readme(readme: str, table: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when README.md is stale; write nothing")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the reference is stale; write nothing")
     args = parser.parse_args(argv)
     schema = json.loads((CHART / "values.schema.json").read_text())
     defaults = yaml.safe_load((CHART / "values.yaml").read_text()) or {}
@@ -117,10 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     if current == wanted:
         return 0
     if args.check:
-        print("README.md values reference is stale: run ci/gen-values-reference.py", file=sys.stderr)
+        print("charts/gpt-oss/README.md values reference is stale: run ci/gen-values-reference.py", file=sys.stderr)
         return 1
     README.write_text(wanted)
-    print("README.md values reference updated")
+    print("charts/gpt-oss/README.md values reference updated")
     return 0
 
 

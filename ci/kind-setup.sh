@@ -7,9 +7,10 @@
 #   ci/kind-setup.sh [--name gpt-oss] [--kubeconfig .kind/kubeconfig] [--install-tools]
 #                    [--crds DIR | --crds-chart CHART_REF | --no-crds] [--operator-chart CHART_REF]
 #
-# --crds DIR          apply the Dynamo CRD files in DIR (default: $GPT_OSS_SHARED_DIR/dynamo/crds, the
-#                     upstream files; GPT_OSS_SHARED_DIR defaults to <repo>/../shared), conversion
-#                     rewritten to None: no operator serves the webhook
+# --crds DIR          apply the Dynamo CRD files in DIR (default: the folder where the tests find the
+#                     upstream DGD CRD: $GPT_OSS_SHARED_DIR/dynamo/crds, $GPT_OSS_CRDS_DIR or .cache/crds,
+#                     which `python3 ci/fetch-crds.py` fills), conversion rewritten to None: no operator
+#                     serves the webhook
 # --crds-chart REF    `helm install` the Dynamo CRD chart instead (e.g. the dynamo-crds chart from NGC)
 # --operator-chart REF `helm install` the Dynamo platform chart (operator + its own CRDs); the tier then
 #                     needs GPT_OSS_DYNAMO_OPERATOR=1 and GPT_OSS_CRD_SOURCE=none
@@ -24,7 +25,7 @@ HELM_VERSION=v3.17.1
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 name=gpt-oss
 kubeconfig="$repo_root/.kind/kubeconfig"
-crds_dir="${GPT_OSS_SHARED_DIR:-$(dirname "$repo_root")/shared}/dynamo/crds"
+crds_dir=""
 crds_chart=""
 operator_chart=""
 install_tools=false
@@ -39,7 +40,7 @@ while [[ $# -gt 0 ]]; do
     --no-crds) no_crds=true; shift ;;
     --operator-chart) operator_chart=$2; shift 2 ;;
     --install-tools) install_tools=true; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -81,9 +82,16 @@ if [[ -n "$operator_chart" ]]; then
 elif [[ -n "$crds_chart" ]]; then
   helm install dynamo-crds "$crds_chart" --namespace default --wait
 elif ! $no_crds; then
+  if [[ -z "$crds_dir" ]]; then
+    # ci/fetch-crds.py prints where the tests find the DGD CRD, or says where it looked and how to get it.
+    dgd_crd=$(python3 "$repo_root/ci/fetch-crds.py" --where nvidia.com_dynamographdeployments.yaml) || {
+      echo "pass --crds DIR, --crds-chart REF or --no-crds" >&2
+      exit 1
+    }
+    crds_dir=$(dirname "$dgd_crd")
+  fi
   if [[ ! -d "$crds_dir" ]]; then
-    echo "no Dynamo CRDs at $crds_dir (the shared reference folder; set GPT_OSS_SHARED_DIR):" \
-      "pass --crds DIR, --crds-chart REF or --no-crds" >&2
+    echo "no Dynamo CRDs at $crds_dir: pass --crds DIR, --crds-chart REF or --no-crds" >&2
     exit 1
   fi
   # Server-side: the DGD CRD (~1.6 MB) is too big for kubectl's last-applied annotation.

@@ -62,7 +62,7 @@ else
   echo "== ct not found: skipping chart-testing (CI installs it with helm/chart-testing-action)"
 fi
 
-echo "== values reference in README.md"
+echo "== values reference in charts/gpt-oss/README.md"
 "$PYTHON" ci/gen-values-reference.py --check
 echo "values reference: up to date"
 

@@ -1,15 +1,15 @@
 """Offline validation of rendered objects: upstream CRDs (OpenAPI schema and every CEL rule) and Kubernetes' schemas.
 
-The CRDs are read where they are published, never copied into the project: from the folders listed in
-GPT_OSS_CRDS_DIR (os.pathsep-separated), else from dynamo/crds, keda/crds, gateway-api/crds and
-gateway-api-inference-extension/crds under GPT_OSS_SHARED_DIR (default <repo>/../shared). A test that needs a
-CRD none of them holds is skipped, naming the folders it searched.
+The CRDs are never copied into the project. ci/fetch-crds.py pins them (ci/crds.json) and owns the one lookup
+every tier uses, first match wins: <group>/crds under GPT_OSS_SHARED_DIR (default <repo>/../shared), the folders
+GPT_OSS_CRDS_DIR lists (os.pathsep-separated), then its cache .cache/crds. A test that needs a CRD none of them
+holds is skipped, naming the folders it searched and the fix (`python ci/fetch-crds.py`).
 """
 from __future__ import annotations
 
 import copy
 import functools
-import os
+import importlib.util
 from pathlib import Path
 
 import jsonschema
@@ -20,20 +20,32 @@ import yaml
 from tests import k8s_cel
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-CRD_SUBDIRS = ("dynamo/crds", "keda/crds", "gateway-api/crds", "gateway-api-inference-extension/crds")
 # Oldest and newest Kubernetes the chart declares: Chart.yaml kubeVersion ">=1.29.0-0", newest tested 1.37.
 KUBERNETES_VERSIONS = ["1.29.0", "1.37.0"]
 
 
-def shared_dir() -> Path:
-    return Path(os.environ.get("GPT_OSS_SHARED_DIR") or REPO_ROOT.parent / "shared")
+def _load_crd_lookup():
+    # The script's file name has dashes, so it is loaded by path rather than imported.
+    spec = importlib.util.spec_from_file_location("fetch_crds", REPO_ROOT / "ci" / "fetch-crds.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+crd_lookup = _load_crd_lookup()
 
 
 def crd_dirs() -> tuple[Path, ...]:
-    named = os.environ.get("GPT_OSS_CRDS_DIR")
-    if named:
-        return tuple(Path(p) for p in named.split(os.pathsep) if p)
-    return tuple(shared_dir() / sub for sub in CRD_SUBDIRS)
+    """The folders searched for CRDs, in order (ci/fetch-crds.py's crd_search_path)."""
+    return crd_lookup.crd_search_path()
+
+
+def crd_file(name: str) -> Path:
+    """The upstream CRD file `name` (e.g. keda.sh_scaledobjects.yaml), or a skip naming the folders searched."""
+    path = crd_lookup.find_crd_file(name)
+    if path is None:
+        pytest.skip(crd_lookup.missing_message(name))
+    return path
 
 
 class CrdNotFound(LookupError):
@@ -42,22 +54,20 @@ class CrdNotFound(LookupError):
 
 @functools.lru_cache(maxsize=None)
 def load_crds(dirs: tuple[Path, ...]) -> dict[tuple[str, str], dict]:
-    """Every CustomResourceDefinition in the folders, by (group, kind)."""
+    """Every CustomResourceDefinition in the folders, by (group, kind); the first folder holding one wins."""
     crds = {}
     for folder in dirs:
         for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else ():
             # libyaml's loader: the pure-Python one takes half a minute over these files.
             for doc in yaml.load_all(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
                 if doc and doc.get("kind") == "CustomResourceDefinition":
-                    crds[(doc["spec"]["group"], doc["spec"]["names"]["kind"])] = doc
+                    crds.setdefault((doc["spec"]["group"], doc["spec"]["names"]["kind"]), doc)
     return crds
 
 
 def missing_crd(group: str, kind: str, dirs: tuple[Path, ...]) -> str:
-    """Why a test needing this CRD skips."""
-    return (f"no CRD for {kind}.{group} in {', '.join(map(str, dirs))}: set GPT_OSS_SHARED_DIR to the folder with "
-            "dynamo/crds, keda/crds, gateway-api/crds and gateway-api-inference-extension/crds, or GPT_OSS_CRDS_DIR "
-            "to folders of CRD files")
+    """Why a test needing this CRD skips: the folders searched and the fix."""
+    return crd_lookup.missing_message(f"CRD for {kind}.{group}", dirs)
 
 
 def find_crd(api_version: str, kind: str, dirs: tuple[Path, ...] | None = None) -> dict:

@@ -17,7 +17,7 @@ import yaml
 
 from tests.helpers import (CHART_DIR, REPO_ROOT, DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, ChartRenderError, dgd_components,
                            dgd_workers, find, load_values, render_chart, render_notes)
-from tests.schemas import _strict, dgd_errors, kubernetes_errors
+from tests.schemas import _strict, crd_file, dgd_errors, kubernetes_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
 SCALER_KINDS = {"ScaledObject", "HorizontalPodAutoscaler"}
@@ -144,8 +144,8 @@ class TestDynamoScalers:
         dgd = find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment")
         assert dgd_workers(dgd)["TRTLLMWorker"]["replicas"] == expected
 
-    def test_should_validate_against_the_keda_crd(self, shared_dir):
-        crd = shared_dir / "keda" / "crds" / "keda.sh_scaledobjects.yaml"
+    def test_should_validate_against_the_keda_crd(self):
+        crd = crd_file("keda.sh_scaledobjects.yaml")
         for overlay in ("agg.yaml", "trtllm-serve-max-throughput.yaml"):
             values = ({"trtllmServe": {"autoscaling": {"enabled": True}}} if "trtllm" in overlay else
                       {"frontend": {"autoscaling": {"enabled": True, "behavior": {"scaleUp": {"stabilizationWindowSeconds": 0}}}}})

@@ -1,12 +1,14 @@
 """Every x-kubernetes-validations rule of the CRDs whose objects the chart renders, evaluated by a real CEL library.
 
-The CRDs are read from ../shared (or GPT_OSS_CRDS_DIR); tests/data/crd-examples.yaml holds a valid object of each
-kind and served version. A rule using a function the environment (tests/k8s_cel.py) lacks fails to compile.
+The CRDs are found by tests/schemas.py (../shared, GPT_OSS_CRDS_DIR, then .cache/crds);
+tests/data/crd-examples.yaml holds a valid object of each kind and served version. A rule using a function the
+environment (tests/k8s_cel.py) lacks fails to compile.
 """
 from __future__ import annotations
 
 import copy
 import os
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -210,16 +212,37 @@ class TestEvaluator:
 
 
 class TestCrdSource:
-    def test_should_name_the_folders_searched_when_a_crd_is_missing(self, tmp_path):
-        with pytest.raises(CrdNotFound, match=f"no CRD for ScaledObject.keda.sh in {tmp_path}: set GPT_OSS_SHARED_DIR"):
+    def test_should_name_the_folders_searched_and_the_fix_when_a_crd_is_missing(self, tmp_path):
+        with pytest.raises(CrdNotFound, match=re.escape(
+                f"no CRD for ScaledObject.keda.sh in {tmp_path}: run `python ci/fetch-crds.py` (downloads the "
+                "pinned upstream CRDs into .cache/crds), or set GPT_OSS_SHARED_DIR")):
             find_crd("keda.sh/v1alpha1", "ScaledObject", (tmp_path,))
+
+    def test_should_search_shared_then_the_named_folders_then_the_cache(self, tmp_path, monkeypatch):
+        monkeypatch.setenv("GPT_OSS_SHARED_DIR", str(tmp_path / "shared"))
+        monkeypatch.setenv("GPT_OSS_CRDS_DIR", os.pathsep.join([str(tmp_path / "a"), str(tmp_path / "b")]))
+        assert crd_dirs() == (
+            tmp_path / "shared" / "dynamo" / "crds", tmp_path / "shared" / "keda" / "crds",
+            tmp_path / "shared" / "gateway-api" / "crds", tmp_path / "shared" / "gateway-api-inference-extension" / "crds",
+            tmp_path / "a", tmp_path / "b", REPO_ROOT / ".cache" / "crds")
+
+    def test_should_take_a_crd_from_the_first_folder_that_holds_it(self, tmp_path):
+        crd = _crd("keda.sh", "ScaledObject")
+        first, second = copy.deepcopy(crd), copy.deepcopy(crd)
+        first["metadata"]["labels"] = {"found": "first"}
+        for name, doc in (("first", first), ("second", second)):
+            (tmp_path / name).mkdir()
+            (tmp_path / name / "keda.sh_scaledobjects.yaml").write_text(yaml.safe_dump(doc))
+        crds = load_crds((tmp_path / "first", tmp_path / "second"))
+        assert crds[("keda.sh", "ScaledObject")]["metadata"]["labels"] == {"found": "first"}
 
     def test_should_read_the_crds_from_the_folder_the_user_names(self, tmp_path, monkeypatch):
         crd = _crd("keda.sh", "ScaledObject")
         (tmp_path / "scaledobjects.yaml").write_text(yaml.safe_dump(crd))
         monkeypatch.setenv("GPT_OSS_CRDS_DIR", str(tmp_path))
         monkeypatch.setenv("GPT_OSS_SHARED_DIR", "/nonexistent")
-        assert crd_dirs() == (tmp_path,)
+        assert crd_dirs()[4] == tmp_path
+        assert load_crds(crd_dirs())[("keda.sh", "ScaledObject")] == crd
         obj = _example("keda.sh/v1alpha1", "ScaledObject")
         obj["spec"]["minReplicaCount"] = 9
         assert crd_errors(obj) == ["spec: minReplicaCount must be less than or equal to maxReplicaCount"]

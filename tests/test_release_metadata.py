@@ -175,7 +175,7 @@ class TestChangelog:
         assert changes == changelog_sections()[VERSION]["entries"]
 
     def test_should_give_upgrade_notes_for_every_version(self):
-        readme = (REPO_ROOT / "README.md").read_text()
+        readme = (REPO_ROOT / "docs" / "releasing.md").read_text()
         upgrading = readme[readme.index("\n## Upgrading\n"):]
         upgrading = upgrading[:upgrading.find("\n## ", 1)]
         assert [v for v in changelog_sections() if f"\n### To {v}\n" not in upgrading] == ["0.1.0"]
@@ -385,9 +385,10 @@ def code_blocks(text: str, language: str) -> list[str]:
 
 
 class TestInstallFromRegistryDocs:
-    """The README's and the chart README's install snippets pin this version and use targets the archive carries."""
+    """docs/releasing.md's and the chart README's install snippets pin this version and use targets the archive
+    carries."""
 
-    SECTION = readme_section((REPO_ROOT / "README.md").read_text(), "## Install from a registry")
+    SECTION = readme_section((REPO_ROOT / "docs" / "releasing.md").read_text(), "## Install from a registry")
     CHART_README = (CHART_DIR / "README.md").read_text()
 
     def test_should_pin_this_version_in_every_helm_command(self):

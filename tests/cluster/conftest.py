@@ -4,9 +4,10 @@ The cluster is whatever --kubeconfig (an option of pytest-helm-charts) or KUBECO
 When none answers, every test skips with the one reason `cluster_access` gives. Settings that
 tests/conftest.py may register as options fall back to environment variables:
   --crd-source / GPT_OSS_CRD_SOURCE          folder with the Dynamo CRDs; "none" rewrites the CRD the
-                                             cluster has; default <shared>/dynamo/crds, the upstream files
-  --shared-dir / GPT_OSS_SHARED_DIR          the shared reference folder (default <repo>/../shared); when it
-                                             is missing, every test that needs the DGD CRD skips, saying so
+                                             cluster has; default: the upstream file where tests/schemas.py
+                                             finds CRDs (<shared>/dynamo/crds, GPT_OSS_CRDS_DIR, .cache/crds);
+                                             when none has it, every test that needs the DGD CRD skips, saying so
+  --shared-dir / GPT_OSS_SHARED_DIR          the shared reference folder (default <repo>/../shared)
   --dynamo-operator / GPT_OSS_DYNAMO_OPERATOR the Dynamo operator runs in the cluster (enables the
                                              worker-placement checks, leaves the CRDs alone)
 """
@@ -22,7 +23,8 @@ import yaml
 
 from tests.cluster import kube
 from tests.cluster.control import ControlPlane
-from tests.helpers import CHART_DIR, OVERLAYS, RELEASE_NAME, REPO_ROOT, RUNTIMES, deep_merge, load_chart, load_values
+from tests.helpers import CHART_DIR, OVERLAYS, RELEASE_NAME, RUNTIMES, deep_merge, load_chart, load_values
+from tests.schemas import crd_file
 
 CACHE_SIZE = yaml.safe_load((CHART_DIR / "values.yaml").read_text())["modelCache"]["size"]
 
@@ -48,7 +50,7 @@ class ClusterAccess:
 @pytest.fixture(scope="session")
 def cluster_access(pytestconfig) -> ClusterAccess:  # PROBE_LINE
     """The cluster, or one skip reason for the whole tier."""
-    pytest.importorskip("kubernetes", reason="the cluster tier needs `pip install -r requirements-test.txt`")
+    pytest.importorskip("kubernetes", reason="the cluster tier needs `pip install -r requirements-cluster.txt`")
     path = kube.kubeconfig_path(pytestconfig)
     answer = kube.probe(path)
     if isinstance(answer, str):
@@ -86,13 +88,8 @@ def crd_source(pytestconfig) -> Path | None:
         if not path.is_dir():
             pytest.fail(f"--crd-source / GPT_OSS_CRD_SOURCE={value} is not a folder")
         return path
-    # The upstream CRDs, read where they are: the project keeps no copy.
-    shared = Path(kube.option(pytestconfig, "shared_dir", "GPT_OSS_SHARED_DIR", str(REPO_ROOT.parent / "shared")))
-    path = shared / "dynamo" / "crds"
-    if not (path / kube.DGD_CRD_FILE).is_file():
-        pytest.skip(f"no Dynamo CRDs at {path} (the shared reference folder: set --shared-dir or GPT_OSS_SHARED_DIR, "
-                    "or GPT_OSS_CRD_SOURCE to a folder with nvidia.com_dynamographdeployments.yaml)")
-    return path
+    # The upstream CRD, found where every tier finds CRDs (../shared, GPT_OSS_CRDS_DIR, .cache/crds): no copy here.
+    return crd_file(kube.DGD_CRD_FILE).parent
 
 
 @pytest.fixture(scope="session", params=kube.API_VERSIONS, ids=[v.split("/")[1] for v in kube.API_VERSIONS])

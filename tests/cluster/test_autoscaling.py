@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from tests.cluster import kube
+from tests.schemas import crd_file
 
 ADAPTER_CRD = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
 KEDA_CRDS = ["keda.sh_scaledobjects.yaml", "keda.sh_triggerauthentications.yaml",
@@ -23,13 +24,12 @@ HPA_TIMEOUT = 120  # the HPA controller syncs every 15 s
 
 
 @pytest.fixture(scope="module")
-def scaling_crds(cluster_access, shared_dir):
+def scaling_crds(cluster_access):
     """The scaling-adapter CRD (conversion None) and KEDA's CRDs, established; removed after the module."""
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
     ext = client.ApiextensionsV1Api(cluster_access.api_client)
-    crds = [yaml.safe_load((shared_dir / "dynamo" / "crds" / ADAPTER_CRD).read_text())]
-    crds += [yaml.safe_load((shared_dir / "keda" / "crds" / name).read_text()) for name in KEDA_CRDS]
+    crds = [yaml.safe_load(crd_file(name).read_text()) for name in [ADAPTER_CRD, *KEDA_CRDS]]
     crds[0] = copy.deepcopy(crds[0])
     crds[0]["spec"]["conversion"] = {"strategy": "None"}
     for crd in crds:

@@ -1,6 +1,7 @@
 """Exposure, disruption budgets and routing against a real API server (and its disruption controller).
 
-The Gateway API (standard channel) and InferencePool CRDs come from GPT_OSS_SHARED_DIR (the project keeps no copy).
+The Gateway API (standard channel) and InferencePool CRDs are found where tests/schemas.py finds CRDs (the project
+keeps no copy).
 The disruption checks need kube-controller-manager (its ReplicaSet and disruption controllers); without it they
 skip. The pods stand in for the operator's: a Deployment whose pod template carries the labels the Dynamo operator
 puts on a component's pods (tests/test_exposure.py cites its source); no kubelet runs, so the test marks them Ready
@@ -8,18 +9,17 @@ through the status subresource.
 """
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.cluster import kube
 from tests.helpers import find, render_chart
+from tests.schemas import crd_file, crd_lookup
 from tests.test_exposure import INGRESS, POOL, ROUTE
 
-CRD_FOLDERS = ("gateway-api/crds", "gateway-api-inference-extension/crds")
+CRD_GROUPS = ("gateway-api", "gateway-api-inference-extension")
 EXPOSURE = {**INGRESS, **ROUTE}
 EXPOSURE_KINDS = {"Ingress", "HTTPRoute", "InferencePool", "PodDisruptionBudget", "ServiceAccount", "Role",
                   "RoleBinding"}
@@ -27,27 +27,23 @@ EXPOSURE_KINDS = {"Ingress", "HTTPRoute", "InferencePool", "PodDisruptionBudget"
 
 @pytest.fixture(scope="session")
 def exposure_crds(cluster_access) -> None:
-    """Installs (or updates) the Gateway API and InferencePool CRDs from the shared facts folder."""
+    """Installs (or updates) the Gateway API and InferencePool CRDs, found where tests/schemas.py finds CRDs."""
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
-    shared = Path(os.environ.get("GPT_OSS_SHARED_DIR", ""))
-    folders = [shared / folder for folder in CRD_FOLDERS]
-    if not all(folder.is_dir() for folder in folders):
-        pytest.skip(f"GPT_OSS_SHARED_DIR={shared or '(unset)'} has no {' and '.join(CRD_FOLDERS)}")
+    paths = [crd_file(crd.name) for crd in crd_lookup.pinned_crds() if crd.group in CRD_GROUPS]
     ext = client.ApiextensionsV1Api(cluster_access.api_client)
     names = []
-    for folder in folders:
-        for path in sorted(folder.glob("*.yaml")):
-            for crd in (d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == "CustomResourceDefinition"):
-                names.append(crd["metadata"]["name"])
-                try:
-                    ext.create_custom_resource_definition(crd)
-                except ApiException as error:
-                    if error.status != 409:
-                        raise
-                    live = ext.read_custom_resource_definition(crd["metadata"]["name"])
-                    crd["metadata"]["resourceVersion"] = live.metadata.resource_version
-                    ext.replace_custom_resource_definition(crd["metadata"]["name"], crd)
+    for path in paths:
+        for crd in (d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == "CustomResourceDefinition"):
+            names.append(crd["metadata"]["name"])
+            try:
+                ext.create_custom_resource_definition(crd)
+            except ApiException as error:
+                if error.status != 409:
+                    raise
+                live = ext.read_custom_resource_definition(crd["metadata"]["name"])
+                crd["metadata"]["resourceVersion"] = live.metadata.resource_version
+                ext.replace_custom_resource_definition(crd["metadata"]["name"], crd)
     for name in names:
         kube.wait_for(f"CRD {name} established",
                       lambda n=name: kube.crd_established(cluster_access.api_client.sanitize_for_serialization(

@@ -1,0 +1,83 @@
+"""The GitHub workflows run what .ci/run runs, tier by tier, each job installing what its tier needs."""
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from tests.helpers import REPO_ROOT
+
+WORKFLOWS = sorted((REPO_ROOT / ".github" / "workflows").glob("*.yaml"))
+CI_RUN = (REPO_ROOT / ".ci" / "run").read_text()
+
+
+def jobs() -> list[tuple[str, list[str]]]:
+    """(workflow/job, the shell of each `run` step in order) of every job."""
+    found = []
+    for path in WORKFLOWS:
+        for name, job in yaml.safe_load(path.read_text())["jobs"].items():
+            found.append((f"{path.stem}/{name}", [step["run"] for step in job["steps"] if "run" in step]))
+    return found
+
+
+JOBS = jobs()
+JOB_IDS = [name for name, _ in JOBS]
+
+
+def installed(runs: list[str]) -> set[str]:
+    return {name for run in runs for name in re.findall(r"-r (requirements-[a-z0-9]+\.txt)", run)}
+
+
+def tiers(runs: list[str]) -> set[str]:
+    """The test tiers a job runs: pytest's -m expression, or ci/lint.sh's offline tests."""
+    selected = set()
+    for run in runs:
+        selected |= {m.group(1) for m in re.finditer(r'pytest[^\n]* -m "?([a-z0-9 ]+?)"?(?: -v)?$', run, re.M)}
+        if "ci/lint.sh" in run and "SKIP_TESTS=1" not in run:
+            selected.add("not e2e and not cluster")
+    return selected
+
+
+class TestWorkflows:
+    def test_should_cover_every_tier_that_ci_runs(self):
+        assert "python -m pytest\n" in CI_RUN  # .ci/run: every tier at once
+        assert set().union(*(tiers(runs) for _, runs in JOBS)) == {"not e2e and not cluster", "e2e", "cluster"}
+
+    def test_should_install_what_ci_installs_across_the_jobs(self):
+        ci_files = set(re.findall(r"-r (requirements-[a-z0-9]+\.txt)", CI_RUN))
+        assert ci_files == {"requirements-test.txt", "requirements-cluster.txt", "requirements-e2e.txt",
+                            "requirements-checkov.txt"}
+        assert set().union(*(installed(runs) for _, runs in JOBS)) >= ci_files - {"requirements-checkov.txt"}
+
+    @pytest.mark.parametrize("name,runs", JOBS, ids=JOB_IDS)
+    def test_should_install_each_tiers_requirements(self, name, runs):
+        wanted = {"requirements-test.txt"}
+        wanted |= {"requirements-e2e.txt"} if "e2e" in tiers(runs) else set()
+        wanted |= {"requirements-cluster.txt"} if "cluster" in tiers(runs) else set()
+        assert wanted <= installed(runs)
+        assert all((REPO_ROOT / name).is_file() for name in installed(runs))
+
+    @pytest.mark.parametrize("name,runs", JOBS, ids=JOB_IDS)
+    def test_should_fetch_the_pinned_crds_before_the_tests(self, name, runs):
+        tests_at = [i for i, run in enumerate(runs) if tiers([run])]
+        fetch_at = [i for i, run in enumerate(runs) if "python ci/fetch-crds.py" in run]
+        if tests_at:
+            assert fetch_at and fetch_at[0] < tests_at[0], f"{name} runs tests without ci/fetch-crds.py first"
+
+    def test_should_see_a_tier_in_a_pytest_command(self):
+        # The parser above can fail: it reads the -m expression of each form the workflows use.
+        assert tiers(['python -m pytest -m "not e2e and not cluster"']) == {"not e2e and not cluster"}
+        assert tiers(["python -m pytest -m cluster -v", "SKIP_TESTS=1 PYTHON=python bash ci/lint.sh"]) == {"cluster"}
+        assert tiers(["bash ci/lint.sh"]) == {"not e2e and not cluster"}
+
+
+def test_should_collect_every_offline_test_module(request):
+    """A pytest plugin of an installed package (ai-dynamo's dynamo.trtllm ignores test_trtllm_*.py) must not drop
+    a module silently: a whole-suite run collects every tests/test_*.py."""
+    config = request.config
+    whole_suite = [str(arg).rstrip("/") for arg in config.args] in (["tests"], [str(REPO_ROOT / "tests")])
+    if not whole_suite or config.option.keyword or config.option.deselect:
+        pytest.skip("runs only when the whole suite is collected (python -m pytest, or pytest tests)")
+    collected = {item.path for item in request.session.items}
+    assert sorted(p.name for p in (REPO_ROOT / "tests").glob("test_*.py") if p not in collected) == []
