@@ -1,7 +1,7 @@
 """Fill the model cache with the pinned revision from modelCache.source, check every file, then mark it ready.
 
 SOURCE says where the weights come from:
-  huggingface  the Hub or a mirror of it (HF_ENDPOINT): snapshot_download, then every file against the Hub's
+  huggingface  the Hub or a mirror of it (HF_ENDPOINT): every file of the revision, checked against the Hub's
                size and hash (sha256 for LFS files, git blob sha1 otherwise)
   s3           a copy tools/mirror-model.py wrote under an S3 prefix (model-manifest.json beside the files)
   oci          a copy pushed as an OCI image by tools/mirror-model.py, pulled by digest into the cache
@@ -10,11 +10,11 @@ SOURCE says where the weights come from:
 Every copy carries model-manifest.json (each file's path, size, sha256, with the model id and revision). A
 manifest of another revision is refused; with MANIFEST_SHA256 set, so is any manifest of another sha256. The
 marker (MARKER) is written only when every file matches: an interrupted run leaves none, and the next run
-resumes partial files (huggingface_hub's own resume, or ranged requests for S3 and OCI). A file that fails the
+resumes partial files with ranged requests. A file that fails the
 check is removed (not for pvc: that copy is the user's) and the run exits 1 naming it, so the Job's retry
 fetches it again. The harmony vocabulary is staged into MODEL_DIR/tiktoken, checked against TIKTOKEN_SHA256:
 from the copy when it holds one, else from TIKTOKEN_URL. Nothing is installed at start: the Job's image has
-huggingface_hub and boto3; PIP_PACKAGES (modelCache.download.pipInstall) is the opt-in exception.
+huggingface_hub (transfer xet) and boto3 (s3); PIP_PACKAGES (modelCache.download.pipInstall) is the opt-in exception.
 """
 import hashlib
 import json
@@ -135,47 +135,6 @@ def fail_listing(what: str, problems: list[str], removed: bool) -> CopyError:
                      "\n  " + "\n  ".join(problems))
 
 
-# --- huggingface ---------------------------------------------------------------------------------------------
-
-def from_huggingface() -> dict:
-    from huggingface_hub import HfApi, snapshot_download
-    from huggingface_hub.utils import filter_repo_objects
-
-    ignore_patterns = json.loads(os.environ.get("IGNORE_PATTERNS", "[]"))
-    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
-    token = None
-    token_path = os.environ.get("HF_TOKEN_PATH", "")
-    if token_path and os.path.isfile(token_path):
-        token = Path(token_path).read_text().strip() or None
-    log(f"downloading {model_id}@{revision} from {endpoint} to {model_dir}, skipping {ignore_patterns}")
-    # Two CLI --exclude flags mis-parse and fill the PVC with original/ and metal/ copies: the API, not the CLI.
-    snapshot_download(repo_id=model_id, revision=revision, local_dir=model_dir, ignore_patterns=ignore_patterns,
-                      token=token)
-
-    info = HfApi(endpoint=endpoint).model_info(model_id, revision=revision, files_metadata=True, token=token)
-    siblings = {f.rfilename: f for f in info.siblings}
-    names = list(filter_repo_objects(sorted(siblings), ignore_patterns=ignore_patterns))
-    files, wrong = model_copy.check_hub_files(model_dir, siblings, names)
-    for name in wrong:
-        # Gone with its download record, so the retry fetches it again instead of trusting it.
-        (model_dir / name).unlink(missing_ok=True)
-        (model_dir / ".cache" / "huggingface" / "download" / (name + ".metadata")).unlink(missing_ok=True)
-    if wrong:
-        raise fail_listing(f"{model_id}@{revision}", [f"{name}: {problem}" for name, problem in wrong.items()],
-                           removed=True)
-    log(f"verified {len(names)} files of {model_id}@{revision} (sizes and hashes)")
-    stage_tiktoken(None)
-    if tiktoken_sha256:
-        files.append({"path": TIKTOKEN_PATH, "size": tiktoken_file.stat().st_size, "sha256": tiktoken_sha256})
-    data = model_copy.manifest_bytes(model_id, revision, files)
-    manifest = model_copy.read_manifest(data, f"the manifest of the files from {endpoint}", model_id, revision,
-                                        pinned)
-    write_manifest(data)
-    return manifest
-
-
-# --- s3 --------------------------------------------------------------------------------------------------------
-
 def with_retries(fetch, what: str, attempts: int = 3):
     """A fetch that resumes where a dropped connection left it, a few times before the Job's own retry."""
     for attempt in range(1, attempts + 1):
@@ -190,6 +149,58 @@ def with_retries(fetch, what: str, attempts: int = 3):
             log(f"  {what}: {type(error).__name__}: {error}; resuming (attempt {attempt + 1} of {attempts})")
             time.sleep(2 * attempt)
 
+
+# --- huggingface ---------------------------------------------------------------------------------------------
+
+def from_huggingface() -> dict:
+    """The revision's files from the Hub (or HF_ENDPOINT), each checked against the Hub's size and hash.
+
+    Ranged requests resume a partial file where the last run stopped (huggingface_hub 1.x starts interrupted
+    files over). With HF_XET_HIGH_PERFORMANCE=1 (transfer xet), snapshot_download fetches through Xet first,
+    which does not resume; its files are then checked the same way, and any that differ fetched again.
+    """
+    ignore_patterns = json.loads(os.environ.get("IGNORE_PATTERNS", "[]"))
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    token = None
+    token_path = os.environ.get("HF_TOKEN_PATH", "")
+    if token_path and os.path.isfile(token_path):
+        token = Path(token_path).read_text().strip() or None
+    # Listed by the API, never the CLI: two CLI --exclude flags mis-parse and fill the PVC with original/ and metal/.
+    entries = model_copy.hub_entries(endpoint, model_id, revision, ignore_patterns, token)
+    total = sum(e["size"] for e in entries)
+    log(f"downloading {model_id}@{revision} from {endpoint} to {model_dir}: {len(entries)} files, {total} bytes, "
+        f"skipping {ignore_patterns}")
+    model_dir.mkdir(parents=True, exist_ok=True)
+    if os.environ.get("HF_XET_HIGH_PERFORMANCE") == "1":
+        from huggingface_hub import snapshot_download
+
+        # Files huggingface_hub 1.x abandoned in an earlier run: it never resumes them, they would only fill the PVC.
+        for stale in (model_dir / ".cache" / "huggingface" / "download").rglob("*.incomplete"):
+            stale.unlink()
+        snapshot_download(repo_id=model_id, revision=revision, local_dir=model_dir, ignore_patterns=ignore_patterns,
+                          token=token, endpoint=endpoint)
+    problems = []
+    for entry in entries:
+        open_stream = model_copy.hub_opener(endpoint, model_id, revision, entry, token)
+        problem = with_retries(lambda entry=entry, open_stream=open_stream:
+                               model_copy.fetch_file(model_dir, entry, open_stream, log), entry["path"])
+        if problem:
+            problems.append(f"{entry['path']}: {problem}")
+    if problems:
+        raise fail_listing(f"{model_id}@{revision}", problems, removed=True)
+    log(f"verified {len(entries)} files of {model_id}@{revision} (sizes and hashes)")
+    stage_tiktoken(None)
+    files = [{"path": e["path"], "size": e["size"], "sha256": e["sha256"]} for e in entries]
+    if tiktoken_sha256:
+        files.append({"path": TIKTOKEN_PATH, "size": tiktoken_file.stat().st_size, "sha256": tiktoken_sha256})
+    data = model_copy.manifest_bytes(model_id, revision, files)
+    manifest = model_copy.read_manifest(data, f"the manifest of the files from {endpoint}", model_id, revision,
+                                        pinned)
+    write_manifest(data)
+    return manifest
+
+
+# --- s3 --------------------------------------------------------------------------------------------------------
 
 def from_s3() -> dict:
     bucket, prefix = os.environ["S3_BUCKET"], os.environ.get("S3_PREFIX", "")

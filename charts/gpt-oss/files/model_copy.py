@@ -124,17 +124,49 @@ def read_manifest(data: bytes, where: str, model: str, revision: str, pinned_sha
     return manifest
 
 
+class _Digests:
+    """sha256 of a file's bytes, and its git blob sha1 when the entry lists one (the Hub's id of a non-LFS file)."""
+
+    def __init__(self, entry: dict):
+        self.sha256 = hashlib.sha256()
+        self.sha1 = hashlib.sha1(b"blob %d\0" % entry["size"]) if entry.get("blob_sha1") else None
+
+    def update(self, block: bytes) -> None:
+        self.sha256.update(block)
+        if self.sha1 is not None:
+            self.sha1.update(block)
+
+    def read(self, path) -> "_Digests":
+        with open(path, "rb") as source:
+            for block in iter(lambda: source.read(BLOCK), b""):
+                self.update(block)
+        return self
+
+
+def _mismatch(size: int, digests: _Digests, entry: dict) -> str | None:
+    """What differs between the bytes seen and the entry (size, sha256, git blob sha1), or None."""
+    lister = entry.get("listed_by", "the manifest")
+    if size != entry["size"]:
+        return f"{size} bytes, {lister} lists {entry['size']}"
+    if entry.get("sha256") and digests.sha256.hexdigest() != entry["sha256"]:
+        return f"sha256 differs: {digests.sha256.hexdigest()}, {lister} lists {entry['sha256']}"
+    if digests.sha1 is not None and digests.sha1.hexdigest() != entry["blob_sha1"]:
+        return f"git blob sha1 differs: {digests.sha1.hexdigest()}, {lister} lists {entry['blob_sha1']}"
+    return None
+
+
 def check_file(path: str | os.PathLike, entry: dict) -> str | None:
-    """What is wrong with one file of a copy, or None."""
+    """What is wrong with one file of a copy, or None; an entry without sha256 gets the file's."""
     if not os.path.isfile(path):
         return "missing"
     size = os.path.getsize(path)
     if size != entry["size"]:
-        return f"{size} bytes, the manifest lists {entry['size']}"
-    actual = sha256_file(path)
-    if actual != entry["sha256"]:
-        return f"sha256 {actual}, the manifest lists {entry['sha256']}"
-    return None
+        return f"{size} bytes, {entry.get('listed_by', 'the manifest')} lists {entry['size']}"
+    digests = _Digests(entry).read(path)
+    problem = _mismatch(size, digests, entry)
+    if problem is None:
+        entry.setdefault("sha256", digests.sha256.hexdigest())
+    return problem
 
 
 def verify_folder(folder, manifest: dict, only: list[str] | None = None, log=print) -> list[str]:
@@ -156,35 +188,6 @@ def verify_folder(folder, manifest: dict, only: list[str] | None = None, log=pri
     return problems
 
 
-def check_hub_files(folder, siblings: dict, names: list[str]) -> tuple[list[dict], dict[str, str]]:
-    """Files of a Hub download in `folder` against the Hub's record of the revision (huggingface_hub's
-    RepoSibling: size and sha256 for LFS files, git blob sha1 otherwise): (manifest entries of the files that
-    match, {path: problem} of those that do not)."""
-    files, wrong = [], {}
-    for name in names:
-        entry, path = siblings[name], Path(folder) / name
-        size = entry.lfs.size if entry.lfs else entry.size
-        if not path.is_file():
-            wrong[name] = "missing"
-            continue
-        actual = path.stat().st_size
-        if actual != size:
-            wrong[name] = f"{actual} bytes, the Hub lists {size}"
-            continue
-        sha256, sha1 = hashlib.sha256(), hashlib.sha1(b"blob %d\0" % actual)
-        with open(path, "rb") as source:
-            for block in iter(lambda: source.read(BLOCK), b""):
-                sha256.update(block)
-                sha1.update(block)
-        if entry.lfs and sha256.hexdigest() != entry.lfs.sha256:
-            wrong[name] = f"sha256 differs from the Hub's {entry.lfs.sha256}"
-        elif not entry.lfs and entry.blob_id and sha1.hexdigest() != entry.blob_id:
-            wrong[name] = f"git blob sha1 differs from the Hub's {entry.blob_id}"
-        else:
-            files.append({"path": name, "size": actual, "sha256": sha256.hexdigest()})
-    return files, wrong
-
-
 # --- fetching one file with resume ---------------------------------------------------------------------------
 
 def partial_path(folder, relative: str) -> Path:
@@ -194,15 +197,16 @@ def partial_path(folder, relative: str) -> Path:
 def fetch_file(folder, entry: dict, open_stream, log=print) -> str | None:
     """Put one listed file in place, resuming a partial download; returns a problem, or None when it matches.
 
-    open_stream(offset) returns (readable, total size of the object). The bytes go to a partial file beside the
-    copy, hashed as they arrive (a resumed run hashes what is already there first), and move into place only
-    when size and sha256 match the manifest. A file already in place is checked, and fetched again if it differs.
+    open_stream(offset) returns (readable, total size of the object or None). The bytes go to a partial file
+    beside the copy, hashed as they arrive (a resumed run hashes what is already there first), and move into
+    place only when size and hash match the entry (sha256, or the git blob sha1 the Hub lists for a non-LFS
+    file; the entry then gets the sha256). A file already in place is checked, and fetched again if it differs.
     """
     relative, target = entry["path"], Path(folder) / entry["path"]
     if target.is_file():
         problem = check_file(target, entry)
         if problem is None:
-            log(f"  {relative}: in place, sha256 ok")
+            log(f"  {relative}: in place, checked")
             return None
         log(f"  {relative}: in place but {problem}; fetching it again")
         target.unlink()
@@ -212,31 +216,97 @@ def fetch_file(folder, entry: dict, open_stream, log=print) -> str | None:
     if offset > entry["size"]:
         partial.unlink()
         offset = 0
-    digest = hashlib.sha256()
+    digests = _Digests(entry)
     if offset:
-        with open(partial, "rb") as done:
-            for block in iter(lambda: done.read(BLOCK), b""):
-                digest.update(block)
+        digests.read(partial)
         log(f"  {relative}: resuming at {offset} of {entry['size']} bytes")
     if offset < entry["size"] or entry["size"] == 0:
         stream, total = open_stream(offset)
         if total is not None and total != entry["size"]:
             stream.close()
             partial.unlink(missing_ok=True)
-            return f"the source holds {total} bytes, the manifest lists {entry['size']}"
+            return f"the source holds {total} bytes, {entry.get('listed_by', 'the manifest')} lists {entry['size']}"
         with stream, open(partial, "ab") as out:
             for block in iter(lambda: stream.read(BLOCK), b""):
                 out.write(block)
-                digest.update(block)
+                digests.update(block)
     size = partial.stat().st_size
-    if size != entry["size"] or digest.hexdigest() != entry["sha256"]:
+    problem = _mismatch(size, digests, entry)
+    if problem:
         partial.unlink()
-        return (f"{size} bytes, the manifest lists {entry['size']}" if size != entry["size"]
-                else f"sha256 {digest.hexdigest()}, the manifest lists {entry['sha256']}")
+        return problem
+    entry.setdefault("sha256", digests.sha256.hexdigest())
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(partial, target)
-    log(f"  {relative}: {size} bytes, sha256 ok")
+    log(f"  {relative}: {size} bytes, checked")
     return None
+
+
+# --- the Hugging Face Hub (or a mirror of it) ------------------------------------------------------------------
+
+def hub_request(url: str, token: str | None = None, offset: int = 0, timeout: float = 120):
+    """An opened response; redirects (to the Hub's CDN) drop the token."""
+    headers = {"User-Agent": "gpt-oss-model-fetch"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    if offset:
+        headers["Range"] = f"bytes={offset}-"
+    return urllib.request.build_opener(_SameHostRedirect()).open(urllib.request.Request(url, headers=headers),
+                                                                  timeout=timeout)
+
+
+def hub_entries(endpoint: str, model: str, revision: str, ignore_patterns=(), token: str | None = None) -> list[dict]:
+    """The revision's files minus ignore_patterns (huggingface_hub's fnmatch rules), with the Hub's sizes and
+    hashes: sha256 for LFS files, git blob sha1 for the others."""
+    url = f"{endpoint.rstrip('/')}/api/models/{model}/revision/{urllib.parse.quote(revision, safe='')}?blobs=true"
+    try:
+        with hub_request(url, token) as response:
+            info = json.load(response)
+    except urllib.error.HTTPError as error:
+        if error.code in (401, 403):
+            raise CopyError(f"{endpoint} refused {model} ({error.code}): check the token of huggingface.tokenSecret") \
+                from None
+        raise CopyError(f"{endpoint} has no {model}@{revision} ({error.code}): check model.id, model.revision and "
+                        "modelCache.huggingface.endpoint") from None
+    except urllib.error.URLError as error:
+        raise CopyError(f"cannot reach {endpoint} ({error.reason}): check modelCache.huggingface.endpoint, "
+                        "modelCache.proxy and modelCache.caBundle") from None
+    if info.get("sha") not in (None, revision):
+        raise CopyError(f"{endpoint} answered commit {info.get('sha')} for {model}@{revision}; refused")
+    patterns = [p + "*" if p.endswith("/") else p for p in ignore_patterns]
+    entries = []
+    for sibling in info.get("siblings", []):
+        name = sibling["rfilename"]
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
+            continue
+        if not safe_relative(name):
+            raise CopyError(f"{endpoint} lists {name!r} in {model}@{revision}, a path outside the copy; refused")
+        lfs = sibling.get("lfs")
+        entry = {"path": name, "size": int(lfs["size"] if lfs else sibling["size"]), "listed_by": "the Hub"}
+        if lfs:
+            entry["sha256"] = lfs["sha256"]
+        else:
+            entry["blob_sha1"] = sibling["blobId"]
+        entries.append(entry)
+    return sorted(entries, key=lambda e: e["path"])
+
+
+def hub_opener(endpoint: str, model: str, revision: str, entry: dict, token: str | None = None):
+    """open_stream for fetch_file: the file at the pinned revision, from `offset` on."""
+    url = (f"{endpoint.rstrip('/')}/{model}/resolve/{urllib.parse.quote(revision, safe='')}/"
+           f"{urllib.parse.quote(entry['path'])}")
+
+    def open_stream(offset: int):
+        try:
+            response = hub_request(url, token, offset)
+        except urllib.error.HTTPError as error:
+            raise CopyError(f"{url} answered {error.code}: {error.read(300).decode(errors='replace')}") from None
+        if offset and response.status != 206:
+            response.close()
+            raise CopyError(f"{url} ignored the Range request: cannot resume {entry['path']}")
+        length = response.headers.get("Content-Length")
+        return response, (offset + int(length)) if length is not None else None
+    return open_stream
 
 
 # --- S3 ------------------------------------------------------------------------------------------------------
