@@ -3,7 +3,7 @@
 PodRun takes one container of a rendered pod and runs its command with its rendered environment. Each volume
 of the pod is a folder under the run's root: the scripts ConfigMap holds the rendered scripts, Secret and
 ConfigMap volumes hold the items the test provides (by object name and key, mapped through the volume's
-items as the kubelet does), and PVC, emptyDir and image volumes start empty for the test to fill. Every
+items as the kubelet does; the chart's own ConfigMaps as rendered), and PVC, emptyDir and image volumes start empty for the test to fill. Every
 environment value that names a path under a mount is rewritten to the folder; nothing else changes.
 """
 from __future__ import annotations
@@ -46,6 +46,9 @@ class PodRun:
                 kind, source = ("secret", volume["secret"]) if "secret" in volume else ("configMap", volume["configMap"])
                 store = (secrets if kind == "secret" else config_maps) or {}
                 data = store.get(source.get("secretName") or source.get("name"))
+                if data is None and kind == "configMap":  # one of the chart's own ConfigMaps
+                    own = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == source["name"]]
+                    data = {k: v.encode() for k, v in own[0]["data"].items()} if own else None
                 if data is None:
                     assert source.get("optional"), f"the test provides no {kind} for volume {volume['name']}"
                     continue

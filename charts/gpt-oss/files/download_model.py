@@ -273,7 +273,9 @@ def from_oci() -> dict:
             return response, (offset + int(length)) if length is not None else None
 
         problem = with_retries(lambda entry=entry, open_stream=open_stream:
-                               model_copy.fetch_file(blobs, entry, open_stream, log), f"layer {layer['digest']}")
+                               model_copy.fetch_file(blobs, entry, open_stream, log,
+                                                     partial=blobs / (entry["path"] + ".partial")),
+                               f"layer {layer['digest']}")
         if problem:
             raise CopyError(f"layer {layer['digest']} of {where}: {problem}; refused")
         blob = blobs / entry["path"]

@@ -194,13 +194,14 @@ def partial_path(folder, relative: str) -> Path:
     return Path(folder) / WORK_DIR / "partial" / (relative + ".partial")
 
 
-def fetch_file(folder, entry: dict, open_stream, log=print) -> str | None:
+def fetch_file(folder, entry: dict, open_stream, log=print, partial: Path | None = None) -> str | None:
     """Put one listed file in place, resuming a partial download; returns a problem, or None when it matches.
 
     open_stream(offset) returns (readable, total size of the object or None). The bytes go to a partial file
     beside the copy, hashed as they arrive (a resumed run hashes what is already there first), and move into
     place only when size and hash match the entry (sha256, or the git blob sha1 the Hub lists for a non-LFS
     file; the entry then gets the sha256). A file already in place is checked, and fetched again if it differs.
+    partial: where the partial file goes (default: under WORK_DIR in `folder`).
     """
     relative, target = entry["path"], Path(folder) / entry["path"]
     if target.is_file():
@@ -210,7 +211,7 @@ def fetch_file(folder, entry: dict, open_stream, log=print) -> str | None:
             return None
         log(f"  {relative}: in place but {problem}; fetching it again")
         target.unlink()
-    partial = partial_path(folder, relative)
+    partial = partial or partial_path(folder, relative)
     partial.parent.mkdir(parents=True, exist_ok=True)
     offset = partial.stat().st_size if partial.exists() else 0
     if offset > entry["size"]:
