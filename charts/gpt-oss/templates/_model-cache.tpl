@@ -286,7 +286,10 @@ Usage: {{ include "gpt-oss.modelFetchPorts" . | fromYamlArray }}
 {{- range $urls }}
 {{- $url := urlParse . }}
 {{- $port := regexFind ":[0-9]+$" $url.host | trimPrefix ":" }}
-{{- $ports = append $ports (int (default (ternary "80" "443" (eq $url.scheme "http")) $port)) }}
+{{- $ports = append $ports (printf "%05d" (atoi (default (ternary "80" "443" (eq $url.scheme "http")) $port))) }}
 {{- end }}
-{{- toYaml (sortAlpha (uniq $ports)) }}
+{{- /* Zero-padded, so that the string sort is numeric. */}}
+{{- $sorted := list }}
+{{- range sortAlpha (uniq $ports) }}{{ $sorted = append $sorted (atoi .) }}{{ end }}
+{{- toYaml $sorted }}
 {{- end }}
