@@ -328,6 +328,40 @@ class TestNotes:
             assert line in notes, f"{line!r} not in NOTES:\n{notes[:3000]}"
 
 
+class TestPlan:
+    """tools/plan.py's model_source_lines: read back from the rendered objects."""
+
+    @pytest.fixture(scope="class")
+    def plan_tool(self):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("plan_tool", REPO_ROOT / "tools" / "plan.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
+    def test_should_say_where_from_how_checked_and_the_disk(self, plan_tool, api_version):
+        lines = plan_tool.model_source_lines(render_chart(["disagg-k8s.yaml"], {
+            **SOURCES["s3"], "dynamo": {"apiVersion": api_version}}))
+        assert lines[0] == ("  Model openai/gpt-oss-120b@b5c939de8f754692c1647ca79fbf85e8c1e70f8a (s3): from "
+                            "s3://models/gpt-oss-120b/b5c939de at http://minio.storage.svc:9000")
+        assert lines[1].startswith("    checked: Job gpt-oss-model-download-")
+        assert f"checks every file against manifest sha256 {MANIFEST}, then writes the ready marker" in lines[1]
+        # The Job, the frontend and both worker roles mount the cache.
+        assert lines[2] == ("    disk: PVC gpt-oss-model-cache (200Gi ReadWriteMany, kept on uninstall) shared by 4 pod "
+                            "template(s); pods need no local disk for the model")
+        assert lines[3] == "    the servers start offline (HF_HUB_OFFLINE=1): they never reach the Hub"
+
+    def test_should_show_an_image_volume_and_its_check(self, plan_tool):
+        result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "plan.py"), "values/agg.yaml", "--set-json",
+                                 json.dumps(SOURCES["oci-imageVolume"])], capture_output=True, text=True, cwd=REPO_ROOT)
+        assert result.returncode == 0, result.stderr
+        assert f"from the OCI image {REPOSITORY}@{DIGEST}" in result.stdout
+        assert (f"checked: verify-model init containers check every file against manifest sha256 {MANIFEST} before the "
+                "containers of gpt-oss/Frontend, gpt-oss/TRTLLMWorker start") in result.stdout
+        assert "disk: each node running them holds the image in its container runtime's image store; no PVC" in result.stdout
+
+
 class TestDownloaderImage:
     """images/model-fetch: the one pinned set of packages the Job's image and the e2e tier install."""
 

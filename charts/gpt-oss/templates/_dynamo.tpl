@@ -100,10 +100,10 @@ imagePullSecrets: {{ toYaml . | nindent 2 }}
 initContainers: {{ include "gpt-oss.waitForModelContainer" . | nindent 2 }}
 volumes:
   {{- include "gpt-oss.modelCache.volume" . | nindent 2 }}
-  {{- include "gpt-oss.modelReadyVolumes" . | nindent 2 }}
   - name: engine-config
     configMap:
       name: {{ include "gpt-oss.fullname" . }}-engine
+  {{- include "gpt-oss.modelReadyVolumes" . | nindent 2 }}
 {{- end }}
 
 {{/*
