@@ -170,3 +170,86 @@ class TestOciImageVolume:
 
         assert run.run(RUN_TIMEOUT) != 0
         assert "tiktoken/o200k_base.tiktoken: not in the manifest" in run.output(), run.output()
+
+
+@pytest.fixture(scope="module")
+def private_registry(tmp_path_factory):
+    """A second docker-registry that wants a user and password (htpasswd, bcrypt), with the stand-in pushed."""
+    import base64
+    import shutil
+    import subprocess
+    import time
+    import urllib.error
+    import urllib.request
+
+    from tests.registry import REGISTRY_BINARY, free_port
+    binary = shutil.which(REGISTRY_BINARY)
+    if binary is None:
+        pytest.skip(f"no OCI registry: {REGISTRY_BINARY} is not installed (Debian: apt-get install docker-registry)")
+    try:
+        import crypt  # bcrypt through the system's libcrypt: the only hash docker-registry's htpasswd reads
+        password_hash = crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH))
+    except (ImportError, AttributeError, OSError) as error:
+        pytest.skip(f"cannot make a bcrypt htpasswd entry here (Python's crypt module): {error}")
+    if not (password_hash or "").startswith("$2"):
+        pytest.skip("this libcrypt makes no bcrypt hashes, which docker-registry's htpasswd needs")
+    base = tmp_path_factory.mktemp("private-registry")
+    (base / "htpasswd").write_text(f"model-reader:{password_hash}\n")
+    port = free_port()
+    (base / "config.yml").write_text(
+        f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {base / 'storage'}\n"
+        f"http:\n  addr: 127.0.0.1:{port}\nauth:\n  htpasswd:\n    realm: models\n    path: {base / 'htpasswd'}\n")
+    log = base / "registry.log"
+    process = subprocess.Popen([binary, "serve", str(base / "config.yml")], stdout=open(log, "wb"),
+                               stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1).close()
+        except urllib.error.HTTPError as error:
+            if error.code == 401:
+                break
+        except OSError:
+            pass
+        assert process.poll() is None and time.monotonic() < deadline, f"the registry did not start:\n{log.read_text()}"
+        time.sleep(0.1)
+    try:
+        source = base / "stand-in" / "model"
+        source.mkdir(parents=True)
+        small_model.make(source)
+        code, result, output = small_model.mirror(source, f"oci://127.0.0.1:{port}/{REPOSITORY}", "--plain-http",
+                                                  "--username", "model-reader", env={"REGISTRY_PASSWORD": "s3cret"})
+        assert code == 0, output
+        auth = base64.b64encode(b"model-reader:s3cret").decode()
+        config_json = json.dumps({"auths": {f"127.0.0.1:{port}": {"auth": auth}}}).encode()
+        yield {"result": result, "dockerconfigjson": config_json}
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+class TestOciCredentials:
+    def values(self, private_registry, pull_secret: bool) -> dict:
+        result = private_registry["result"]
+        values = small_model.values({"modelCache": {
+            "source": "oci", "manifestSha256": result["manifestSha256"],
+            "oci": {"repository": result["repository"], "digest": result["digest"], "mount": "pull",
+                    "plainHttp": True}}})
+        if pull_secret:
+            values["dynamo"] = {"imagePullSecrets": [{"name": "model-registry"}]}
+        return values
+
+    def test_should_pull_with_the_image_pull_secret(self, private_registry, tmp_path):
+        job = job_run(tmp_path, render_chart(["agg.yaml"], self.values(private_registry, True)),
+                      secrets={"model-registry": {".dockerconfigjson": private_registry["dockerconfigjson"]}})
+
+        assert job.run(RUN_TIMEOUT) == 0, job.output()
+        assert Path(job.env["MARKER"]).exists()
+
+    def test_should_refuse_without_credentials_naming_what_to_give(self, private_registry, tmp_path):
+        job = job_run(tmp_path, render_chart(["agg.yaml"], self.values(private_registry, False)))
+
+        assert job.run(RUN_TIMEOUT) != 0
+        assert ("wants a user and password and none were given: give the registry's credentials (the chart: "
+                "dynamo.imagePullSecrets with a .dockerconfigjson for this host") in job.output(), job.output()
+        assert not Path(job.env["MARKER"]).exists()

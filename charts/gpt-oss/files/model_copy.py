@@ -404,6 +404,10 @@ class _SameHostRedirect(urllib.request.HTTPRedirectHandler):
         return new
 
 
+CREDENTIALS_HINT = ("give the registry's credentials (the chart: dynamo.imagePullSecrets with a .dockerconfigjson "
+                    "for this host; tools/mirror-model.py: --username and REGISTRY_PASSWORD, or a Docker config)")
+
+
 class Registry:
     """The parts of the OCI distribution API a copy needs: manifests, blobs (ranged), uploads; basic and token auth."""
 
@@ -418,7 +422,7 @@ class Registry:
         scheme, _, params = challenge.partition(" ")
         if scheme.lower() == "basic":
             if not self.credentials:
-                raise CopyError(f"{self.host} wants credentials and none were given")
+                raise CopyError(f"{self.host} wants a user and password and none were given: {CREDENTIALS_HINT}")
             return "Basic " + base64.b64encode(":".join(self.credentials).encode()).decode()
         fields = dict(re.findall(r'(\w+)="([^"]*)"', params))
         query = urllib.parse.urlencode({k: v for k, v in fields.items() if k in ("service", "scope")})
@@ -430,7 +434,7 @@ class Registry:
             with self.opener.open(request, timeout=self.timeout) as response:
                 answer = json.load(response)
         except urllib.error.HTTPError as error:
-            raise CopyError(f"the token service of {self.host} refused the credentials ({error.code})") from None
+            raise CopyError(f"the token service of {self.host} refused ({error.code}): {CREDENTIALS_HINT}") from None
         return "Bearer " + (answer.get("token") or answer["access_token"])
 
     def request(self, method: str, path: str, headers: dict | None = None, data=None, what: str = ""):
@@ -451,8 +455,8 @@ class Registry:
                     continue
                 body = error.read(4096).decode(errors="replace")
                 if error.code in (401, 403):
-                    raise CopyError(f"{self.host} refused {what or path} ({error.code}): give the registry's "
-                                    "credentials (imagePullSecrets with a .dockerconfigjson for this host)") from None
+                    raise CopyError(f"{self.host} refused {what or path} ({error.code}): {CREDENTIALS_HINT}") \
+                        from None
                 raise CopyError(f"{self.host}: {method} {what or path} answered {error.code}: {body.strip()[:300]}") \
                     from None
             except urllib.error.URLError as error:
