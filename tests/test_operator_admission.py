@@ -107,7 +107,10 @@ def render_dgd(overlay: str, values: dict) -> dict:
 
 def block() -> str:
     source = (CHART_DIR / "templates" / "_check-values.tpl").read_text()
-    return source[source.index("# Dynamo operator admission rules"):]
+    start = source.index("# Dynamo operator admission rules")
+    # Up to the defines of other concerns that follow it (gpt-oss.checkValues.<concern>), which have their own cases.
+    end = source.find('{{- define "gpt-oss.checkValues.', start)
+    return source[start:end if end != -1 else None]
 
 
 class TestRefusals:
