@@ -172,3 +172,18 @@ class TestDownloadResume:
 
         assert len(hub.requests) == asked, f"a run after the marker asked the hub: {hub.requests[asked:]}"
         assert "is already complete" in download.output()
+
+    def test_should_check_what_the_xet_client_fetched(self, hub, tmp_path):
+        """transfer: xet lets huggingface_hub's snapshot_download fetch first; every file is then checked in place."""
+        hub, url = hub
+        hub.rate = 64 * 1024 * 1024
+        download = Download(tmp_path, url, hub, {"modelCache": {"download": {"transfer": "xet"}}})
+        assert download.env["HF_XET_HIGH_PERFORMANCE"] == "1"
+
+        code, _ = download.run_watching()
+
+        assert code == 0, download.output()
+        assert f"{BIG}: in place, checked" in download.output()
+        assert len(big_file_gets(hub)) == 1, "the checked file was fetched a second time"
+        assert (download.model_dir / BIG).read_bytes() == hub.file(BIG).content
+        assert download.marker.exists()
