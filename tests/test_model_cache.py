@@ -52,7 +52,7 @@ class TestDownloadJob:
     def test_should_download_the_pinned_revision_without_original_and_metal(self):
         env = env_of(download_job())
         assert env["SOURCE"] == "huggingface"
-        assert env["MANIFEST_SHA256"] == "", "no manifest is pinned by default: the Hub's own hashes are checked"
+        assert "MANIFEST_SHA256" not in env, "no manifest is pinned by default: the Hub's own hashes are checked"
         assert env["MODEL_ID"] == "openai/gpt-oss-120b"
         assert env["MODEL_REVISION"] == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
         assert json.loads(env["IGNORE_PATTERNS"]) == ["original/*", "metal/*"]

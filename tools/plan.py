@@ -138,7 +138,7 @@ def model_source_lines(objects: list[dict]) -> list[str]:
     source = job_env.get("SOURCE") or ("oci" if images else "?")
     origin = {
         "huggingface": f"the Hugging Face Hub at {job_env.get('HF_ENDPOINT', 'https://huggingface.co')}",
-        "s3": f"s3://{job_env.get('S3_BUCKET')}/{job_env.get('S3_PREFIX')} at {job_env.get('S3_ENDPOINT') or 'AWS'}",
+        "s3": f"s3://{job_env.get('S3_BUCKET')}/{job_env.get('S3_PREFIX', '')} at {job_env.get('S3_ENDPOINT') or 'AWS'}",
         "oci": f"the OCI image {job_env.get('OCI_REPOSITORY')}@{job_env.get('OCI_DIGEST')}" if job_env
         else f"the OCI image {', '.join(sorted(images))}",
         "pvc": f"the copy already on the claim {job_env.get('CLAIM_NAME')}",

@@ -153,8 +153,11 @@ Usage: {{ include "gpt-oss.modelCopyEnv" . | nindent 12 }}
   value: {{ .Values.model.revision | quote }}
 - name: MODEL_DIR
   value: {{ include "gpt-oss.modelPath" . | quote }}
+{{- /* No empty values: the API server drops them, and the stored object would differ from the rendered one. */}}
+{{- with .Values.modelCache.manifestSha256 }}
 - name: MANIFEST_SHA256
-  value: {{ .Values.modelCache.manifestSha256 | quote }}
+  value: {{ . | quote }}
+{{- end }}
 {{- if .Values.model.tiktoken.stage }}
 - name: TIKTOKEN_URL
   value: {{ .Values.model.tiktoken.url | quote }}
