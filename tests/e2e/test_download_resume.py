@@ -187,3 +187,20 @@ class TestDownloadResume:
         assert len(big_file_gets(hub)) == 1, "the checked file was fetched a second time"
         assert (download.model_dir / BIG).read_bytes() == hub.file(BIG).content
         assert download.marker.exists()
+
+    def test_should_move_the_vocabulary_a_0_2_0_cache_staged(self, hub, tmp_path):
+        """0.2.0 staged it in <mountPath>/tiktoken; 0.3.0 reads it in <model dir>/tiktoken: no fetch needed."""
+        hub, url = hub
+        download = Download(tmp_path, url, hub)
+        download.marker.parent.mkdir(parents=True)
+        download.marker.write_text('{"model": "openai/gpt-oss-120b"}')
+        previous = download.run_.path(download.run_.container["env"][
+            [e["name"] for e in download.run_.container["env"]].index("PREVIOUS_TIKTOKEN_FILE")]["value"])
+        previous.parent.mkdir(parents=True)
+        previous.write_bytes(VOCABULARY)
+
+        assert download.start().wait(RUN_TIMEOUT) == 0, download.output()
+
+        assert (Path(download.env["TIKTOKEN_DIR"]) / "o200k_base.tiktoken").read_bytes() == VOCABULARY
+        assert not [r for r in hub.requests if r["path"].startswith("/tiktoken/")], "it fetched the vocabulary again"
+        assert "is already complete" in download.output()

@@ -92,6 +92,15 @@ def stage_tiktoken(manifest: dict | None) -> None:
     if listed:
         raise CopyError(f"the copy's {TIKTOKEN_PATH} has sha256 {model_copy.sha256_file(tiktoken_file)}, but "
                         f"model.tiktoken.sha256 pins {tiktoken_sha256}")
+    # Where chart 0.2.0 staged it (<mountPath>/tiktoken): an upgraded air-gapped cache need not fetch it again.
+    previous = Path(os.environ.get("PREVIOUS_TIKTOKEN_FILE", "") or "/nonexistent")
+    if previous.is_file() and model_copy.sha256_file(previous) == tiktoken_sha256:
+        tiktoken_file.parent.mkdir(parents=True, exist_ok=True)
+        temporary = tiktoken_file.with_name(tiktoken_file.name + ".tmp")
+        temporary.write_bytes(previous.read_bytes())
+        os.replace(temporary, tiktoken_file)
+        log(f"staged {tiktoken_file} from {previous} (sha256 ok)")
+        return
     try:
         with urllib.request.urlopen(tiktoken_url, timeout=300) as response:
             data = response.read()
