@@ -50,6 +50,22 @@ SCAN_TARGETS = {overlay: {} for overlay in OVERLAYS} | {
     "trtllm-serve-low-latency.yaml + optional components": {**OPTIONAL_COMPONENTS,
                                                             "trtllmServe": {"autoscaling": {"enabled": True}},
                                                             "inferencePool": {"enabled": True}},
+} | {
+    # The model sources that change the pods (docs/model-sources.md): image volumes and their verify-model init
+    # containers in every pod; a download Job with a workload identity, a CA bundle and a proxy; one that pulls
+    # an OCI image with the pull secrets.
+    "agg.yaml + model from an OCI image volume": {"modelCache": {
+        "source": "oci", "manifestSha256": "5" * 64,
+        "oci": {"repository": "registry.example.com/models/gpt-oss-120b", "digest": "sha256:" + "d" * 64}}},
+    "disagg-k8s.yaml + model from S3 with a workload identity": {"networkPolicy": {"enabled": True}, "modelCache": {
+        "source": "s3", "manifestSha256": "5" * 64, "proxy": {"httpsProxy": "http://proxy.example.com:3128"},
+        "caBundle": {"configMap": "corp-ca"}, "s3": {"bucket": "models", "serviceAccount": {
+            "create": True, "annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/reader"}}}}},
+    "trtllm-serve-low-latency.yaml + model pulled from OCI": {
+        "dynamo": {"imagePullSecrets": [{"name": "registry-credentials"}]}, "modelCache": {
+            "source": "oci", "manifestSha256": "5" * 64,
+            "oci": {"repository": "registry.example.com/models/gpt-oss-120b", "digest": "sha256:" + "d" * 64,
+                    "mount": "pull"}}},
 }
 
 

@@ -7,6 +7,7 @@ from tests.helpers import (CHART_DIR, OVERLAYS, ChartRenderError, dgd_workers, f
                            template_defines)
 from tests.schemas import dgd_errors
 from tests.test_exposure import REFUSALS as EXPOSURE_REFUSALS
+from tests.test_model_sources import MODEL_SOURCE_REFUSALS, MODEL_SOURCE_VERSION_REFUSALS
 from tests.test_operator_admission import ADMISSION_REFUSALS, UPGRADE_MESSAGES
 
 # (id, overlay, values, the exact text the user must see)
@@ -142,9 +143,10 @@ def test_should_cover_every_fail_call_once():
     source = (CHART_DIR / "templates" / "_check-values.tpl").read_text()
     # The max_seq_len rule has two messages (prefill counts the prompt only), so one more case than calls.
     # The Dynamo operator admission rules and the exposure rules have their own cases, in
-    # tests/test_operator_admission.py and tests/test_exposure.py.
+    # tests/test_operator_admission.py and tests/test_exposure.py; the model-source rules in tests/test_model_sources.py.
     assert source.count("{{- fail ") == (len(REFUSALS) - 1 + len(ADMISSION_REFUSALS) + len(UPGRADE_MESSAGES)
-                                         + len(EXPOSURE_REFUSALS))
+                                         + len(EXPOSURE_REFUSALS) + len(MODEL_SOURCE_REFUSALS)
+                                         + len(MODEL_SOURCE_VERSION_REFUSALS))
 
 
 # Where Helm reports every refusal: the one template that calls gpt-oss.checkValues.

@@ -115,10 +115,19 @@ class TestObjectWaivers:
 
     def test_should_scan_one_render_per_runtime_with_every_optional_component(self):
         targets = load_scan_script().SCAN_TARGETS
-        assert [t for t in targets if "+" in t] == ["agg.yaml + optional components",
-                                                   "trtllm-serve-low-latency.yaml + optional components"]
+        assert [t for t in targets if "optional components" in t] == [
+            "agg.yaml + optional components", "trtllm-serve-low-latency.yaml + optional components"]
         assert targets["agg.yaml + optional components"]["planner"]["enabled"] is True
         assert targets["trtllm-serve-low-latency.yaml + optional components"]["inferencePool"]["enabled"] is True
+
+    def test_should_scan_the_pods_each_model_source_changes(self):
+        targets = load_scan_script().SCAN_TARGETS
+        sources = {t: v["modelCache"] for t, v in targets.items() if "modelCache" in v}
+        assert {(v["source"], v.get("oci", {}).get("mount", "imageVolume" if v["source"] == "oci" else None))
+                for v in sources.values()} == {("oci", "imageVolume"), ("s3", None), ("oci", "pull")}
+        image_volume = render_chart(["agg.yaml"], targets["agg.yaml + model from an OCI image volume"])
+        pods = [p for o in image_volume if o["kind"] == "DynamoGraphDeployment" for p in dgd_pods(o).values()]
+        assert all(p["spec"]["initContainers"][0]["name"] == "verify-model" for p in pods)
 
     @pytest.mark.parametrize("overlay", ["agg.yaml", "trtllm-serve-low-latency.yaml"])
     def test_should_not_waive_the_network_policy_check_with_network_policies_on(self, overlay):

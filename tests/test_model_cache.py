@@ -1,4 +1,5 @@
-"""The model cache: a PVC that outlives the release, and an idempotent, pinned download Job."""
+"""The model cache: a PVC that outlives the release, and an idempotent, pinned download Job (source huggingface,
+the default; the other sources: tests/test_model_sources.py)."""
 import json
 
 import pytest
@@ -50,16 +51,22 @@ def _volumes(objects):
 class TestDownloadJob:
     def test_should_download_the_pinned_revision_without_original_and_metal(self):
         env = env_of(download_job())
+        assert env["SOURCE"] == "huggingface"
+        assert "MANIFEST_SHA256" not in env, "no manifest is pinned by default: the Hub's own hashes are checked"
         assert env["MODEL_ID"] == "openai/gpt-oss-120b"
         assert env["MODEL_REVISION"] == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
         assert json.loads(env["IGNORE_PATTERNS"]) == ["original/*", "metal/*"]
         assert env["MODEL_DIR"] == "/model-cache/openai/gpt-oss-120b"
         assert env["MARKER"] == "/model-cache/openai/gpt-oss-120b/.download-complete-b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
 
-    def test_should_pin_image_and_huggingface_hub(self):
+    def test_should_run_the_pinned_downloader_image_and_install_nothing(self):
         job = download_job()
-        assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "docker.io/library/python:3.12.8-slim-bookworm"
-        assert env_of(job)["PIP_PACKAGES"] == "huggingface_hub==0.35.3"
+        assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "ghcr.io/gpt-oss-chart/model-fetch:0.3.0"
+        assert "PIP_PACKAGES" not in env_of(job), "nothing may reach PyPI at start unless the user opts in"
+
+    def test_should_install_at_start_only_what_the_user_opts_in_to(self):
+        env = env_of(download_job({"modelCache": {"download": {"pipInstall": ["huggingface_hub==1.34.0"]}}}))
+        assert env["PIP_PACKAGES"] == "huggingface_hub==1.34.0"
 
     def test_should_read_the_optional_token_by_reference_as_a_file(self):
         job = download_job()
@@ -79,17 +86,12 @@ class TestDownloadJob:
 
     @pytest.mark.parametrize("transfer,expected,absent", [
         ("xet", {"HF_XET_HIGH_PERFORMANCE": "1"}, ["HF_HUB_ENABLE_HF_TRANSFER"]),
-        ("hf_transfer", {"HF_HUB_ENABLE_HF_TRANSFER": "1", "HF_HUB_DISABLE_XET": "1"}, ["HF_XET_HIGH_PERFORMANCE"]),
         ("default", {}, ["HF_XET_HIGH_PERFORMANCE", "HF_HUB_ENABLE_HF_TRANSFER"]),
     ])
     def test_should_set_the_chosen_transfer_backend(self, transfer, expected, absent):
         env = env_of(download_job({"modelCache": {"download": {"transfer": transfer}}}))
         assert expected.items() <= env.items()
         assert not set(absent) & env.keys()
-
-    def test_should_install_hf_transfer_only_when_chosen(self):
-        env = env_of(download_job({"modelCache": {"download": {"transfer": "hf_transfer"}}}))
-        assert env["PIP_PACKAGES"] == "huggingface_hub==0.35.3 hf_transfer==0.1.9"
 
     def test_should_rename_the_job_when_what_it_runs_changes(self):
         """Job pod templates are immutable: an upgrade creates a new Job instead of patching."""
@@ -121,7 +123,7 @@ class TestHarmonyVocabulary:
         env = env_of(download_job())
         assert env["TIKTOKEN_URL"] == "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
         assert env["TIKTOKEN_SHA256"] == "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
-        assert env["TIKTOKEN_DIR"] == "/model-cache/tiktoken"
+        assert env["TIKTOKEN_DIR"] == "/model-cache/openai/gpt-oss-120b/tiktoken"
 
     @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
     def test_should_point_frontend_and_workers_at_it(self, api_version):
@@ -129,7 +131,7 @@ class TestHarmonyVocabulary:
         components = dgd_components(dgd)
         assert set(components) == {"Frontend", "TRTLLMPrefillWorker", "TRTLLMDecodeWorker"}
         for name, component in components.items():
-            assert component["env"]["TIKTOKEN_ENCODINGS_BASE"] == "/model-cache/tiktoken", name
+            assert component["env"]["TIKTOKEN_ENCODINGS_BASE"] == "/model-cache/openai/gpt-oss-120b/tiktoken", name
             # The frontend, too, starts only once the vocabulary (and the marker after it) is there.
             assert component["pod_spec"]["initContainers"][0]["name"] == "wait-for-model", name
 

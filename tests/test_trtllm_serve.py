@@ -265,7 +265,7 @@ class TestPod:
         env = {e["name"]: e.get("value", e.get("valueFrom")) for e in server(LOW)[1]["env"]}
         assert env["TRTLLM_ENABLE_PDL"] == "1"
         assert env["TRT_LLM_DISABLE_LOAD_WEIGHTS_IN_PARALLEL"] == "True"
-        assert env["TIKTOKEN_ENCODINGS_BASE"] == "/model-cache/tiktoken"
+        assert env["TIKTOKEN_ENCODINGS_BASE"] == "/model-cache/openai/gpt-oss-120b/tiktoken"
         assert env["HOME"] == "/tmp"
         assert "HF_TOKEN" not in env, "the server loads from the model cache; only the download Job gets the token"
         assert "OVERRIDE_QUANT_ALGO" not in env

@@ -38,6 +38,7 @@ def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, 
     objects = parse_manifests(manifests)
     notes = manifests.get(NOTES, "")
     lines = runtime_lines(objects, notes)
+    lines += model_source_lines(objects)
     lines += exposure_lines(objects, namespace)
     lines += scaling_lines(objects)
     lines += benchmark_lines(objects, name, namespace)
@@ -89,6 +90,80 @@ def dynamo_lines(objects: list[dict], quantization: dict[str, str]) -> list[str]
             f"    image {worker['main']['image']}, quantization {quantization[name]}",
             f"    engine ({engine_file}): " + json.dumps(yaml.safe_load(engine[engine_file]), sort_keys=True),
         ]
+    return lines
+
+
+# Model sources (modelCache.source): read from the rendered objects only, without the test helpers.
+def _model_pods(objects: list[dict]) -> dict[str, dict]:
+    """{where: pod spec} of every pod that mounts the model-cache volume (hooks left out)."""
+    found = {}
+    for obj in objects:
+        name, kind = obj["metadata"]["name"], obj["kind"]
+        if "helm.sh/hook" in (obj["metadata"].get("annotations") or {}):
+            continue
+        if kind in ("Job", "Deployment"):
+            found[f"{kind} {name}"] = obj["spec"]["template"]["spec"]
+        elif kind == "DynamoGraphDeployment":
+            for component in obj["spec"].get("components", []):
+                found[f"{name}/{component['name']}"] = component["podTemplate"]["spec"]
+            for key, service in obj["spec"].get("services", {}).items():
+                spec = dict(service["extraPodSpec"])
+                main = spec.pop("mainContainer")
+                # The operator gives the main container the service's envs too.
+                spec["containers"] = [dict(main, env=service.get("envs", []) + main.get("env", []))]
+                found[f"{name}/{key}"] = spec
+    return {where: spec for where, spec in found.items()
+            if any(v["name"] == "model-cache" for v in spec.get("volumes", []))}
+
+
+def model_source_lines(objects: list[dict]) -> list[str]:
+    """Where the weights come from, how every copy is checked before it is served, and the disk each pod needs."""
+    pods = _model_pods(objects)
+    volumes = {where: next(v for v in spec["volumes"] if v["name"] == "model-cache") for where, spec in pods.items()}
+    jobs = [o for o in objects if o["kind"] == "Job"
+            and o["metadata"]["labels"].get("app.kubernetes.io/component") == "model-download"]
+    job_env = {e["name"]: e.get("value", "") for e in jobs[0]["spec"]["template"]["spec"]["containers"][0]["env"]} \
+        if jobs else {}
+    images = {v["image"]["reference"] for v in volumes.values() if "image" in v}
+    verify = next((c for spec in pods.values() for c in spec.get("initContainers", []) if c["name"] == "verify-model"),
+                  None)
+    env = job_env or {e["name"]: e.get("value", "") for e in (verify or {}).get("env", [])}
+    model = f"{env.get('MODEL_ID', '?')}@{env.get('MODEL_REVISION', '?')}"
+    pinned = env.get("MANIFEST_SHA256", "")
+    source = job_env.get("SOURCE") or ("oci" if images else "?")
+    origin = {
+        "huggingface": f"the Hugging Face Hub at {job_env.get('HF_ENDPOINT', 'https://huggingface.co')}",
+        "s3": f"s3://{job_env.get('S3_BUCKET')}/{job_env.get('S3_PREFIX', '')} at {job_env.get('S3_ENDPOINT') or 'AWS'}",
+        "oci": f"the OCI image {job_env.get('OCI_REPOSITORY')}@{job_env.get('OCI_DIGEST')}" if job_env
+        else f"the OCI image {', '.join(sorted(images))}",
+        "pvc": f"the copy already on the claim {job_env.get('CLAIM_NAME')}",
+    }.get(source, "an unknown source")
+    lines = [f"  Model {model} ({source}): from {origin}"]
+    if "HTTPS_PROXY" in job_env or "CA_BUNDLE_FILE" in job_env:
+        lines[-1] += (f", through {job_env.get('HTTPS_PROXY', 'no proxy')}"
+                      + (f", trusting {job_env['CA_BUNDLE_FILE']}" if "CA_BUNDLE_FILE" in job_env else ""))
+    manifest = f"manifest sha256 {pinned}" if pinned else ""
+    if images:
+        lines.append(f"    checked: verify-model init containers check every file against {manifest} before "
+                     f"the containers of {', '.join(sorted(w for w in pods if '/' in w or w.startswith('Deployment')))} start")
+        lines.append("    disk: each node running them holds the image in its container runtime's image store; no PVC")
+    else:
+        against = " and ".join(x for x in ("the Hub's sizes and hashes" if source == "huggingface" else "", manifest) if x)
+        job = f"Job {jobs[0]['metadata']['name']}" if jobs else "no Job (modelCache.download.enabled=false)"
+        lines.append(f"    checked: {job} checks every file against {against}, then writes the ready marker the "
+                     "pods' wait-for-model init containers wait for")
+        claims = sorted({v["persistentVolumeClaim"]["claimName"] for v in volumes.values()
+                         if "persistentVolumeClaim" in v})
+        for claim in claims:
+            pvc = next((o for o in objects if o["kind"] == "PersistentVolumeClaim" and o["metadata"]["name"] == claim), None)
+            size = (f"{pvc['spec']['resources']['requests']['storage']} {', '.join(pvc['spec']['accessModes'])}, "
+                    "kept on uninstall") if pvc else "an existing claim"
+            lines.append(f"    disk: PVC {claim} ({size}) shared by {len(pods)} pod template(s); pods need no local "
+                         "disk for the model")
+    offline = [c for spec in pods.values() for c in spec["containers"]
+               if any(e["name"] == "HF_HUB_OFFLINE" and e.get("value") == "1" for e in c.get("env") or [])]
+    if offline:
+        lines.append("    the servers start offline (HF_HUB_OFFLINE=1): they never reach the Hub")
     return lines
 
 

@@ -13,7 +13,7 @@ from tests.helpers import OVERLAYS, RUNTIMES, dgd_components, dgd_workers, find
 pytestmark = pytest.mark.cluster
 
 # The value an upgrade changes in the download Job's immutable pod template, and one in the serving objects.
-CHANGED = {"modelCache": {"download": {"huggingfaceHubVersion": "0.35.1"}}, "frontend": {"replicas": 2}}
+CHANGED = {"modelCache": {"download": {"transfer": "xet"}}, "frontend": {"replicas": 2}}
 CHANGED_TRTLLM_SERVE = {"modelCache": CHANGED["modelCache"], "trtllmServe": {"replicas": 2}}
 # What serves the model, by runtime: the kinds an install must create and an uninstall remove.
 SERVING_KINDS = {"dynamo": {"DynamoGraphDeployment"}, "trtllm-serve": {"Deployment", "Service"}}

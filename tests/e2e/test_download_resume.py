@@ -1,26 +1,26 @@
 """e2e tier: the model-download Job's script, interrupted for real, resumes; its marker comes only at the end.
 
 The script is the one the chart renders into its scripts ConfigMap, run with the environment the download
-Job renders, against tests/e2e/fake_hub.py on 127.0.0.1 (HF_ENDPOINT): a fake revision of the model repo
-with one large LFS file served slowly, a small config file, and files IGNORE_PATTERNS must skip. It uses
-the huggingface_hub version the Job pins, installed once into a scratch folder (the Job installs it with
-`pip install --user`, which a virtualenv refuses), so PIP_PACKAGES is emptied. Only paths and endpoints
-differ from the Job: the cache folder is a scratch folder and the vocabulary URL points at the fake hub.
+Job renders (tests/e2e/model_job.py), against tests/e2e/fake_hub.py on 127.0.0.1 (HF_ENDPOINT): a fake
+revision of the model repo with one large LFS file served slowly, a small config file, and files
+IGNORE_PATTERNS must skip. It runs with the packages of the Job's image (images/model-fetch/requirements.txt,
+which requirements-e2e.txt installs): nothing is installed at start. Only the endpoints differ from the Job:
+HF_ENDPOINT and the vocabulary URL point at the fake hub.
 """
 from __future__ import annotations
 
 import hashlib
-import os
+import importlib.util
+import json
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.fake_hub import FakeHub, RepoFile
-from tests.helpers import find, render_chart
+from tests.e2e.model_job import PodRun, job_run
+from tests.helpers import render_chart
 
 pytestmark = pytest.mark.e2e
 
@@ -31,70 +31,39 @@ VOCABULARY = b"fake harmony vocabulary\n"
 RUN_TIMEOUT = 120
 
 
-def download_job() -> tuple[list[str], dict[str, str], str]:
-    """The download Job's command and environment, and the script from the scripts ConfigMap, as rendered."""
-    objects = render_chart([OVERLAY])
-    job = next(o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].startswith("gpt-oss-model-download"))
-    container = job["spec"]["template"]["spec"]["containers"][0]
-    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
-    script = find(objects, "ConfigMap", "gpt-oss-scripts")["data"]["download_model.py"]
-    return container["command"], env, script
-
-
-@pytest.fixture(scope="module")
-def pinned_hub(tmp_path_factory) -> Path:
-    """The huggingface_hub the Job pins (PIP_PACKAGES), installed into a scratch folder."""
-    _, env, _ = download_job()
-    target = tmp_path_factory.mktemp("pinned-hub")
-    install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                              "--target", str(target), *env["PIP_PACKAGES"].split()],
-                             capture_output=True, text=True, timeout=300)
-    if install.returncode != 0:
-        pytest.skip(f"cannot install the Job's pinned {env['PIP_PACKAGES']} (no package index?): "
-                    f"{install.stderr.strip().splitlines()[-1:] or install.returncode}")
-    return target
+@pytest.fixture(scope="module", autouse=True)
+def image_packages():
+    if importlib.util.find_spec("huggingface_hub") is None:
+        pytest.skip("huggingface_hub (images/model-fetch/requirements.txt) is not installed: "
+                    "pip install -r requirements-e2e.txt")
 
 
 class Download:
     """The Job's script in a scratch cache folder, against a fake hub."""
 
-    def __init__(self, root: Path, hub_url: str, hub: FakeHub, pinned: Path):
-        command, env, script = download_job()
+    def __init__(self, root: Path, hub_url: str, hub: FakeHub, values: dict | None = None):
         self.hub = hub
-        (root / "scripts").mkdir()
-        script_path = root / "scripts" / Path(command[1]).name
-        script_path.write_text(script)
-        self.argv = [sys.executable, str(script_path)]
-        cache = root / "model-cache"
-
-        def local(path: str) -> str:
-            assert path.startswith("/model-cache/"), path
-            return str(cache / path.removeprefix("/model-cache/"))
-
-        self.env = {key: value for key, value in os.environ.items() if not key.startswith(("HF_", "HUGGINGFACE"))}
-        self.env.update(env)
-        self.env.update({
-            "MODEL_DIR": local(env["MODEL_DIR"]), "MARKER": local(env["MARKER"]),
-            "TIKTOKEN_DIR": local(env["TIKTOKEN_DIR"]),
-            "TIKTOKEN_URL": f"{hub_url}/tiktoken/{Path(env['TIKTOKEN_URL']).name}",
+        objects = render_chart([OVERLAY], values)
+        probe = job_run(root / "probe", objects)
+        url = probe.env["TIKTOKEN_URL"]
+        self.run_ = job_run(root, objects, env={
+            "TIKTOKEN_URL": f"{hub_url}/tiktoken/{Path(url).name}",
             "TIKTOKEN_SHA256": hashlib.sha256(VOCABULARY).hexdigest(),
-            "PIP_PACKAGES": "", "PYTHONPATH": str(pinned), "HOME": str(root), "HF_HOME": str(root / "hf-home"),
-            "HF_TOKEN_PATH": str(root / "no-token"), "HF_ENDPOINT": hub_url, "HF_HUB_DISABLE_TELEMETRY": "1",
-            "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1",
+            "HF_ENDPOINT": hub_url, "HF_HUB_DISABLE_TELEMETRY": "1", "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1",
         })
+        self.env = self.run_.env
         self.model_dir = Path(self.env["MODEL_DIR"])
         self.marker = Path(self.env["MARKER"])
-        self.log = root / "download.log"
 
-    def start(self) -> subprocess.Popen:
-        return subprocess.Popen(self.argv, env=self.env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
+    def start(self):
+        return self.run_.start()
 
     def output(self) -> str:
-        return self.log.read_text(errors="replace")
+        return self.run_.output()
 
     def partial(self) -> list[Path]:
-        return list((self.model_dir / ".cache").rglob("*.incomplete")) if self.model_dir.exists() else []
+        """The partial files a run leaves (the script's, beside the copy in .cache/)."""
+        return list((self.model_dir / ".cache").rglob("*.partial")) if self.model_dir.exists() else []
 
     def run_watching(self) -> tuple[int, list[tuple[bool, int]]]:
         """Run to the end; sample (marker exists, size of the big file in place) until it exits."""
@@ -122,9 +91,8 @@ def fake_repo() -> list[RepoFile]:
 
 @pytest.fixture
 def hub():
-    _, env, _ = download_job()
-    hub = FakeHub(env["MODEL_ID"], env["MODEL_REVISION"], fake_repo(),
-                  extra={Path(env["TIKTOKEN_URL"]).name: VOCABULARY})
+    hub = FakeHub("openai/gpt-oss-120b", "b5c939de8f754692c1647ca79fbf85e8c1e70f8a", fake_repo(),
+                  extra={"o200k_base.tiktoken": VOCABULARY})
     url = hub.start()
     yield hub, url
     hub.stop()
@@ -135,10 +103,9 @@ def big_file_gets(hub: FakeHub) -> list[dict]:
 
 
 class TestDownloadResume:
-    def test_should_resume_an_interrupted_download_and_write_the_marker_only_at_the_end(self, hub, pinned_hub,
-                                                                                        tmp_path):
+    def test_should_resume_an_interrupted_download_and_write_the_marker_only_at_the_end(self, hub, tmp_path):
         hub, url = hub
-        download = Download(tmp_path, url, hub, pinned_hub)
+        download = Download(tmp_path, url, hub)
 
         # Interrupt: SIGKILL (what a deleted pod ends with) once part of the big file is on the volume.
         first = download.start()
@@ -167,12 +134,18 @@ class TestDownloadResume:
         for ignored in ("original/model.safetensors", "metal/model.bin"):
             assert not (download.model_dir / ignored).exists(), f"IGNORE_PATTERNS did not skip {ignored}"
         assert (Path(download.env["TIKTOKEN_DIR"]) / Path(download.env["TIKTOKEN_URL"]).name).read_bytes() == VOCABULARY
+        # The copy now carries its manifest: every file with size and sha256, the vocabulary too.
+        manifest = json.loads((download.model_dir / "model-manifest.json").read_text())
+        assert (manifest["model"], manifest["revision"]) == ("openai/gpt-oss-120b", "b5c939de8f754692c1647ca79fbf85e8c1e70f8a")
+        assert {f["path"]: f["size"] for f in manifest["files"]} == {
+            "config.json": len(b'{"model_type": "gpt_oss"}\n'), BIG: BIG_SIZE,
+            "tiktoken/o200k_base.tiktoken": len(VOCABULARY)}
 
-    def test_should_not_take_a_corrupt_download_for_complete(self, hub, pinned_hub, tmp_path):
+    def test_should_not_take_a_corrupt_download_for_complete(self, hub, tmp_path):
         hub, url = hub
         hub.rate = 64 * 1024 * 1024
         hub.corrupt = BIG  # right size, wrong bytes: only a hash check tells
-        download = Download(tmp_path, url, hub, pinned_hub)
+        download = Download(tmp_path, url, hub)
 
         corrupt = download.start().wait(RUN_TIMEOUT)
 
@@ -188,14 +161,46 @@ class TestDownloadResume:
         assert (download.model_dir / BIG).read_bytes() == hub.file(BIG).content
         assert download.marker.exists()
 
-    def test_should_do_nothing_once_the_marker_exists(self, hub, pinned_hub, tmp_path):
+    def test_should_do_nothing_once_the_marker_exists(self, hub, tmp_path):
         hub, url = hub
         hub.rate = 64 * 1024 * 1024
-        download = Download(tmp_path, url, hub, pinned_hub)
+        download = Download(tmp_path, url, hub)
         assert download.start().wait(RUN_TIMEOUT) == 0, download.output()
         asked = len(hub.requests)
 
         assert download.start().wait(RUN_TIMEOUT) == 0, download.output()
 
         assert len(hub.requests) == asked, f"a run after the marker asked the hub: {hub.requests[asked:]}"
+        assert "is already complete" in download.output()
+
+    def test_should_check_what_the_xet_client_fetched(self, hub, tmp_path):
+        """transfer: xet lets huggingface_hub's snapshot_download fetch first; every file is then checked in place."""
+        hub, url = hub
+        hub.rate = 64 * 1024 * 1024
+        download = Download(tmp_path, url, hub, {"modelCache": {"download": {"transfer": "xet"}}})
+        assert download.env["HF_XET_HIGH_PERFORMANCE"] == "1"
+
+        code, _ = download.run_watching()
+
+        assert code == 0, download.output()
+        assert f"{BIG}: in place, checked" in download.output()
+        assert len(big_file_gets(hub)) == 1, "the checked file was fetched a second time"
+        assert (download.model_dir / BIG).read_bytes() == hub.file(BIG).content
+        assert download.marker.exists()
+
+    def test_should_move_the_vocabulary_a_0_2_0_cache_staged(self, hub, tmp_path):
+        """0.2.0 staged it in <mountPath>/tiktoken; 0.3.0 reads it in <model dir>/tiktoken: no fetch needed."""
+        hub, url = hub
+        download = Download(tmp_path, url, hub)
+        download.marker.parent.mkdir(parents=True)
+        download.marker.write_text('{"model": "openai/gpt-oss-120b"}')
+        previous = download.run_.path(download.run_.container["env"][
+            [e["name"] for e in download.run_.container["env"]].index("PREVIOUS_TIKTOKEN_FILE")]["value"])
+        previous.parent.mkdir(parents=True)
+        previous.write_bytes(VOCABULARY)
+
+        assert download.start().wait(RUN_TIMEOUT) == 0, download.output()
+
+        assert (Path(download.env["TIKTOKEN_DIR"]) / "o200k_base.tiktoken").read_bytes() == VOCABULARY
+        assert not [r for r in hub.requests if r["path"].startswith("/tiktoken/")], "it fetched the vocabulary again"
         assert "is already complete" in download.output()

@@ -22,6 +22,7 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- include "gpt-oss.checkValues.exposure" . }}
 {{- include "gpt-oss.checkValues.disruption" . }}
 {{- include "gpt-oss.checkValues.routing" . }}
+{{- include "gpt-oss.checkValues.modelSource" . }}
 {{- end }}
 
 {{/*
@@ -511,5 +512,79 @@ Usage: {{ include "gpt-oss.checkValues.dynamoAdmission" . }}
 {{- fail (printf "the topology constraints render %s, but the live DynamoGraphDeployment %s/%s has %s (spec: dynamo.topologyConstraint, workers: workers.componentFields.topologyConstraint): the Dynamo operator refuses adding, removing or changing topology constraints after creation (\"delete and recreate the DynamoGraphDeployment to change topology constraints\"); keep the live values, or helm uninstall %s and install again" (toJson $constraints) .Release.Namespace $name (toJson $liveConstraints) .Release.Name) }}
 {{- end }}
 {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Model sources (modelCache.source): what each source needs, credentials given one way only, the Kubernetes an
+image volume needs, settings of a source that is not chosen, and keys removed in 0.3.0.
+Usage: {{ include "gpt-oss.checkValues.modelSource" . }}
+*/}}
+{{- define "gpt-oss.checkValues.modelSource" -}}
+{{- $mc := .Values.modelCache }}
+{{- $source := $mc.source }}
+{{- $dl := $mc.download }}
+
+{{- /* Removed in 0.3.0: nothing is installed at start any more. */}}
+{{- if not (kindIs "invalid" $dl.huggingfaceHubVersion) }}
+{{- fail (printf "modelCache.download.huggingfaceHubVersion=%v was removed in 0.3.0: the download Job installs nothing at start, its image (modelCache.download.image, built from images/model-fetch) carries huggingface_hub 1.33.0; remove the key, or opt in to an install from PyPI with modelCache.download.pipInstall=[\"huggingface_hub==%v\"]" $dl.huggingfaceHubVersion $dl.huggingfaceHubVersion) }}
+{{- end }}
+{{- if not (kindIs "invalid" $dl.hfTransferVersion) }}
+{{- fail (printf "modelCache.download.hfTransferVersion=%v was removed in 0.3.0: huggingface_hub 1.x (the download image's) no longer uses hf_transfer; remove the key, and use modelCache.download.transfer=xet for fast downloads" $dl.hfTransferVersion) }}
+{{- end }}
+{{- if eq $dl.transfer "hf_transfer" }}
+{{- fail "modelCache.download.transfer=hf_transfer was removed in 0.3.0: huggingface_hub 1.x (the download image's) no longer uses hf_transfer; allowed: default, or xet (HF_XET_HIGH_PERFORMANCE=1, up to ~64 GB RAM)" }}
+{{- end }}
+
+{{- /* Settings of a source that is not chosen would be ignored, silently: say so instead. */}}
+{{- $others := dict "huggingface" (list "modelCache.huggingface.endpoint" $mc.huggingface.endpoint) "s3" (list "modelCache.s3.bucket" $mc.s3.bucket) "oci" (list "modelCache.oci.repository" $mc.oci.repository) }}
+{{- range $name := keys $others | sortAlpha }}
+{{- $setting := get $others $name }}
+{{- if and (index $setting 1) (ne $source $name) }}
+{{- fail (printf "%s=%s is set, but modelCache.source=%s, so it would be ignored; set modelCache.source=%s, or empty %s" (index $setting 0) (index $setting 1) $source $name (index $setting 0)) }}
+{{- end }}
+{{- end }}
+
+{{- /* A copy is pinned by its manifest's sha256, as the Hub's is by the revision. */}}
+{{- if and (has $source (list "s3" "oci" "pvc")) (not $mc.manifestSha256) }}
+{{- fail (printf "modelCache.source=%s needs modelCache.manifestSha256: the sha256 of the copy's model-manifest.json, which tools/mirror-model.py prints when it writes the copy; without it any copy of model.revision would be served" $source) }}
+{{- end }}
+{{- if and (has $source (list "s3" "oci" "pvc")) (not $dl.enabled) (not (and (eq $source "oci") (eq $mc.oci.mount "imageVolume"))) }}
+{{- fail (printf "modelCache.download.enabled=false with modelCache.source=%s: the download Job is what %s the cache and writes the ready marker the pods wait for; keep modelCache.download.enabled=true" $source (ternary "checks" "fills and checks" (eq $source "pvc"))) }}
+{{- end }}
+
+{{- if eq $source "s3" }}
+{{- if not $mc.s3.bucket }}
+{{- fail "modelCache.source=s3 needs modelCache.s3.bucket (and modelCache.s3.prefix, the folder where tools/mirror-model.py wrote model-manifest.json)" }}
+{{- end }}
+{{- $sa := $mc.s3.serviceAccount }}
+{{- if and $mc.s3.credentialsSecret.name (or $sa.create $sa.name) }}
+{{- fail (printf "S3 credentials are given two ways: modelCache.s3.credentialsSecret.name=%s and a workload identity (modelCache.s3.serviceAccount.create=%v, name=%q); keep one: empty modelCache.s3.credentialsSecret.name, or set modelCache.s3.serviceAccount.create=false and name=\"\"" $mc.s3.credentialsSecret.name $sa.create $sa.name) }}
+{{- end }}
+{{- if and $sa.annotations (not $sa.create) }}
+{{- fail "modelCache.s3.serviceAccount.annotations are set, but modelCache.s3.serviceAccount.create=false: the chart annotates only a ServiceAccount it creates; set modelCache.s3.serviceAccount.create=true, or annotate your own ServiceAccount and name it in modelCache.s3.serviceAccount.name" }}
+{{- end }}
+{{- end }}
+
+{{- if eq $source "oci" }}
+{{- if not (and $mc.oci.repository $mc.oci.digest) }}
+{{- fail (printf "modelCache.source=oci needs modelCache.oci.repository and modelCache.oci.digest (repository=%q, digest=%q): the image is pulled by the digest tools/mirror-model.py printed, never by a tag" $mc.oci.repository $mc.oci.digest) }}
+{{- end }}
+{{- if eq $mc.oci.mount "imageVolume" }}
+{{- if semverCompare "<1.35.0-0" .Capabilities.KubeVersion.Version }}
+{{- fail (printf "modelCache.oci.mount=imageVolume needs Kubernetes 1.35 or newer (image volumes are beta and on by default from 1.35), but the cluster is %s; set modelCache.oci.mount=pull, and the download Job copies the image into the cache PVC" .Capabilities.KubeVersion.Version) }}
+{{- end }}
+{{- if $mc.existingClaim }}
+{{- fail (printf "modelCache.existingClaim=%s is set, but modelCache.oci.mount=imageVolume uses no PVC (every pod mounts the image); empty modelCache.existingClaim, or set modelCache.oci.mount=pull to copy the image into that claim" $mc.existingClaim) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- if and (eq $source "pvc") (not $mc.existingClaim) }}
+{{- fail (printf "modelCache.source=pvc needs modelCache.existingClaim: the claim that holds the copy in %s/ (the folder tools/mirror-model.py wrote, with model-manifest.json)" .Values.model.id) }}
+{{- end }}
+
+{{- if and $mc.caBundle.configMap $mc.caBundle.secret }}
+{{- fail (printf "modelCache.caBundle.configMap=%s and modelCache.caBundle.secret=%s are both set: the CA bundle comes from one of them; empty the other" $mc.caBundle.configMap $mc.caBundle.secret) }}
 {{- end }}
 {{- end }}

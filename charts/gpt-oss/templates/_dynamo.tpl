@@ -34,8 +34,8 @@ Usage: {{ include "gpt-oss.workerArgs" (dict "root" $ "row" $row) }}
 {{- end }}
 
 {{/*
-Environment of one worker role: shared worker env, role env, quantization override (no HF token:
-workers load from the model cache, never from the hub).
+Environment of one worker role: shared worker env, role env, quantization override, and HF_HUB_OFFLINE=1
+(no HF token: workers load from the model cache, never from the hub, whatever modelCache.source is).
 Usage: {{ include "gpt-oss.workerEnv" (dict "root" $ "role" $role) }}
 */}}
 {{- define "gpt-oss.workerEnv" -}}
@@ -46,6 +46,7 @@ Usage: {{ include "gpt-oss.workerEnv" (dict "root" $ "role" $role) }}
 {{- if .root.Values.model.tiktoken.stage }}
 {{- $_ := set $env "TIKTOKEN_ENCODINGS_BASE" (include "gpt-oss.tiktokenDir" .root) }}
 {{- end }}
+{{- $_ := set $env "HF_HUB_OFFLINE" "1" }}
 {{- $list := list }}
 {{- range $name := keys $env | sortAlpha }}
 {{- $list = append $list (dict "name" $name "value" (get $env $name | toString)) }}
@@ -94,18 +95,17 @@ imagePullSecrets: {{ toYaml . | nindent 2 }}
 {{- end }}
 initContainers: {{ include "gpt-oss.waitForModelContainer" . | nindent 2 }}
 volumes:
-  - name: model-cache
-    persistentVolumeClaim:
-      claimName: {{ include "gpt-oss.modelCache.claimName" . }}
+  {{- include "gpt-oss.modelCache.volume" . | nindent 2 }}
   - name: engine-config
     configMap:
       name: {{ include "gpt-oss.fullname" . }}-engine
+  {{- include "gpt-oss.modelReadyVolumes" . | nindent 2 }}
 {{- end }}
 
 {{/*
 The main container of one worker role, whole: v1beta1 a podTemplate container (named main, both
-mounts, env and resources); v1alpha1 the mainContainer (envs, resources and the model-cache mount
-are service-level fields there).
+mounts, env and resources); v1alpha1 the mainContainer (envs, resources and a model-cache PVC mount
+are service-level fields there; an image volume is mounted here).
 Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row "v1beta1" true) | nindent 14 | trim }}
 */}}
 {{- define "gpt-oss.workerContainer" -}}
@@ -121,10 +121,12 @@ volumeMounts:
   - name: engine-config
     mountPath: /engine
     readOnly: true
-{{- if .v1beta1 }}
+{{- if or .v1beta1 (include "gpt-oss.modelSource" .root | fromYaml).imageVolume }}
   - name: model-cache
-    mountPath: {{ .root.Values.modelCache.mountPath }}
+    mountPath: {{ include "gpt-oss.modelCache.mountPoint" .root }}
     readOnly: true
+{{- end }}
+{{- if .v1beta1 }}
 env: {{ include "gpt-oss.workerEnv" (dict "root" .root "role" (get .root.Values.workers .row.key)) | nindent 2 }}
 resources:
   {{- $resources := deepCopy .root.Values.workers.resources }}

@@ -110,8 +110,8 @@ Usage: {{ include "gpt-oss.trtllmServe.args" . | nindent 12 }}
 {{- end }}
 
 {{/*
-Environment of the server: the guide's variables, quantization override, vocabulary and HOME (no HF
-token: the server loads from the model cache, never from the hub).
+Environment of the server: the guide's variables, quantization override, vocabulary, HOME and
+HF_HUB_OFFLINE=1 (no HF token: the server loads from the model cache, never from the hub).
 Usage: {{ include "gpt-oss.trtllmServe.env" . | nindent 12 }}
 */}}
 {{- define "gpt-oss.trtllmServe.env" -}}
@@ -124,6 +124,7 @@ Usage: {{ include "gpt-oss.trtllmServe.env" . | nindent 12 }}
 {{- end }}
 {{- /* Non-root: caches (torch, Triton, Hugging Face) go to a writable emptyDir. */}}
 {{- $_ := set $env "HOME" "/tmp" }}
+{{- $_ := set $env "HF_HUB_OFFLINE" "1" }}
 {{- $list := list }}
 {{- range $name := keys $env | sortAlpha }}
 {{- $list = append $list (dict "name" $name "value" (get $env $name | toString)) }}

@@ -1,0 +1,546 @@
+"""Copies of a model revision and their manifests; the S3 and OCI clients that fetch them.
+
+A copy is a folder: on the model-cache PVC, under an S3 prefix, or the root of an OCI image. It holds the
+files of one revision (minus the ignore patterns), optionally tiktoken/o200k_base.tiktoken, and
+model-manifest.json: the model id, the revision and every file's path, size and sha256. The manifest's own
+sha256 is what the values pin (modelCache.manifestSha256), the way model.revision pins the Hub's commit.
+tools/mirror-model.py writes copies with this module; the chart's download Job and verify init container read
+them with it. Standard library only; boto3 is imported when S3 is used.
+"""
+from __future__ import annotations
+
+import base64
+import fnmatch
+import hashlib
+import json
+import os
+import posixpath
+import re
+import tarfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+MANIFEST = "model-manifest.json"
+FORMAT = "gpt-oss.model-copy/v1"
+TIKTOKEN_PATH = "tiktoken/o200k_base.tiktoken"
+# Where partial downloads and pulled blobs wait, inside the copy's folder but never part of it.
+WORK_DIR = ".cache/gpt-oss"
+BLOCK = 8 * 1024 * 1024
+
+MEDIA_INDEX = "application/vnd.oci.image.index.v1+json"
+MEDIA_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+MEDIA_CONFIG = "application/vnd.oci.image.config.v1+json"
+MEDIA_LAYER = "application/vnd.oci.image.layer.v1.tar"
+DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
+DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
+ACCEPT = ", ".join([MEDIA_INDEX, MEDIA_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST])
+
+
+class CopyError(Exception):
+    """The copy cannot be used; the message says which file, key or value and what to do."""
+
+
+# --- manifests -----------------------------------------------------------------------------------------------
+
+def not_part_of_a_copy(relative: str) -> bool:
+    """The manifest itself, huggingface_hub's and this module's bookkeeping, and ready markers."""
+    name = posixpath.basename(relative)
+    return (relative == MANIFEST or relative.startswith(".cache/") or name.startswith(".download-complete-")
+            or name.endswith((".partial", ".tmp")))
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as source:
+        for block in iter(lambda: source.read(BLOCK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def manifest_bytes(model: str, revision: str, files: list[dict]) -> bytes:
+    """The manifest in its one serialization (sorted keys and paths), so the same files give the same sha256."""
+    entries = sorted(({"path": f["path"], "size": int(f["size"]), "sha256": f["sha256"]} for f in files),
+                     key=lambda f: f["path"])
+    return (json.dumps({"format": FORMAT, "model": model, "revision": revision, "files": entries},
+                       indent=1, sort_keys=True) + "\n").encode()
+
+
+def folder_files(folder: str | os.PathLike, ignore_patterns=()) -> list[str]:
+    """Relative paths of the files that make the copy in `folder`, sorted."""
+    root = Path(folder)
+    found = []
+    for path in root.rglob("*"):
+        relative = path.relative_to(root).as_posix()
+        if path.is_dir() or not_part_of_a_copy(relative):
+            continue
+        if any(fnmatch.fnmatch(relative, pattern) for pattern in ignore_patterns):
+            continue
+        if path.is_symlink() or not path.is_file():
+            raise CopyError(f"{path} is not a regular file: a copy holds regular files only")
+        found.append(relative)
+    return sorted(found)
+
+
+def folder_manifest(folder, model: str, revision: str, ignore_patterns=(), log=print) -> bytes:
+    """The manifest of the files in `folder` (hashing each)."""
+    files = []
+    for relative in folder_files(folder, ignore_patterns):
+        path = Path(folder) / relative
+        files.append({"path": relative, "size": path.stat().st_size, "sha256": sha256_file(path)})
+        log(f"  {relative}: {files[-1]['size']} bytes, sha256 {files[-1]['sha256']}")
+    return manifest_bytes(model, revision, files)
+
+
+def safe_relative(path: str) -> bool:
+    return (bool(path) and not path.startswith("/") and "\\" not in path
+            and posixpath.normpath(path) == path and not path.startswith("../") and path != ".."
+            and not not_part_of_a_copy(path))
+
+
+def read_manifest(data: bytes, where: str, model: str, revision: str, pinned_sha256: str = "") -> dict:
+    """The manifest at `where`, refused unless it is this model's pinned revision (and the pinned manifest)."""
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        manifest = json.loads(data)
+        files = manifest["files"]
+        listed = {f["path"]: f for f in files}
+        assert manifest["format"] == FORMAT and len(listed) == len(files)
+        assert all(isinstance(f["size"], int) and re.fullmatch(r"[0-9a-f]{64}", f["sha256"]) for f in files)
+    except (ValueError, KeyError, TypeError, AssertionError):
+        raise CopyError(f"{where} is not a {FORMAT} manifest: write copies with tools/mirror-model.py") from None
+    unsafe = [path for path in listed if not safe_relative(path)]
+    if unsafe:
+        raise CopyError(f"{where} lists paths outside the copy or reserved: {unsafe}; refused")
+    if (manifest["model"], manifest["revision"]) != (model, revision):
+        raise CopyError(f"{where} is a copy of {manifest['model']}@{manifest['revision']}, but model.id and "
+                        f"model.revision ask for {model}@{revision}: a copy of another revision is never served; "
+                        "mirror the pinned revision (tools/mirror-model.py), or point the values at its copy")
+    if pinned_sha256 and digest != pinned_sha256:
+        raise CopyError(f"{where} has sha256 {digest}, but modelCache.manifestSha256 pins {pinned_sha256}: this "
+                        "is not the copy the values pin; pin the sha256 tools/mirror-model.py printed for it")
+    manifest["sha256"] = digest
+    return manifest
+
+
+class _Digests:
+    """sha256 of a file's bytes, and its git blob sha1 when the entry lists one (the Hub's id of a non-LFS file)."""
+
+    def __init__(self, entry: dict):
+        self.sha256 = hashlib.sha256()
+        self.sha1 = hashlib.sha1(b"blob %d\0" % entry["size"]) if entry.get("blob_sha1") else None
+
+    def update(self, block: bytes) -> None:
+        self.sha256.update(block)
+        if self.sha1 is not None:
+            self.sha1.update(block)
+
+    def read(self, path) -> "_Digests":
+        with open(path, "rb") as source:
+            for block in iter(lambda: source.read(BLOCK), b""):
+                self.update(block)
+        return self
+
+
+def _mismatch(size: int, digests: _Digests, entry: dict) -> str | None:
+    """What differs between the bytes seen and the entry (size, sha256, git blob sha1), or None."""
+    lister = entry.get("listed_by", "the manifest")
+    if size != entry["size"]:
+        return f"{size} bytes, {lister} lists {entry['size']}"
+    if entry.get("sha256") and digests.sha256.hexdigest() != entry["sha256"]:
+        return f"sha256 differs: {digests.sha256.hexdigest()}, {lister} lists {entry['sha256']}"
+    if digests.sha1 is not None and digests.sha1.hexdigest() != entry["blob_sha1"]:
+        return f"git blob sha1 differs: {digests.sha1.hexdigest()}, {lister} lists {entry['blob_sha1']}"
+    return None
+
+
+def check_file(path: str | os.PathLike, entry: dict) -> str | None:
+    """What is wrong with one file of a copy, or None; an entry without sha256 gets the file's."""
+    if not os.path.isfile(path):
+        return "missing"
+    size = os.path.getsize(path)
+    if size != entry["size"]:
+        return f"{size} bytes, {entry.get('listed_by', 'the manifest')} lists {entry['size']}"
+    digests = _Digests(entry).read(path)
+    problem = _mismatch(size, digests, entry)
+    if problem is None:
+        entry.setdefault("sha256", digests.sha256.hexdigest())
+    return problem
+
+
+def verify_folder(folder, manifest: dict, only: list[str] | None = None, log=print) -> list[str]:
+    """'path: problem' for every listed file (or those of `only`) that differs from the manifest."""
+    listed = {f["path"]: f for f in manifest["files"]}
+    wanted = only if only is not None else sorted(listed)
+    problems = []
+    for relative in wanted:
+        if relative not in listed:
+            problems.append(f"{relative}: not in the manifest")
+            continue
+        problem = check_file(Path(folder) / relative, listed[relative])
+        if problem:
+            problems.append(f"{relative}: {problem}")
+    if only is None:
+        extra = [p for p in folder_files(folder) if p not in listed]
+        if extra:
+            log(f"note: {len(extra)} file(s) in {folder} are not in the manifest and are not checked: {extra[:10]}")
+    return problems
+
+
+# --- fetching one file with resume ---------------------------------------------------------------------------
+
+def partial_path(folder, relative: str) -> Path:
+    return Path(folder) / WORK_DIR / "partial" / (relative + ".partial")
+
+
+def fetch_file(folder, entry: dict, open_stream, log=print, partial: Path | None = None) -> str | None:
+    """Put one listed file in place, resuming a partial download; returns a problem, or None when it matches.
+
+    open_stream(offset) returns (readable, total size of the object or None). The bytes go to a partial file
+    beside the copy, hashed as they arrive (a resumed run hashes what is already there first), and move into
+    place only when size and hash match the entry (sha256, or the git blob sha1 the Hub lists for a non-LFS
+    file; the entry then gets the sha256). A file already in place is checked, and fetched again if it differs.
+    partial: where the partial file goes (default: under WORK_DIR in `folder`).
+    """
+    relative, target = entry["path"], Path(folder) / entry["path"]
+    if target.is_file():
+        problem = check_file(target, entry)
+        if problem is None:
+            log(f"  {relative}: in place, checked")
+            return None
+        log(f"  {relative}: in place but {problem}; fetching it again")
+        target.unlink()
+    partial = partial or partial_path(folder, relative)
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    offset = partial.stat().st_size if partial.exists() else 0
+    if offset > entry["size"]:
+        partial.unlink()
+        offset = 0
+    digests = _Digests(entry)
+    if offset:
+        digests.read(partial)
+        log(f"  {relative}: resuming at {offset} of {entry['size']} bytes")
+    if offset < entry["size"] or entry["size"] == 0:
+        stream, total = open_stream(offset)
+        if total is not None and total != entry["size"]:
+            stream.close()
+            partial.unlink(missing_ok=True)
+            return f"the source holds {total} bytes, {entry.get('listed_by', 'the manifest')} lists {entry['size']}"
+        with stream, open(partial, "ab") as out:
+            for block in iter(lambda: stream.read(BLOCK), b""):
+                out.write(block)
+                digests.update(block)
+    size = partial.stat().st_size
+    problem = _mismatch(size, digests, entry)
+    if problem:
+        partial.unlink()
+        return problem
+    entry.setdefault("sha256", digests.sha256.hexdigest())
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(partial, target)
+    log(f"  {relative}: {size} bytes, checked")
+    return None
+
+
+# --- the Hugging Face Hub (or a mirror of it) ------------------------------------------------------------------
+
+def hub_request(url: str, token: str | None = None, offset: int = 0, timeout: float = 120):
+    """An opened response; redirects (to the Hub's CDN) drop the token."""
+    headers = {"User-Agent": "gpt-oss-model-fetch"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    if offset:
+        headers["Range"] = f"bytes={offset}-"
+    return urllib.request.build_opener(_SameHostRedirect()).open(urllib.request.Request(url, headers=headers),
+                                                                  timeout=timeout)
+
+
+def hub_entries(endpoint: str, model: str, revision: str, ignore_patterns=(), token: str | None = None) -> list[dict]:
+    """The revision's files minus ignore_patterns (huggingface_hub's fnmatch rules), with the Hub's sizes and
+    hashes: sha256 for LFS files, git blob sha1 for the others."""
+    url = f"{endpoint.rstrip('/')}/api/models/{model}/revision/{urllib.parse.quote(revision, safe='')}?blobs=true"
+    try:
+        with hub_request(url, token) as response:
+            info = json.load(response)
+    except urllib.error.HTTPError as error:
+        if error.code in (401, 403):
+            raise CopyError(f"{endpoint} refused {model} ({error.code}): check the token of huggingface.tokenSecret") \
+                from None
+        raise CopyError(f"{endpoint} has no {model}@{revision} ({error.code}): check model.id, model.revision and "
+                        "modelCache.huggingface.endpoint") from None
+    except urllib.error.URLError as error:
+        raise CopyError(f"cannot reach {endpoint} ({error.reason}): check modelCache.huggingface.endpoint, "
+                        "modelCache.proxy and modelCache.caBundle") from None
+    if info.get("sha") not in (None, revision):
+        raise CopyError(f"{endpoint} answered commit {info.get('sha')} for {model}@{revision}; refused")
+    patterns = [p + "*" if p.endswith("/") else p for p in ignore_patterns]
+    entries = []
+    for sibling in info.get("siblings", []):
+        name = sibling["rfilename"]
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
+            continue
+        if not safe_relative(name):
+            raise CopyError(f"{endpoint} lists {name!r} in {model}@{revision}, a path outside the copy; refused")
+        lfs = sibling.get("lfs")
+        entry = {"path": name, "size": int(lfs["size"] if lfs else sibling["size"]), "listed_by": "the Hub"}
+        if lfs:
+            entry["sha256"] = lfs["sha256"]
+        else:
+            entry["blob_sha1"] = sibling["blobId"]
+        entries.append(entry)
+    return sorted(entries, key=lambda e: e["path"])
+
+
+def hub_opener(endpoint: str, model: str, revision: str, entry: dict, token: str | None = None):
+    """open_stream for fetch_file: the file at the pinned revision, from `offset` on."""
+    url = (f"{endpoint.rstrip('/')}/{model}/resolve/{urllib.parse.quote(revision, safe='')}/"
+           f"{urllib.parse.quote(entry['path'])}")
+
+    def open_stream(offset: int):
+        try:
+            response = hub_request(url, token, offset)
+        except urllib.error.HTTPError as error:
+            raise CopyError(f"{url} answered {error.code}: {error.read(300).decode(errors='replace')}") from None
+        if offset and response.status != 206:
+            response.close()
+            raise CopyError(f"{url} ignored the Range request: cannot resume {entry['path']}")
+        length = response.headers.get("Content-Length")
+        return response, (offset + int(length)) if length is not None else None
+    return open_stream
+
+
+# --- S3 ------------------------------------------------------------------------------------------------------
+
+def s3_key(prefix: str, relative: str) -> str:
+    prefix = prefix.strip("/")
+    return f"{prefix}/{relative}" if prefix else relative
+
+
+def s3_client(endpoint: str = "", region: str = "", path_style: bool = False, credentials_dir: str = ""):
+    """A boto3 S3 client; keys from files in credentials_dir, else boto3's chain (workload identity, env)."""
+    import boto3
+    from botocore.config import Config
+
+    keys = {}
+    if credentials_dir:
+        for name, argument in (("access-key-id", "aws_access_key_id"), ("secret-access-key", "aws_secret_access_key"),
+                               ("session-token", "aws_session_token")):
+            path = Path(credentials_dir) / name
+            if path.is_file() and path.read_text().strip():
+                keys[argument] = path.read_text().strip()
+    config = Config(s3={"addressing_style": "path" if path_style else "virtual"},
+                    retries={"max_attempts": 5, "mode": "standard"}, connect_timeout=30, read_timeout=120)
+    return boto3.client("s3", endpoint_url=endpoint or None, region_name=region or None, config=config, **keys)
+
+
+def s3_error(error: Exception, bucket: str, key: str, endpoint: str) -> CopyError:
+    """A CopyError naming the values behind an S3 failure."""
+    where = f"s3://{bucket}/{key} at {endpoint or 'the AWS endpoint of the region'}"
+    response = getattr(error, "response", None) or {}
+    code = str(response.get("Error", {}).get("Code", type(error).__name__))
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "AccessDenied",
+                "403", "AllAccessDisabled") or status == 403:
+        return CopyError(f"S3 refused the credentials for {where} ({code}): check the keys of the Secret "
+                         "modelCache.s3.credentialsSecret names (or the identity of modelCache.s3.serviceAccount) "
+                         "and that it may read the bucket")
+    if code in ("NoSuchBucket",):
+        return CopyError(f"no bucket {bucket!r} at {endpoint or 'the AWS endpoint'} ({code}): check modelCache.s3.bucket"
+                         " and modelCache.s3.endpoint")
+    if code in ("NoSuchKey", "404", "NotFound") or status == 404:
+        return CopyError(f"nothing at {where} ({code}): check modelCache.s3.prefix, the folder tools/mirror-model.py "
+                         f"wrote (it holds {MANIFEST})")
+    if type(error).__name__ in ("NoCredentialsError", "PartialCredentialsError"):
+        return CopyError(f"no S3 credentials for {where}: set modelCache.s3.credentialsSecret.name, or give the Job "
+                         "a workload identity with modelCache.s3.serviceAccount")
+    return CopyError(f"S3 failed for {where}: {code}: {error}")
+
+
+# --- OCI registries ------------------------------------------------------------------------------------------
+
+def split_reference(reference: str) -> tuple[str, str, str]:
+    """host[:port]/repository[:tag|@digest] -> (host, repository, tag or digest or "")."""
+    reference = reference.removeprefix("oci://")
+    host, _, rest = reference.partition("/")
+    if not rest or ("." not in host and ":" not in host and host != "localhost"):
+        raise CopyError(f"{reference!r} is not <registry host>/<repository>[:tag]: name the registry, "
+                        "e.g. registry.example.com/models/gpt-oss-120b")
+    if "@" in rest:
+        repository, _, tag = rest.partition("@")
+    elif ":" in rest.rsplit("/", 1)[-1]:
+        repository, tag = rest.rsplit(":", 1)
+    else:
+        repository, tag = rest, ""
+    return host, repository, tag
+
+
+def docker_credentials(host: str, config_files=()) -> tuple[str, str] | None:
+    """(user, password) for `host` from Docker config files (.dockerconfigjson of imagePullSecrets)."""
+    for config_file in config_files:
+        try:
+            auths = json.loads(Path(config_file).read_text()).get("auths", {})
+        except (OSError, ValueError):
+            continue
+        for name, entry in auths.items():
+            if urllib.parse.urlsplit(name if "://" in name else "//" + name).netloc != host:
+                continue
+            if entry.get("auth"):
+                user, _, password = base64.b64decode(entry["auth"]).decode().partition(":")
+                return user, password
+            if entry.get("username"):
+                return entry["username"], entry.get("password", "")
+    return None
+
+
+class _SameHostRedirect(urllib.request.HTTPRedirectHandler):
+    """Follow redirects (blobs often live in object storage) without carrying the registry's Authorization."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc:
+            new.headers.pop("Authorization", None)
+            new.unredirected_hdrs.pop("Authorization", None)
+        return new
+
+
+CREDENTIALS_HINT = ("give the registry's credentials (the chart: dynamo.imagePullSecrets with a .dockerconfigjson "
+                    "for this host; tools/mirror-model.py: --username and REGISTRY_PASSWORD, or a Docker config)")
+
+
+class Registry:
+    """The parts of the OCI distribution API a copy needs: manifests, blobs (ranged), uploads; basic and token auth."""
+
+    def __init__(self, host: str, plain_http: bool = False, credentials: tuple[str, str] | None = None,
+                 timeout: float = 120):
+        self.host, self.credentials, self.timeout = host, credentials, timeout
+        self.base = f"{'http' if plain_http else 'https'}://{host}"
+        self.opener = urllib.request.build_opener(_SameHostRedirect())
+        self.authorization: str | None = None
+
+    def _token(self, challenge: str) -> str:
+        scheme, _, params = challenge.partition(" ")
+        if scheme.lower() == "basic":
+            if not self.credentials:
+                raise CopyError(f"{self.host} wants a user and password and none were given: {CREDENTIALS_HINT}")
+            return "Basic " + base64.b64encode(":".join(self.credentials).encode()).decode()
+        fields = dict(re.findall(r'(\w+)="([^"]*)"', params))
+        query = urllib.parse.urlencode({k: v for k, v in fields.items() if k in ("service", "scope")})
+        request = urllib.request.Request(f"{fields['realm']}?{query}")
+        if self.credentials:
+            request.add_header("Authorization",
+                               "Basic " + base64.b64encode(":".join(self.credentials).encode()).decode())
+        try:
+            with self.opener.open(request, timeout=self.timeout) as response:
+                answer = json.load(response)
+        except urllib.error.HTTPError as error:
+            raise CopyError(f"the token service of {self.host} refused ({error.code}): {CREDENTIALS_HINT}") from None
+        return "Bearer " + (answer.get("token") or answer["access_token"])
+
+    def request(self, method: str, path: str, headers: dict | None = None, data=None, what: str = ""):
+        """The response (the caller closes it); HTTPError for other statuses than 2xx, after one auth retry."""
+        url = path if path.startswith("http") else self.base + path
+        for attempt in (1, 2):
+            request = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
+            if self.authorization:
+                request.add_header("Authorization", self.authorization)
+            try:
+                return self.opener.open(request, timeout=self.timeout)
+            except urllib.error.HTTPError as error:
+                challenge = error.headers.get("WWW-Authenticate", "")
+                if error.code == 401 and attempt == 1 and challenge:
+                    self.authorization = self._token(challenge)
+                    if hasattr(data, "seek"):
+                        data.seek(0)
+                    continue
+                body = error.read(4096).decode(errors="replace")
+                if error.code in (401, 403):
+                    raise CopyError(f"{self.host} refused {what or path} ({error.code}): {CREDENTIALS_HINT}") \
+                        from None
+                raise CopyError(f"{self.host}: {method} {what or path} answered {error.code}: {body.strip()[:300]}") \
+                    from None
+            except urllib.error.URLError as error:
+                raise CopyError(f"cannot reach the registry {self.base}: {error.reason}") from None
+        raise AssertionError("unreachable")
+
+    def manifest(self, repository: str, reference: str) -> tuple[bytes, str]:
+        """(bytes, media type) of a manifest or index; by digest, the bytes are checked against it."""
+        try:
+            with self.request("GET", f"/v2/{repository}/manifests/{reference}", {"Accept": ACCEPT},
+                              what=f"{repository}@{reference}") as response:
+                data, media = response.read(), response.headers.get("Content-Type", "").split(";")[0]
+        except CopyError as error:
+            if " answered 404" in str(error):
+                raise CopyError(f"no image {self.host}/{repository}@{reference} in the registry (manifest unknown): "
+                                "check modelCache.oci.repository and modelCache.oci.digest, the digest "
+                                "tools/mirror-model.py printed") from None
+            raise
+        if reference.startswith("sha256:") and "sha256:" + hashlib.sha256(data).hexdigest() != reference:
+            raise CopyError(f"{self.host}/{repository}@{reference} answered a manifest with another digest; refused")
+        return data, media or json.loads(data).get("mediaType", "")
+
+    def blob_size(self, repository: str, digest: str) -> int | None:
+        try:
+            with self.request("HEAD", f"/v2/{repository}/blobs/{digest}") as response:
+                return int(response.headers.get("Content-Length", "0"))
+        except CopyError:
+            return None
+
+    def open_blob(self, repository: str, digest: str, offset: int = 0):
+        headers = {"Range": f"bytes={offset}-"} if offset else {}
+        response = self.request("GET", f"/v2/{repository}/blobs/{digest}", headers, what=f"blob {digest}")
+        if offset and response.status != 206:
+            response.close()
+            raise CopyError(f"{self.host} ignored the Range of blob {digest}: cannot resume it")
+        return response
+
+    def push_blob(self, repository: str, path: str | os.PathLike, digest: str, size: int) -> bool:
+        """Upload a blob unless the registry has it; True when uploaded."""
+        if self.blob_size(repository, digest) == size:
+            return False
+        with self.request("POST", f"/v2/{repository}/blobs/uploads/", {"Content-Length": "0"}, data=b"") as answer:
+            location = urllib.parse.urljoin(self.base + "/", answer.headers["Location"])
+        separator = "&" if "?" in location else "?"
+        with open(path, "rb") as body:
+            with self.request("PUT", f"{location}{separator}digest={urllib.parse.quote(digest)}",
+                              {"Content-Type": "application/octet-stream", "Content-Length": str(size)},
+                              data=body, what=f"blob {digest}"):
+                pass
+        return True
+
+    def push_manifest(self, repository: str, reference: str, data: bytes, media_type: str) -> str:
+        with self.request("PUT", f"/v2/{repository}/manifests/{reference}",
+                          {"Content-Type": media_type, "Content-Length": str(len(data))}, data=data,
+                          what=f"manifest {repository}:{reference}"):
+            pass
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def extract_layer(blob: str | os.PathLike, folder: str | os.PathLike) -> list[str]:
+    """Unpack one image layer (tar, optionally gzip) into `folder`; regular files and folders only."""
+    written = []
+    try:
+        with tarfile.open(blob, "r:*") as layer:
+            for member in layer:
+                name = member.name
+                while name.startswith("./"):
+                    name = name[2:]
+                name = posixpath.normpath(name or ".")
+                if member.isdir() or name == ".":
+                    continue
+                if (not member.isfile() or not (name == MANIFEST or safe_relative(name))
+                        or posixpath.basename(name).startswith(".wh.")):
+                    raise CopyError(f"layer {Path(blob).name} holds {member.name!r}, which is not a regular file inside "
+                                    "the copy; refused (write model images with tools/mirror-model.py)")
+                target = Path(folder) / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                temporary = target.with_name(target.name + ".tmp")
+                with layer.extractfile(member) as source, open(temporary, "wb") as out:
+                    for block in iter(lambda: source.read(BLOCK), b""):
+                        out.write(block)
+                os.replace(temporary, target)
+                written.append(name)
+    except tarfile.TarError as error:
+        raise CopyError(f"layer {Path(blob).name} is not a tar archive this Job reads (tar or tar+gzip): {error}") \
+            from None
+    return written

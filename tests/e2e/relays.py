@@ -1,0 +1,112 @@
+"""Two small network middlemen on 127.0.0.1 for the model-source tests.
+
+TcpRelay forwards a port to a server, optionally slowing what the server sends (so a download can be killed
+midway) and recording what the client sends (so a test can read the requests, e.g. a Range header).
+ConnectProxy is an HTTP proxy that only tunnels (CONNECT, what clients use for https:// through a proxy),
+recording each target, as corporate proxies in front of a Hub mirror do.
+"""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+
+def _pump(source: socket.socket, sink: socket.socket, rate: float | None, record: bytearray | None,
+          lock: threading.Lock) -> None:
+    step = 64 * 1024
+    try:
+        while True:
+            data = source.recv(step)
+            if not data:
+                break
+            if record is not None:
+                with lock:
+                    record.extend(data)
+            sink.sendall(data)
+            if rate:
+                time.sleep(len(data) / rate)
+    except OSError:
+        pass
+    finally:
+        for end in (sink, source):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class TcpRelay:
+    """127.0.0.1:<port> -> target; `rate` bytes per second from the target (None: full speed)."""
+
+    def __init__(self, target_port: int, rate: float | None = None):
+        self.target_port, self.rate = target_port, rate
+        self.sent = bytearray()  # everything clients sent, in order
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.target_port))
+            threading.Thread(target=_pump, args=(client, server, None, self.sent, self.lock), daemon=True).start()
+            threading.Thread(target=_pump, args=(server, client, self.rate, None, self.lock), daemon=True).start()
+
+    def requests_text(self) -> str:
+        with self.lock:
+            return self.sent.decode("latin-1")
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+class ConnectProxy:
+    """An HTTP CONNECT proxy on 127.0.0.1; `targets` lists the host:port of every tunnel it opened."""
+
+    def __init__(self):
+        self.targets: list[str] = []
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._tunnel, args=(client,), daemon=True).start()
+
+    def _tunnel(self, client: socket.socket) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = client.recv(4096)
+            if not chunk:
+                client.close()
+                return
+            head += chunk
+        method, target = head.split(b"\r\n", 1)[0].decode().split(" ")[:2]
+        if method != "CONNECT":
+            client.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+            client.close()
+            return
+        host, port = target.rsplit(":", 1)
+        try:
+            server = socket.create_connection((host, int(port)))
+        except OSError:
+            client.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+            client.close()
+            return
+        self.targets.append(target)
+        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        threading.Thread(target=_pump, args=(client, server, None, None, self.lock), daemon=True).start()
+        _pump(server, client, None, None, self.lock)
+
+    def close(self) -> None:
+        self.listener.close()
