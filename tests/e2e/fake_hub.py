@@ -1,4 +1,4 @@
-"""A tiny stand-in for the Hugging Face Hub on 127.0.0.1, enough for huggingface_hub's snapshot_download.
+"""A tiny stand-in for the Hugging Face Hub (on 127.0.0.1 unless told another address), enough for huggingface_hub's snapshot_download.
 
 It answers the calls snapshot_download and model_info make (HF_ENDPOINT points here):
   GET  /api/models/<repo>/revision/<rev>[?blobs=true]   the revision's file list (sizes, blob ids, LFS sha256)
@@ -60,7 +60,8 @@ class FakeHub:
     requests: list[dict] = field(default_factory=list)
     served: dict[str, int] = field(default_factory=dict)  # bytes of content sent, by file path
 
-    def start(self) -> str:
+    def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Serve on host:port (port 0: a free one); returns the base URL."""
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -75,10 +76,10 @@ class FakeHub:
             def do_GET(self):
                 hub.handle(self, head=False)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return f"http://{host}:{self.server.server_address[1]}"
 
     def stop(self) -> None:
         self.server.shutdown()
