@@ -559,6 +559,9 @@ def label_node(api) -> None:
     profiles = json.loads((REPO / "ci" / "gpu-node-profiles.json").read_text())
     spec = profiles["profiles"][NODE_PROFILE]
     core = client.CoreV1Api(api)
+    # Exactly NODE_TAINT: admission added node.kubernetes.io/not-ready at registration, which only the
+    # node-lifecycle controller (off in this control plane) would lift.
+    core.patch_node(NODE_NAME, {"spec": {"taints": [NODE_TAINT]}})
     core.patch_node(NODE_NAME, {"metadata": {"labels": {
         profiles["profileLabel"]: "kubelet", "nvidia.com/gpu.product": spec["product"],
         "nvidia.com/gpu.present": "true", "nvidia.com/gpu.count": str(spec["gpus"])}}})
@@ -655,6 +658,9 @@ def stop(state: Path, binaries: Path | None = None) -> list[str]:
     for name, value in host["sysctls"].items():
         if read_sysctl(name) != value:
             write_sysctl(name, value)
+    for cidr in (POD_CIDR, SERVICE_CIDR):  # connections tracked to and from the pods and Services
+        for side in ("--src", "--dst"):
+            subprocess.run(["conntrack", "-D", side, cidr], capture_output=True)
     for path, existed in host["dirs"].items():
         folder = Path(path)
         if not folder.exists():

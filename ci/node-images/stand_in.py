@@ -135,9 +135,11 @@ def main() -> int:
     parser.add_argument("--model-path", required=True)
     parser.add_argument("--model-name", required=True)
     parser.add_argument("--mocker", action="append", default=[], help="extra arguments of one mocker")
-    parser.add_argument("frontend", nargs=argparse.REMAINDER, help="-- then the frontend's command line")
-    args = parser.parse_args()
-    frontend = args.frontend[1:] if args.frontend[:1] == ["--"] else args.frontend
+    argv = sys.argv[1:]
+    if "--" not in argv:
+        parser.error("give the frontend's command after --")
+    split = argv.index("--")
+    args, frontend = parser.parse_args(argv[:split]), argv[split + 1:]
     if not frontend:
         parser.error("give the frontend's command after --")
     if frontend[0] in ("python3", "python"):
