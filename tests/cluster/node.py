@@ -63,9 +63,13 @@ def why_no_node(kubeconfig: Path) -> str | None:
 
 
 def stand_ins() -> dict[str, str]:
-    """Image name -> what the built image really is, for every image the node tests run."""
-    rendered = IMAGES.rendered_images()
-    return {name: image.stand_in for image in IMAGES.IMAGES for name in IMAGES.image_names(image, rendered)}
+    """Image name -> what the built image really is, for every image the node tests run: the rendered names,
+    and each build's own content name (containerd may report either for a container)."""
+    found = {}
+    for planned in IMAGES.plan(IMAGES.cache_dir()):
+        found.update({name: planned.image.stand_in for name in planned.names})
+        found[planned.content_ref] = planned.image.stand_in
+    return found
 
 
 @dataclass

@@ -276,6 +276,7 @@ def served(node, hub, cluster_access, k8s) -> Run:
     snapshot_pods(k8s, run)
     run.facts["containers"] = node.watcher.containers(namespace.name)
     run.facts["volume"] = files_on(namespace.volume)
+    run.facts["events"] = k8s.events(namespace.name)
     yield run
     release.close()
     real.set_gpus(k8s, 8)
@@ -437,6 +438,7 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
     snapshot_pods(k8s, run)
     run.facts["containers"] = node.watcher.containers(namespace.name)
     run.facts["volume"] = files_on(namespace.volume)
+    run.facts["events"] = k8s.events(namespace.name)
     yield run
     release.close()
     namespace.delete()
@@ -531,3 +533,21 @@ def hook_objects(run: Run) -> list[dict]:
     base = kube.KIND_VALUES_TRTLLM_SERVE if RUNTIMES[run.target] == "trtllm-serve" else kube.KIND_VALUES
     objects = render_chart([run.target], deep_merge(base, node_values(run.target)), namespace=run.namespace)
     return [o for o in objects if "helm.sh/hook" in (o["metadata"].get("annotations") or {})]
+
+
+@pytest.mark.parametrize("flow", ["served", "dynamo_run"])
+class TestImagesBuiltHere:
+    def test_should_run_only_stand_in_images_built_here_under_the_rendered_names(self, flow, request, node,
+                                                                              record_property):
+        run: Run = request.getfixturevalue(flow)
+        require(run, "containers")
+        rendered = {c["image"] for pod in run.pods.values()
+                    for c in pod["spec"].get("initContainers", []) + pod["spec"]["containers"]}
+        # Which stand-in each image the pods name is (ci/node-images.py), in the test report.
+        for image in sorted(rendered):
+            record_property(image, node.stand_ins.get(image, "NOT BUILT HERE"))
+        assert rendered <= set(node.stand_ins), f"pods name images not built here: {rendered - set(node.stand_ins)}"
+        ran = {c.image for c in run.facts["containers"]}  # what containerd started them from
+        assert ran <= set(node.stand_ins), f"containers of images not built here: {ran - set(node.stand_ins)}"
+        pulled = [e for e in run.facts.get("events", []) if e.get("reason") == "Pulling"]
+        assert not pulled, f"the kubelet pulled: {pulled}"
