@@ -267,7 +267,7 @@ def processes_with(text: str) -> list[int]:
     return found
 
 
-def kill_containers(state: Path) -> None:
+def kill_containers(state: Path, kept_cgroups: list[str]) -> None:
     """Every task of this node's containerd killed and deleted, then the containers; shims last."""
     if socket(state).exists():
         try:
@@ -283,9 +283,12 @@ def kill_containers(state: Path) -> None:
         except (subprocess.TimeoutExpired, OSError) as error:
             print(f"node: containerd did not answer while stopping containers ({error}); killing its shims")
     # Processes left in the pods' cgroups (a shim killed before its container), then the shims themselves.
+    # Only in cgroups this node created: a kubepods that was there before belongs to someone else.
     for root in cgroup_roots():
         for name in ("kubepods", "k8s.io"):
-            for procs in (root / name).rglob("cgroup.procs") if (root / name).exists() else []:
+            if str(root / name) in kept_cgroups or not (root / name).exists():
+                continue
+            for procs in (root / name).rglob("cgroup.procs"):
                 for pid in procs.read_text().split():
                     try:
                         os.kill(int(pid), signal.SIGKILL)
@@ -640,9 +643,9 @@ def stop(state: Path, binaries: Path | None = None) -> list[str]:
     if "kubelet" in pids:
         drain_pods(state)
     stop_processes(state, ["kube-proxy", "node-dns", "dnsmasq", "kubelet"])  # containerd after its containers
-    kill_containers(state)
+    kill_containers(state, host["cgroups"])
     stop_processes(state, ["containerd"])
-    kill_containers(state)  # shims of containers containerd could not stop
+    kill_containers(state, host["cgroups"])  # shims of containers containerd could not stop
     proxy = binaries / "kube-proxy" if binaries else None
     if proxy and proxy.is_file():
         subprocess.run([str(proxy), "--cleanup", "--v=0"], capture_output=True, timeout=60)

@@ -347,8 +347,8 @@ class TestTrtllmServeOnTheNode:
         assert result["ok"], f"helm test failed: {result.get('error')}\n{served.evidence}"
         smoke = [logs for name, logs in served.logs.items() if name.endswith("smoke-test")]
         assert smoke and "PASS:" in smoke[0]["smoke-test"], smoke
-        bench = [logs for name, logs in served.logs.items() if "benchmark" in name]
-        assert bench, list(served.logs)
+        bench = [logs["aiperf"] for name, logs in served.logs.items() if name.startswith("gpt-oss-benchmark-")]
+        assert bench and "requests completed: 8 of 8" in bench[-1] and bench[-1].rstrip().endswith("PASS"), bench
         urls = {e["value"] for o in hook_objects(served) for c in (o["spec"].get("template", o)["spec"]["containers"])
                 for e in c.get("env", []) if e["name"] == "FRONTEND_URL"}
         assert urls == {f"http://gpt-oss-trtllm-serve.{served.namespace}.svc:8000"}, urls
@@ -465,6 +465,8 @@ class TestDynamoTargetOnTheNodeWithoutTheOperator:
         assert result["ok"], f"helm test failed: {result.get('error')}\n{dynamo_run.evidence}"
         smoke = [logs for name, logs in dynamo_run.logs.items() if name.endswith("smoke-test")]
         assert smoke and "PASS:" in smoke[0]["smoke-test"], smoke
+        bench = [logs["aiperf"] for name, logs in dynamo_run.logs.items() if name.startswith("gpt-oss-benchmark-")]
+        assert bench and "requests completed: 8 of 8" in bench[-1] and bench[-1].rstrip().endswith("PASS"), bench
 
 
 # --- runtime security, for every pod that ran ------------------------------------------------------------
