@@ -181,7 +181,10 @@ def candidate_versions(packages: list[str]) -> dict[str, str]:
     """Debian's candidate version of each package (apt-cache policy), so a Debian update is a new key."""
     versions = {}
     for package in packages:
-        output = subprocess.run(["apt-cache", "policy", package], capture_output=True, text=True).stdout
+        try:
+            output = subprocess.run(["apt-cache", "policy", package], capture_output=True, text=True).stdout
+        except FileNotFoundError:  # not a Debian host: nothing can be built here anyway
+            output = ""
         match = re.search(r"Candidate:\s*(\S+)", output)
         versions[package] = match.group(1) if match and match.group(1) != "(none)" else "unknown"
     return versions

@@ -129,6 +129,7 @@ class Run:
     target: str
     namespace: str
     objects: list[dict] = field(default_factory=list)
+    values: dict = field(default_factory=dict)  # what was installed: the overlay and every value on top
     seconds: dict[str, float] = field(default_factory=dict)
     facts: dict = field(default_factory=dict)
     logs: dict[str, dict[str, str]] = field(default_factory=dict)  # pod -> container -> log
@@ -182,11 +183,11 @@ def http_get(url: str, timeout: float = 10) -> tuple[int | None, str]:
         return None, str(error)
 
 
-def helm_test(release: Release, run: Run, k8s: kube.Kube) -> None:
+def helm_test(release: Release, run: Run, k8s: kube.Kube, only: list[str] | None = None) -> None:
     started = time.monotonic()
     try:
         # Without logs: the SDK reads a hook's logs by its name, which fails for a Job hook (the benchmark).
-        release.helm.test(release.name, timeout=900)
+        release.helm.test(release.name, timeout=900, include_names=only)
         run.facts["helm_test"] = {"ok": True}
     except Exception as error:
         run.facts["helm_test"] = {"ok": False, "error": str(error)}
@@ -209,6 +210,7 @@ def served(node, hub, cluster_access, k8s) -> Run:
         hub.rate = START
         hub.requests.clear()
         hub.served.clear()
+        run.values = release.values(TRTLLM_SERVE_TARGET, node_values(TRTLLM_SERVE_TARGET))
         release.install(TRTLLM_SERVE_TARGET, node_values(TRTLLM_SERVE_TARGET))
         run.objects = release.manifest()
         job = find(run.objects, "Job")["metadata"]["name"]
@@ -277,10 +279,19 @@ def served(node, hub, cluster_access, k8s) -> Run:
     run.facts["containers"] = node.watcher.containers(namespace.name)
     run.facts["volume"] = files_on(namespace.volume)
     run.facts["events"] = k8s.events(namespace.name)
+    free_the_node(release)
     yield run
     release.close()
     real.set_gpus(k8s, 8)
     namespace.delete()
+
+
+def free_the_node(release: Release) -> None:
+    """Uninstall once everything is recorded: the next run's servers need the node's (fake) GPUs."""
+    try:
+        release.uninstall()
+    except Exception as error:  # the namespace's deletion removes what is left
+        print(f"uninstall of {release.namespace}: {error}")
 
 
 def files_on(volume: Path) -> dict[str, tuple[int, int, int]]:
@@ -363,6 +374,56 @@ class TestTrtllmServeOnTheNode:
         assert all(code == 201 for name, code in drained.items() if "trtllm-serve" not in name), drained
 
 
+@pytest.fixture(scope="module")
+def served_again(node, hub, cluster_access, k8s) -> Run:
+    """The other trtllm-serve target, shorter: one server, no faults, the smoke test alone."""
+    if len(TRTLLM_SERVE_OVERLAYS) < 2:
+        pytest.skip("one trtllm-serve target only")
+    target = TRTLLM_SERVE_OVERLAYS[1]
+    namespace = real.NodeNamespace.create(k8s, CACHE_SIZE)
+    node.watcher.namespaces.add(namespace.name)
+    run = Run(target, namespace.name)
+    release = Release(cluster_access.kubeconfig, namespace.name, kube.API_VERSIONS[0])
+    started = time.monotonic()
+    try:
+        hub.rate = FAST
+        extra = node_values(target, {"trtllmServe": {"replicas": 1}})
+        run.values = release.values(target, extra)
+        release.install(target, extra)
+        run.objects = release.manifest()
+        wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
+        deployment = find(run.objects, "Deployment")
+        kube.wait_for("a Ready trtllm-serve pod", lambda: (k8s.apps.read_namespaced_deployment(
+            deployment["metadata"]["name"], namespace.name).status.ready_replicas or 0) == 1, timeout=420, interval=2,
+            explain=lambda: real.describe(k8s, namespace.name))
+        run.facts["args"] = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+        helm_test(release, run, k8s, only=[f"{release.name}-smoke-test"])
+    except Exception as error:
+        run.error = f"{type(error).__name__}: {error}"
+        run.evidence = real.describe(k8s, namespace.name)
+    run.seconds["total"] = round(time.monotonic() - started, 1)
+    snapshot_pods(k8s, run)
+    run.facts["containers"] = node.watcher.containers(namespace.name)
+    free_the_node(release)
+    yield run
+    release.close()
+    namespace.delete()
+
+
+class TestOtherTrtllmServeTargetOnTheNode:
+    """The second trtllm-serve target (values/ order) with its own command line; the server is the stand-in."""
+
+    def test_should_start_the_rendered_server_and_pass_the_smoke_test(self, served_again):
+        require(served_again, "helm_test")
+        assert served_again.facts["helm_test"]["ok"], f"{served_again.facts['helm_test']}\n{served_again.evidence}"
+        smoke = [logs for name, logs in served_again.logs.items() if name.endswith("smoke-test")]
+        assert smoke and "PASS:" in smoke[0]["smoke-test"], smoke
+        server = [logs for name, logs in served_again.logs.items() if "trtllm-serve" in name]
+        # The stand-in read this target's own command line (its GPU flags are named in its log).
+        assert server and "stand-in for trtllm-serve" in server[0]["trtllm-serve"], server
+        assert "wait-for-model" in server[0] and "model cache ready" in server[0]["wait-for-model"], server
+
+
 # --- Dynamo: everything but the DGD (no operator in this tier) -----------------------------------------
 
 
@@ -413,7 +474,9 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
     try:
         hub.rate = FAST
         small = {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"memory": "3Gi"}}
-        release.install(DYNAMO_TARGET, node_values(DYNAMO_TARGET, {"frontend": {"resources": small}}))
+        extra = node_values(DYNAMO_TARGET, {"frontend": {"resources": small}})
+        run.values = release.values(DYNAMO_TARGET, extra)
+        release.install(DYNAMO_TARGET, extra)
         run.objects = release.manifest()
         deployment, service = frontend_stand_in(run.objects, namespace.name)
         k8s.apps.create_namespaced_deployment(namespace.name, deployment)
@@ -439,6 +502,7 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
     run.facts["containers"] = node.watcher.containers(namespace.name)
     run.facts["volume"] = files_on(namespace.volume)
     run.facts["events"] = k8s.events(namespace.name)
+    free_the_node(release)
     yield run
     release.close()
     namespace.delete()
@@ -489,7 +553,7 @@ def rendered_security(objects: list[dict]) -> dict[str, tuple[dict, dict]]:
     return found
 
 
-@pytest.mark.parametrize("flow", ["served", "dynamo_run"])
+@pytest.mark.parametrize("flow", ["served", "served_again", "dynamo_run"])
 class TestRuntimeSecurity:
     def test_should_run_every_chart_container_as_rendered_under_restricted(self, flow, request, k8s):
         run: Run = request.getfixturevalue(flow)
@@ -515,7 +579,8 @@ class TestRuntimeSecurity:
         labels = k8s.core.read_namespace(run.namespace).metadata.labels
         assert labels.get("pod-security.kubernetes.io/enforce") == "restricted"
         names = {c.name for c in containers}
-        assert {"download", "wait-for-model", "smoke-test", "aiperf"} <= names, names
+        ran = {"download", "wait-for-model", "smoke-test"} | (set() if flow == "served_again" else {"aiperf"})
+        assert ran <= names, names
 
     def test_should_never_fail_for_permissions(self, flow, request):
         run: Run = request.getfixturevalue(flow)
@@ -531,9 +596,8 @@ class TestRuntimeSecurity:
 
 def hook_objects(run: Run) -> list[dict]:
     """The test hooks as rendered for this run (they are not in the release's manifest)."""
-    from tests.helpers import RUNTIMES, deep_merge, load_values, render_chart
-    base = kube.KIND_VALUES_TRTLLM_SERVE if RUNTIMES[run.target] == "trtllm-serve" else kube.KIND_VALUES
-    objects = render_chart([run.target], deep_merge(base, node_values(run.target)), namespace=run.namespace)
+    from tests.helpers import render_chart
+    objects = render_chart(values=run.values, namespace=run.namespace)
     return [o for o in objects if "helm.sh/hook" in (o["metadata"].get("annotations") or {})]
 
 
