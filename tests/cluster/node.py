@@ -141,6 +141,10 @@ class NodeNamespace:
         self.k8s.core.delete_persistent_volume(f"{self.name}-model-cache")
         if not NODE.mounts_under([str(self.volume)]):
             shutil.rmtree(self.volume, ignore_errors=True)
+        try:
+            VOLUMES.rmdir()  # the last namespace's folder gone: the parent too
+        except OSError:
+            pass
 
 
 # --- the fake Hub, where pods reach it ------------------------------------------------------------------
