@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Start and stop a kubelet-less Kubernetes control plane on 127.0.0.1 for the cluster tier (envtest style).
+"""Start and stop a Kubernetes control plane on 127.0.0.1 for the cluster tier (envtest style), plus one real node.
 
     ci/control-plane.py start [--dir .envtest]   etcd + kube-apiserver (+ kube-scheduler and
-                                                 kube-controller-manager when present), GPU nodes, DGD CRD
-    ci/control-plane.py stop  [--dir .envtest]   stops only the processes `start` recorded, removes the dir
+                                                 kube-controller-manager when present), GPU nodes, DGD CRD,
+                                                 and a kubelet node (ci/node.py) when a kubelet binary is there
+    ci/control-plane.py stop  [--dir .envtest]   stops the node (undoing its host changes), then only the
+                                                 processes `start` recorded, removes the dir
     ci/control-plane.py env   [--dir .envtest]   prints KUBECONFIG=... of a running control plane
     ci/control-plane.py reap  [--dir .envtest]   (started by `start`) the kubelet's part in pod deletion
     ci/control-plane.py restart --component NAME [--down-seconds S] [--signal KILL|TERM] [--dir .envtest]
@@ -28,6 +30,10 @@ Nodes are API objects only (no kubelet): one per entry of ci/gpu-node-profiles.j
 The node-lifecycle controller is off, since nothing would ever renew those nodes' heartbeats. A pod bound to
 such a node is never started; when it is deleted, the `reap` process confirms its termination (grace period 0),
 as the node's kubelet would once the containers stopped, so uninstalls and namespace deletions complete.
+Beside them, when a `kubelet` binary sits with the others (and this runs as root on Linux), ci/node.py starts a
+real node: containerd, the kubelet, kube-proxy (when present) and a cluster DNS, with images built by
+ci/node-images.py; it is tainted so only the node tests (tests/cluster/test_node.py) use it. Without one, the
+reason is written to <dir>/node-absent.txt and the node tests skip with it. GPT_OSS_NODE=0 turns the node off.
 Needs requirements-test.txt and requirements-cluster.txt (kubernetes, cryptography, PyYAML).
 """
 from __future__ import annotations
@@ -128,6 +134,12 @@ def write_pki(pki: Path) -> None:
     admin = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:masters"),
                        x509.NameAttribute(NameOID.COMMON_NAME, "gpt-oss-test-admin")])
     save("admin", admin_key, cert(admin, ca_name, admin_key.public_key(), ca_key))
+    # The API server's client certificate towards kubelets (logs, exec, port-forward).
+    kubelet_client_key = key()
+    kubelet_client = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:masters"),
+                                x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver-kubelet-client")])
+    save("apiserver-kubelet-client", kubelet_client_key,
+         cert(kubelet_client, ca_name, kubelet_client_key.public_key(), ca_key))
     sa_key = key()
     save("sa", sa_key)
     (pki / "sa.pub").write_bytes(sa_key.public_key().public_bytes(
@@ -276,7 +288,13 @@ def start(state: Path) -> int:
         "--tls-private-key-file", str(pki / "apiserver.key"), "--client-ca-file", str(pki / "ca.crt"),
         "--service-account-issuer", f"https://127.0.0.1:{api_port}",
         "--service-account-key-file", str(pki / "sa.pub"), "--service-account-signing-key-file", str(pki / "sa.key"),
-        "--service-cluster-ip-range", "10.0.0.0/24", "--authorization-mode", "RBAC", "--allow-privileged=true",
+        "--service-cluster-ip-range", "10.0.0.0/24", "--allow-privileged=true",
+        # Node + NodeRestriction: what a kubelet may do, as on kind. RBAC for everyone else.
+        "--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "NodeRestriction",
+        # Logs, exec and port-forward reach a kubelet (ci/node.py) at its InternalIP, checked against the CA.
+        "--kubelet-client-certificate", str(pki / "apiserver-kubelet-client.crt"),
+        "--kubelet-client-key", str(pki / "apiserver-kubelet-client.key"),
+        "--kubelet-certificate-authority", str(pki / "ca.crt"), "--kubelet-preferred-address-types", "InternalIP",
         # One local API server: no `kubernetes` Service endpoints to keep in step with other replicas.
         "--endpoint-reconciler-type", "none",
         # The tier binds its model-cache PVCs to static PVs by class name; no default class exists to assign.
@@ -315,9 +333,35 @@ def start(state: Path) -> int:
     started.append("pod-reaper")
     print(f"control plane up: Kubernetes {version.git_version} from {origin} ({binaries}); "
           f"running {', '.join(started)}; nodes {', '.join(nodes)}; "
-          + (f"DGD CRD installed from {crd_origin}" if crd else f"DGD CRD NOT installed: {crd_origin}"))
+          + (f"DGD CRD installed from {crd_origin}" if crd else f"DGD CRD NOT installed: {crd_origin}"), flush=True)
+    node = node_module()
+    reason = node.why_not(binaries)
+    if reason:
+        (state / "node-absent.txt").write_text(reason + "\n")
+        print(f"no kubelet node: {reason}")
+    else:
+        try:
+            print(node.start(state, binaries, pki, f"https://127.0.0.1:{api_port}", spawn, api), flush=True)
+        except (Exception, SystemExit) as error:
+            # The control plane stays up without the node; the node tests skip with this reason.
+            # GPT_OSS_NODE=1 makes a failed node fail `start` instead.
+            node.stop(state, binaries)
+            (state / "node-absent.txt").write_text(f"the node failed to start: {error}\n")
+            print(f"NODE FAILED TO START (host restored): {error}", flush=True)
+            if os.environ.get("GPT_OSS_NODE", "").strip() == "1":
+                raise
     print(f"KUBECONFIG={kubeconfig}")
     return 0
+
+
+def node_module():
+    """ci/node.py: the kubelet node this control plane starts when a kubelet binary is beside its binaries."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpt_oss_node", Path(__file__).with_name("node.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 def api_client(kubeconfig: Path):
@@ -408,8 +452,10 @@ def restart(state: Path, name: str, down_seconds: float = 0.0, sig: int = signal
 def stop(state: Path) -> int:
     pids_file = state / "pids.json"
     if not pids_file.exists():
+        problems = node_module().stop(state, find_binaries()[0])  # a start killed before it recorded anything
         print(f"no control plane recorded in {state}")
-        return 0
+        return 1 if problems else 0
+    problems = node_module().stop(state, find_binaries()[0])
     pids = json.loads(pids_file.read_text())
     # Reverse start order: controllers first, etcd last.
     for name, entry in reversed(list(pids.items())):
@@ -417,8 +463,12 @@ def stop(state: Path) -> int:
             continue
         _terminate(entry["pid"])
         print(f"stopped {name} (pid {entry['pid']})")
+    mounted = node_module().mounts_under([str(state)])
+    if mounted:  # never delete through a mount (a volume of a pod)
+        print(f"{state} NOT removed: still mounted under it: {', '.join(mounted)}")
+        return 1
     shutil.rmtree(state, ignore_errors=True)
-    return 0
+    return 1 if problems else 0
 
 
 def _zombie(pid: int) -> bool:

@@ -1,5 +1,5 @@
-"""A tiny stand-in for the Hugging Face Hub on 127.0.0.1 (HTTP, or HTTPS with a test CA), enough for
-huggingface_hub's snapshot_download and the chart's own download script.
+"""A tiny stand-in for the Hugging Face Hub (on 127.0.0.1 unless told another address; HTTP, or HTTPS with a test
+CA), enough for huggingface_hub's snapshot_download and the chart's own download script.
 
 It answers the calls snapshot_download and model_info make (HF_ENDPOINT points here):
   GET  /api/models/<repo>/revision/<rev>[?blobs=true]   the revision's file list (sizes, blob ids, LFS sha256)
@@ -61,8 +61,8 @@ class FakeHub:
     requests: list[dict] = field(default_factory=list)
     served: dict[str, int] = field(default_factory=dict)  # bytes of content sent, by file path
 
-    def start(self, ssl_context=None) -> str:
-        """Serve on a free port of 127.0.0.1; with an ssl.SSLContext, over TLS (an https:// URL)."""
+    def start(self, ssl_context=None, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Serve on host:port (port 0: a free one); with an ssl.SSLContext, over TLS (an https:// URL)."""
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -77,13 +77,13 @@ class FakeHub:
             def do_GET(self):
                 hub.handle(self, head=False)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True
         if ssl_context is not None:
             self.server.socket = ssl_context.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         scheme = "https" if ssl_context is not None else "http"
-        return f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
+        return f"{scheme}://{host}:{self.server.server_address[1]}"
 
     def stop(self) -> None:
         self.server.shutdown()

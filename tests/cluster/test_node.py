@@ -1,0 +1,621 @@
+"""Pods that really run: the chart on the kubelet node of ci/node.py (containerd, runc, CNI, kube-proxy, DNS).
+
+Skips, saying why, unless ci/control-plane.py started its node (a kubelet binary beside the control-plane
+binaries, root, the node's Debian packages, the images of ci/node-images.py). For this module the node is
+untainted and every API-only node cordoned (tests/cluster/node.py Takeover), so every pod the chart makes runs
+for real, in namespaces enforcing PodSecurity `restricted`, with the model cache on a `local` PV of the node.
+
+The images are stand-ins built from Debian packages and PyPI (tests/cluster/node.py stand_ins() says what each
+is): the Jobs' Python image is Debian's python3 with the Jobs' pinned packages; the TensorRT-LLM and Dynamo
+runtime images are Dynamo's own frontend in front of GPU-free mockers. The model is a small tokenizer and config
+plus one large file, served by tests/e2e/fake_hub.py on the node's bridge address (ci/node.py FAKE_HUB_URL).
+
+trtllm-serve: the whole release runs: the download Job (its pod killed mid-download, the kubelet killed too),
+the server's wait-for-model init container, its readiness probe, the Service by name (cluster DNS, kube-proxy),
+`helm test` (smoke test and AIPerf benchmark), the disruption budget against evictions and a drain.
+Dynamo: the DynamoGraphDeployment needs the Dynamo operator, which this tier lacks; everything else runs: the
+download Job, the test hooks, against a stand-in `<release>-frontend` built from the DGD's own frontend pod.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.cluster import kube
+from tests.cluster import node as real
+from tests.cluster.conftest import CACHE_SIZE, Release
+from tests.cluster.control import ControlPlane
+from tests.helpers import DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS, dgd_pods, dgd_workers, find
+
+pytestmark = pytest.mark.cluster
+
+NODE = real.NODE
+BIG_SIZE = 24 * 1024 * 1024  # huggingface_hub writes it in 10 MiB pieces: one lands before the interruption
+START = 4 * 1024 * 1024  # bytes/s of the large file until its first piece is on the volume
+SLOW = 256 * 1024  # ... while the kubelet is killed and the pod deleted
+FAST = 64 * 1024 * 1024
+PERMISSION_ERRORS = re.compile(r"Permission denied|Read-only file system|Operation not permitted|EACCES|EROFS")
+TRTLLM_SERVE_TARGET = TRTLLM_SERVE_OVERLAYS[0]
+DYNAMO_TARGET = "agg.yaml" if "agg.yaml" in DYNAMO_OVERLAYS else DYNAMO_OVERLAYS[0]
+SERVE_REPLICAS = 2  # two server pods, so the budget (maxUnavailable 1) has one to allow and one to refuse
+
+
+@dataclass
+class NodeContext:
+    state: Path
+    plane: ControlPlane
+    watcher: real.ContainerWatcher
+    stand_ins: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def node(cluster_access, k8s, job_pods, scheduler):
+    reason = real.why_no_node(cluster_access.kubeconfig)
+    if reason:
+        pytest.skip(reason)
+    state = real.state_of(cluster_access.kubeconfig)
+    live = k8s.core.read_node(NODE.NODE_NAME)
+    assert any(c.type == "Ready" and c.status == "True" for c in live.status.conditions), live.status.conditions
+    takeover = real.Takeover(k8s)
+    takeover.take()
+    watcher = real.ContainerWatcher(state)
+    try:
+        yield NodeContext(state, ControlPlane(state), watcher, real.stand_ins())
+    finally:
+        watcher.stop()
+        takeover.restore()
+
+
+@pytest.fixture(scope="module")
+def hub(node, tmp_path_factory):
+    from tests.e2e.fake_hub import FakeHub
+    from tests.e2e.tokenizer import build_tokenizer
+    from tests.helpers import render_chart
+    # The model the Job asks for, as rendered: the fake Hub serves that repo at that revision.
+    job = next(o for o in render_chart([TRTLLM_SERVE_TARGET]) if o["kind"] == "Job" and "model-download" in
+               o["metadata"]["name"])["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in job["env"] if "value" in e}
+    model_id, revision = env["MODEL_ID"], env["MODEL_REVISION"]
+    tokenizer = build_tokenizer(tmp_path_factory.mktemp("tokenizer"))
+    hub = FakeHub(model_id, revision, real.fake_repo(tokenizer, BIG_SIZE),
+                  extra={Path(env["TIKTOKEN_URL"]).name: real.VOCABULARY}, rate=FAST)
+    hub.start(host=NODE.GATEWAY, port=NODE.FAKE_HUB_PORT)
+    yield hub
+    hub.stop()
+
+
+def node_values(target: str, extra: dict | None = None) -> dict:
+    """What a node install adds to the tier's values: the fake Hub as the Hub mirror and its vocabulary, images
+    never pulled (they were imported), the benchmark's image (the Python image, with AIPerf), and sizes that fit
+    a 2-CPU node."""
+    from tests.helpers import RUNTIMES, deep_merge, load_values
+    python = real.IMAGES.rendered_images()["download"]
+    repository, tag = python.rsplit(":", 1)
+    small = {"requests": {"cpu": "50m", "memory": "128Mi"}, "limits": {"memory": "2Gi"}}
+    values = {
+        "model": {"tiktoken": {"url": f"{NODE.FAKE_HUB_URL}/tiktoken/o200k_base.tiktoken",
+                               "sha256": hashlib.sha256(real.VOCABULARY).hexdigest()}},
+        "modelCache": {"huggingface": {"endpoint": NODE.FAKE_HUB_URL},
+                       "download": {"image": {"pullPolicy": "Never"}, "resources": small}},
+        "waitForModel": {"image": {"pullPolicy": "Never"}},
+        "smokeTest": {"image": {"pullPolicy": "Never"}, "maxTokens": 16, "readyTimeoutSeconds": 300},
+        "benchmark": {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"}, "concurrency": 2,
+                      "requestCount": 8, "inputTokensMean": 64, "outputTokensMean": 16, "readyTimeoutSeconds": 300,
+                      "resources": small},
+        "frontend": {"readyPollSeconds": 2},
+    }
+    overlay = load_values([target]).get("benchmark", {})
+    if overlay.get("warmupRequestCount"):
+        values["benchmark"]["warmupRequestCount"] = 2
+    if overlay.get("numDatasetEntries"):
+        values["benchmark"]["numDatasetEntries"] = 8
+    if RUNTIMES[target] == "trtllm-serve":
+        values["trtllmServe"] = {"image": {"pullPolicy": "Never"}, "replicas": SERVE_REPLICAS,
+                                 "resources": {"requests": {"cpu": "50m", "memory": "256Mi"},
+                                               "limits": {"memory": "3Gi"}}}
+    else:
+        values["dynamo"] = {"image": {"pullPolicy": "Never"}}
+    return deep_merge(values, extra or {})
+
+
+@dataclass
+class Run:
+    """What one release did on the node, recorded as it happened; the tests assert on it."""
+    target: str
+    namespace: str
+    objects: list[dict] = field(default_factory=list)
+    values: dict = field(default_factory=dict)  # what was installed: the overlay and every value on top
+    seconds: dict[str, float] = field(default_factory=dict)
+    facts: dict = field(default_factory=dict)
+    logs: dict[str, dict[str, str]] = field(default_factory=dict)  # pod -> container -> log
+    pods: dict[str, dict] = field(default_factory=dict)  # every pod seen, as last read
+    error: str | None = None
+    evidence: str = ""
+
+
+def snapshot_pods(k8s: kube.Kube, run: Run) -> None:
+    for pod in k8s.core.list_namespaced_pod(run.namespace).items:
+        pod = k8s._dict(pod)
+        run.pods[pod["metadata"]["name"]] = pod
+        if pod["status"].get("phase") in ("Running", "Succeeded", "Failed"):
+            run.logs[pod["metadata"]["name"]] = real.pod_logs(k8s, run.namespace, pod)
+
+
+def download_progress(volume: Path) -> int:
+    """Bytes of the large file on the volume so far (huggingface_hub's .incomplete file, or the file itself)."""
+    partial = [p.stat().st_size for p in volume.rglob("*.incomplete")]
+    done = [p.stat().st_size for p in volume.rglob(real.BIG)]
+    return max(partial + done + [0])
+
+
+def wait_job(k8s: kube.Kube, namespace: str, name: str, timeout: float) -> dict:
+    def complete():
+        job = k8s.get({"kind": "Job", "metadata": {"name": name}}, namespace)
+        status = job.get("status") or {} if job else {}
+        if status.get("failed", 0) > 3 or any(c["type"] == "Failed" and c["status"] == "True"
+                                               for c in status.get("conditions") or []):
+            raise AssertionError(f"Job {name} failed: {status}\n{real.describe(k8s, namespace)}")
+        return job if status.get("succeeded") else None
+    return kube.wait_for(f"Job {namespace}/{name} to succeed", complete, timeout=timeout,
+                         explain=lambda: real.describe(k8s, namespace))
+
+
+def evict(k8s: kube.Kube, namespace: str, pod: str) -> int:
+    from kubernetes.client.exceptions import ApiException
+    body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod, "namespace": namespace}}
+    try:
+        k8s.core.create_namespaced_pod_eviction(pod, namespace, body)
+        return 201
+    except ApiException as error:
+        return error.status
+
+
+def http_get(url: str, timeout: float = 10) -> tuple[int | None, str]:
+    try:
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url, timeout=timeout) as response:
+            return response.status, response.read().decode(errors="replace")
+    except Exception as error:
+        return None, str(error)
+
+
+def helm_test(release: Release, run: Run, k8s: kube.Kube, only: list[str] | None = None) -> None:
+    started = time.monotonic()
+    try:
+        # Without logs: the SDK reads a hook's logs by its name, which fails for a Job hook (the benchmark).
+        release.helm.test(release.name, timeout=900, include_names=only)
+        run.facts["helm_test"] = {"ok": True}
+    except Exception as error:
+        run.facts["helm_test"] = {"ok": False, "error": str(error)}
+    run.seconds["helm test"] = round(time.monotonic() - started, 1)
+    snapshot_pods(k8s, run)
+
+
+# --- trtllm-serve: the whole release ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def served(node, hub, cluster_access, k8s) -> Run:
+    namespace = real.NodeNamespace.create(k8s, CACHE_SIZE)
+    node.watcher.namespaces.add(namespace.name)
+    run = Run(TRTLLM_SERVE_TARGET, namespace.name)
+    release = Release(cluster_access.kubeconfig, namespace.name, kube.API_VERSIONS[0])
+    real.set_gpus(k8s, 8 * SERVE_REPLICAS)  # two 8-GPU servers on this one node (a B200 node has 8)
+    started = time.monotonic()
+    try:
+        hub.rate = START
+        hub.requests.clear()
+        hub.served.clear()
+        run.values = release.values(TRTLLM_SERVE_TARGET, node_values(TRTLLM_SERVE_TARGET))
+        release.install(TRTLLM_SERVE_TARGET, node_values(TRTLLM_SERVE_TARGET))
+        run.objects = release.manifest()
+        job = find(run.objects, "Job")["metadata"]["name"]
+        run.facts["job"] = job
+
+        # The kubelet killed mid-download and started again: the container runs on (containerd keeps it).
+        kube.wait_for("part of the large file on the volume", lambda: download_progress(namespace.volume) > 0,
+                      timeout=180, interval=0.2, explain=lambda: real.describe(k8s, namespace.name))
+        hub.rate = SLOW
+        before_kill = hub.served.get(real.BIG, 0)
+        node.plane.kill("kubelet")
+        time.sleep(3)
+        during_kill = hub.served.get(real.BIG, 0)
+        node.plane.start("kubelet")
+        run.facts["kubelet_kill"] = {"served_before": before_kill, "served_while_down": during_kill}
+
+        # The pod deleted mid-download: the Job's next pod resumes from what is on the volume.
+        first = kube.wait_for("the download pod", lambda: [p for p in k8s.pods(namespace.name, f"job-name={job}")
+                                                          if p["status"].get("phase") == "Running"], timeout=60)[0]
+        progress = download_progress(namespace.volume)
+        assert progress < BIG_SIZE, "the download finished before its pod could be deleted"
+        k8s.core.delete_namespaced_pod(first["metadata"]["name"], namespace.name, grace_period_seconds=1)
+        run.facts["deleted_pod"] = {"name": first["metadata"]["name"], "progress": progress}
+        # Slow until the kubelet has stopped it: the deleted pod must not finish the file in its grace period.
+        kube.wait_for("the deleted download pod to be gone", lambda: not [
+            p for p in k8s.pods(namespace.name, f"job-name={job}") if p["metadata"]["name"] == first["metadata"]["name"]],
+            timeout=60, interval=0.2)
+        run.facts["deleted_pod"]["served"] = hub.served.get(real.BIG, 0)
+        hub.rate = FAST
+        wait_job(k8s, namespace.name, job, timeout=240)
+        run.seconds["download"] = round(time.monotonic() - started, 1)
+        run.facts["hub_requests"] = list(hub.requests)
+
+        # The servers: released by wait-for-model, then Ready (readiness probe on /health).
+        deployment = find(run.objects, "Deployment")["metadata"]["name"]
+        kube.wait_for(f"{SERVE_REPLICAS} Ready trtllm-serve pods", lambda: (k8s.apps.read_namespaced_deployment(
+            deployment, namespace.name).status.ready_replicas or 0) == SERVE_REPLICAS, timeout=420, interval=2,
+            explain=lambda: real.describe(k8s, namespace.name))
+        run.seconds["ready"] = round(time.monotonic() - started, 1)
+        service = k8s.core.read_namespaced_service(find(run.objects, "Service")["metadata"]["name"], namespace.name)
+        run.facts["service_from_host"] = http_get(f"http://{service.spec.cluster_ip}:8000/v1/models")
+        snapshot_pods(k8s, run)
+
+        helm_test(release, run, k8s)
+
+        # The budget (maxUnavailable 1): one server may go, the second may not while the first is away.
+        servers = sorted(p["metadata"]["name"] for p in k8s.pods(
+            namespace.name, "app.kubernetes.io/component=trtllm-serve") if not p["metadata"].get("deletionTimestamp"))
+        run.facts["evictions"] = [(name, evict(k8s, namespace.name, name)) for name in servers]
+        # A drain: cordon, then evict every pod on the node; the budget holds back what it must.
+        k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": True}})
+        drained = {}
+        for pod in k8s.core.list_namespaced_pod(namespace.name).items:
+            if not pod.metadata.deletion_timestamp:
+                drained[pod.metadata.name] = evict(k8s, namespace.name, pod.metadata.name)
+        run.facts["drain"] = drained
+        run.facts["pdb"] = k8s._dict(k8s.policy.read_namespaced_pod_disruption_budget(
+            find(run.objects, "PodDisruptionBudget")["metadata"]["name"], namespace.name)).get("status")
+        k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": None}})
+    except Exception as error:  # recorded: each test reports the part it is about
+        run.error = f"{type(error).__name__}: {error}"
+        run.evidence = real.describe(k8s, namespace.name)
+        k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": None}})
+    run.seconds["total"] = round(time.monotonic() - started, 1)
+    snapshot_pods(k8s, run)
+    run.facts["containers"] = node.watcher.containers(namespace.name)
+    run.facts["volume"] = files_on(namespace.volume)
+    run.facts["events"] = k8s.events(namespace.name)
+    free_the_node(release)
+    yield run
+    release.close()
+    real.set_gpus(k8s, 8)
+    namespace.delete()
+
+
+def free_the_node(release: Release) -> None:
+    """Uninstall once everything is recorded: the next run's servers need the node's (fake) GPUs."""
+    try:
+        release.uninstall()
+    except Exception as error:  # the namespace's deletion removes what is left
+        print(f"uninstall of {release.namespace}: {error}")
+
+
+def files_on(volume: Path) -> dict[str, tuple[int, int, int]]:
+    """path -> (uid, gid, size) of every file on the volume, as the host sees them."""
+    return {str(p.relative_to(volume)): (p.stat().st_uid, p.stat().st_gid, p.stat().st_size)
+            for p in volume.rglob("*") if p.is_file()}
+
+
+def require(run: Run, *facts: str) -> None:
+    missing = [f for f in facts if f not in run.facts]
+    assert not missing, f"the run stopped before {missing}: {run.error}\n{run.evidence}"
+
+
+class TestTrtllmServeOnTheNode:
+    """trtllm-serve target, end to end; the server is the serving stand-in (Dynamo frontend + mocker)."""
+
+    def test_should_write_the_model_cache_as_uid_1000_with_the_marker_last(self, served):
+        require(served, "hub_requests")
+        env = {e["name"]: e["value"] for e in find(served.objects, "Job")["spec"]["template"]["spec"]["containers"][0][
+            "env"] if "value" in e}
+        model_dir = Path(env["MODEL_DIR"]).relative_to("/model-cache")
+        marker = str(Path(env["MARKER"]).relative_to("/model-cache"))
+        files = served.facts["volume"]
+        assert marker in files, f"no ready marker {marker} on the volume: {sorted(files)}"
+        assert files[str(model_dir / real.BIG)][2] == BIG_SIZE
+        assert not [p for p in files if p.startswith((str(model_dir / "original"), str(model_dir / "metal")))]
+        assert "tiktoken/o200k_base.tiktoken" in files
+        owners = {(uid, gid) for path, (uid, gid, _) in files.items() if not path.startswith("benchmark")}
+        assert owners == {(1000, 1000)}, f"files not written as uid/gid 1000: {owners}"
+
+    def test_should_resume_the_download_after_its_pod_is_deleted_and_survive_a_kubelet_restart(self, served):
+        require(served, "hub_requests")
+        kill = served.facts["kubelet_kill"]
+        assert kill["served_while_down"] > kill["served_before"], f"the download stopped with the kubelet: {kill}"
+        deleted = served.facts["deleted_pod"]
+        gets = [r for r in served.facts["hub_requests"] if r["method"] == "GET" and r["path"].endswith("/" + real.BIG)]
+        resumed = [r for r in gets if r["range"]]
+        assert resumed, f"no request resumed the large file (a Range request): {gets}"
+        offset = int(resumed[-1]["range"].removeprefix("bytes=").split("-")[0])
+        assert 0 < offset < BIG_SIZE and offset >= deleted["progress"] - 10 * 1024 * 1024, (resumed, deleted)
+        job_pods = [p for p in served.pods.values() if p["metadata"]["labels"].get("job-name") == served.facts["job"]]
+        assert deleted["name"] not in [p["metadata"]["name"] for p in job_pods if p["status"]["phase"] == "Succeeded"]
+        assert any(p["status"]["phase"] == "Succeeded" for p in job_pods), [p["status"]["phase"] for p in job_pods]
+
+    def test_should_release_the_servers_with_wait_for_model_and_pass_their_readiness_probe(self, served):
+        require(served, "service_from_host")
+        servers = [p for p in served.pods.values() if p["metadata"]["labels"].get("app.kubernetes.io/component")
+                   == "trtllm-serve"]
+        assert len(servers) >= SERVE_REPLICAS
+        for pod in servers[:SERVE_REPLICAS]:
+            init = served.logs.get(pod["metadata"]["name"], {}).get("wait-for-model", "")
+            assert "model cache ready" in init, f"{pod['metadata']['name']} wait-for-model: {init}"
+        assert served.seconds["ready"] > 0
+
+    def test_should_answer_on_the_service_by_cluster_ip(self, served):
+        require(served, "service_from_host")
+        status, body = served.facts["service_from_host"]
+        assert status == 200, body
+        assert json.loads(body)["data"][0]["id"] == "gpt-oss-120b", body  # trtllm-serve names it by its folder
+
+    def test_should_pass_helm_test_smoke_test_and_benchmark_through_the_service_name(self, served):
+        require(served, "helm_test")
+        result = served.facts["helm_test"]
+        assert result["ok"], f"helm test failed: {result.get('error')}\n{served.evidence}"
+        smoke = [logs for name, logs in served.logs.items() if name.endswith("smoke-test")]
+        assert smoke and "PASS:" in smoke[0]["smoke-test"], smoke
+        bench = [logs["aiperf"] for name, logs in served.logs.items() if name.startswith("gpt-oss-benchmark-")]
+        assert bench and "requests completed: 8 of 8" in bench[-1] and bench[-1].rstrip().endswith("PASS"), bench
+        urls = {e["value"] for o in hook_objects(served) for c in (o["spec"].get("template", o)["spec"]["containers"])
+                for e in c.get("env", []) if e["name"] == "FRONTEND_URL"}
+        assert urls == {f"http://gpt-oss-trtllm-serve.{served.namespace}.svc:8000"}, urls
+
+    def test_should_honour_the_disruption_budget_on_eviction_and_drain(self, served):
+        require(served, "drain")
+        codes = [code for _, code in served.facts["evictions"]]
+        assert codes == [201, 429], f"evictions of the two servers: {served.facts['evictions']}"
+        drained = served.facts["drain"]
+        refused = [name for name, code in drained.items() if code == 429]
+        assert refused and all("trtllm-serve" in name for name in refused), drained
+        assert all(code == 201 for name, code in drained.items() if "trtllm-serve" not in name), drained
+
+
+@pytest.fixture(scope="module")
+def served_again(node, hub, cluster_access, k8s) -> Run:
+    """The other trtllm-serve target, shorter: one server, no faults, the smoke test alone."""
+    if len(TRTLLM_SERVE_OVERLAYS) < 2:
+        pytest.skip("one trtllm-serve target only")
+    target = TRTLLM_SERVE_OVERLAYS[1]
+    namespace = real.NodeNamespace.create(k8s, CACHE_SIZE)
+    node.watcher.namespaces.add(namespace.name)
+    run = Run(target, namespace.name)
+    release = Release(cluster_access.kubeconfig, namespace.name, kube.API_VERSIONS[0])
+    started = time.monotonic()
+    try:
+        hub.rate = FAST
+        extra = node_values(target, {"trtllmServe": {"replicas": 1}})
+        run.values = release.values(target, extra)
+        release.install(target, extra)
+        run.objects = release.manifest()
+        wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
+        deployment = find(run.objects, "Deployment")
+        kube.wait_for("a Ready trtllm-serve pod", lambda: (k8s.apps.read_namespaced_deployment(
+            deployment["metadata"]["name"], namespace.name).status.ready_replicas or 0) == 1, timeout=420, interval=2,
+            explain=lambda: real.describe(k8s, namespace.name))
+        run.facts["args"] = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+        helm_test(release, run, k8s, only=[f"{release.name}-smoke-test"])
+    except Exception as error:
+        run.error = f"{type(error).__name__}: {error}"
+        run.evidence = real.describe(k8s, namespace.name)
+    run.seconds["total"] = round(time.monotonic() - started, 1)
+    snapshot_pods(k8s, run)
+    run.facts["containers"] = node.watcher.containers(namespace.name)
+    free_the_node(release)
+    yield run
+    release.close()
+    namespace.delete()
+
+
+class TestOtherTrtllmServeTargetOnTheNode:
+    """The second trtllm-serve target (values/ order) with its own command line; the server is the stand-in."""
+
+    def test_should_start_the_rendered_server_and_pass_the_smoke_test(self, served_again):
+        require(served_again, "helm_test")
+        assert served_again.facts["helm_test"]["ok"], f"{served_again.facts['helm_test']}\n{served_again.evidence}"
+        smoke = [logs for name, logs in served_again.logs.items() if name.endswith("smoke-test")]
+        assert smoke and "PASS:" in smoke[0]["smoke-test"], smoke
+        server = [logs for name, logs in served_again.logs.items() if "trtllm-serve" in name]
+        # The stand-in read this target's own command line (its GPU flags are named in its log).
+        assert server and "stand-in for trtllm-serve" in server[0]["trtllm-serve"], server
+        assert "wait-for-model" in server[0] and "model cache ready" in server[0]["wait-for-model"], server
+
+
+# --- Dynamo: everything but the DGD (no operator in this tier) -----------------------------------------
+
+
+def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
+    """A Deployment and Service `<release>-frontend` from the DGD's own frontend pod (tests.helpers.dgd_pods):
+    the chart's init container, volumes and securityContext as rendered; the main container runs the rendered
+    frontend command through the stand-in, with one mocker per worker role in the same container."""
+    from tests.e2e.plan import mocker_args
+    dgd = find(objects, "DynamoGraphDeployment")
+    pod = dgd_pods(dgd)["Frontend"]
+    main = pod["spec"]["containers"][0]
+    mockers = []
+    model_path = model_name = None
+    for worker in dgd_workers(dgd).values():
+        args = mocker_args(worker["args"])
+        model_path, model_name = args[args.index("--model-path") + 1], args[args.index("--model-name") + 1]
+        mockers += ["--mocker", " ".join(args)] * worker["replicas"]
+    main["command"] = ["gpt-oss-stand-in", "serve", "--model-path", model_path, "--model-name", model_name,
+                       *mockers, "--", *main["command"], *main.get("args", [])]
+    main.pop("args", None)
+    main["env"] = main.get("env", []) + [{"name": "HOME", "value": "/tmp"}]
+    main["imagePullPolicy"] = "Never"
+    main["volumeMounts"] = main.get("volumeMounts", []) + [{"name": "tmp", "mountPath": "/tmp"}]
+    main["readinessProbe"] = {"httpGet": {"path": "/v1/models", "port": 8000}, "periodSeconds": 2}
+    pod["spec"]["volumes"] = pod["spec"].get("volumes", []) + [{"name": "tmp", "emptyDir": {}}]
+    for init in pod["spec"].get("initContainers", []):
+        init["imagePullPolicy"] = "Never"
+    pod["spec"]["automountServiceAccountToken"] = False
+    name = f"{dgd['metadata']['name']}-frontend"
+    labels = {"nvidia.com/dynamo-component": "Frontend", "nvidia.com/dynamo-graph-deployment-name":
+              dgd["metadata"]["name"], "gpt-oss.test/stand-in": "frontend"}
+    pod["metadata"] = {"labels": {**pod["metadata"].get("labels", {}), **labels}}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": labels},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                           "template": {"metadata": pod["metadata"], "spec": pod["spec"]}}}
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+               "spec": {"selector": labels, "ports": [{"name": "http", "port": 8000, "targetPort": 8000}]}}
+    return deployment, service
+
+
+@pytest.fixture(scope="module")
+def dynamo_run(node, hub, cluster_access, k8s) -> Run:
+    namespace = real.NodeNamespace.create(k8s, CACHE_SIZE)
+    node.watcher.namespaces.add(namespace.name)
+    run = Run(DYNAMO_TARGET, namespace.name)
+    release = Release(cluster_access.kubeconfig, namespace.name, kube.API_VERSIONS[0])
+    started = time.monotonic()
+    try:
+        hub.rate = FAST
+        small = {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"memory": "3Gi"}}
+        extra = node_values(DYNAMO_TARGET, {"frontend": {"resources": small}})
+        run.values = release.values(DYNAMO_TARGET, extra)
+        release.install(DYNAMO_TARGET, extra)
+        run.objects = release.manifest()
+        deployment, service = frontend_stand_in(run.objects, namespace.name)
+        k8s.apps.create_namespaced_deployment(namespace.name, deployment)
+        k8s.core.create_namespaced_service(namespace.name, service)
+        wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
+        run.seconds["download"] = round(time.monotonic() - started, 1)
+        kube.wait_for("the frontend stand-in Ready", lambda: (k8s.apps.read_namespaced_deployment(
+            deployment["metadata"]["name"], namespace.name).status.ready_replicas or 0) == 1, timeout=420, interval=2,
+            explain=lambda: real.describe(k8s, namespace.name))
+        run.seconds["ready"] = round(time.monotonic() - started, 1)
+        snapshot_pods(k8s, run)
+        helm_test(release, run, k8s)
+        dgd = find(run.objects, "DynamoGraphDeployment")
+        run.facts["dgd_stored"] = k8s.get(dgd, namespace.name) is not None
+        run.facts["dgd_pods"] = [p["metadata"]["name"] for p in k8s.pods(
+            namespace.name, f"nvidia.com/dynamo-graph-deployment-name={dgd['metadata']['name']}")
+            if "gpt-oss.test/stand-in" not in p["metadata"]["labels"]]
+    except Exception as error:
+        run.error = f"{type(error).__name__}: {error}"
+        run.evidence = real.describe(k8s, namespace.name)
+    run.seconds["total"] = round(time.monotonic() - started, 1)
+    snapshot_pods(k8s, run)
+    run.facts["containers"] = node.watcher.containers(namespace.name)
+    run.facts["volume"] = files_on(namespace.volume)
+    run.facts["events"] = k8s.events(namespace.name)
+    free_the_node(release)
+    yield run
+    release.close()
+    namespace.delete()
+
+
+class TestDynamoTargetOnTheNodeWithoutTheOperator:
+    """A Dynamo target: its DynamoGraphDeployment is stored but never runs (no Dynamo operator in this tier)."""
+
+    def test_should_store_the_dgd_and_run_none_of_its_pods_without_the_operator(self, dynamo_run):
+        require(dynamo_run, "dgd_stored")
+        assert dynamo_run.facts["dgd_stored"]
+        assert dynamo_run.facts["dgd_pods"] == [], "pods of the DGD exist, yet no operator runs"
+
+    def test_should_fill_the_model_cache_and_release_the_frontend_stand_in(self, dynamo_run):
+        require(dynamo_run, "dgd_stored")
+        files = dynamo_run.facts["volume"]
+        assert any(".download-complete-" in p for p in files), sorted(files)
+        stand_in = [logs for name, logs in dynamo_run.logs.items() if name.startswith("gpt-oss-frontend-")]
+        assert stand_in and "model cache ready" in stand_in[0]["wait-for-model"], stand_in
+
+    def test_should_pass_helm_test_against_the_frontend_stand_in_dgd_needs_the_operator(self, dynamo_run):
+        require(dynamo_run, "helm_test")
+        result = dynamo_run.facts["helm_test"]
+        assert result["ok"], f"helm test failed: {result.get('error')}\n{dynamo_run.evidence}"
+        smoke = [logs for name, logs in dynamo_run.logs.items() if name.endswith("smoke-test")]
+        assert smoke and "PASS:" in smoke[0]["smoke-test"], smoke
+        bench = [logs["aiperf"] for name, logs in dynamo_run.logs.items() if name.startswith("gpt-oss-benchmark-")]
+        assert bench and "requests completed: 8 of 8" in bench[-1] and bench[-1].rstrip().endswith("PASS"), bench
+
+
+# --- runtime security, for every pod that ran ------------------------------------------------------------
+
+
+def rendered_security(objects: list[dict]) -> dict[str, tuple[dict, dict]]:
+    """container name -> (pod securityContext, container securityContext) as the chart rendered them."""
+    found = {}
+    for obj in objects:
+        spec = None
+        if obj["kind"] in ("Job", "Deployment"):
+            spec = obj["spec"]["template"]["spec"]
+        elif obj["kind"] == "Pod":
+            spec = obj["spec"]
+        elif obj["kind"] == "DynamoGraphDeployment":  # the frontend stand-in runs the Frontend pod's containers
+            spec = dgd_pods(obj)["Frontend"]["spec"]
+        if spec:
+            for container in spec.get("initContainers", []) + spec["containers"]:
+                found[container["name"]] = (spec.get("securityContext", {}), container.get("securityContext", {}))
+    return found
+
+
+@pytest.mark.parametrize("flow", ["served", "served_again", "dynamo_run"])
+class TestRuntimeSecurity:
+    def test_should_run_every_chart_container_as_rendered_under_restricted(self, flow, request, k8s):
+        run: Run = request.getfixturevalue(flow)
+        require(run, "containers")
+        rendered = rendered_security(run.objects + hook_objects(run))
+        containers = run.facts["containers"]
+        assert containers, "no container of this namespace was seen"
+        problems = []
+        for c in containers:
+            if c.name not in rendered:
+                problems.append(f"{c.pod}/{c.name}: not a container the chart renders")
+                continue
+            pod_context, context = rendered[c.name]
+            want_ro = bool(context.get("readOnlyRootFilesystem"))
+            if (c.uid, c.gid) != (pod_context.get("runAsUser"), pod_context.get("runAsGroup")):
+                problems.append(f"{c.pod}/{c.name}: ran as {c.uid}:{c.gid}")
+            if not c.no_new_privileges or c.capabilities or not c.seccomp:
+                problems.append(f"{c.pod}/{c.name}: noNewPrivileges={c.no_new_privileges} caps={c.capabilities} "
+                                f"seccomp={c.seccomp}")
+            if c.read_only_root != want_ro:
+                problems.append(f"{c.pod}/{c.name}: read-only root {c.read_only_root}, rendered {want_ro}")
+        assert not problems, "\n".join(problems)
+        labels = k8s.core.read_namespace(run.namespace).metadata.labels
+        assert labels.get("pod-security.kubernetes.io/enforce") == "restricted"
+        names = {c.name for c in containers}
+        ran = {"download", "wait-for-model", "smoke-test"} | (set() if flow == "served_again" else {"aiperf"})
+        assert ran <= names, names
+
+    def test_should_never_fail_for_permissions(self, flow, request):
+        run: Run = request.getfixturevalue(flow)
+        require(run, "containers")
+        hits = {f"{pod}/{container}": [line for line in text.splitlines() if PERMISSION_ERRORS.search(line)][:3]
+                for pod, logs in run.logs.items() for container, text in logs.items() if PERMISSION_ERRORS.search(text)}
+        assert not hits, f"permission errors in the logs: {hits}"
+        failed = {name: [s.get("state") for s in pod["status"].get("containerStatuses") or []]
+                  for name, pod in run.pods.items() if pod["status"].get("phase") == "Failed"
+                  and name != run.facts.get("deleted_pod", {}).get("name")}
+        assert not failed, f"pods that failed: {failed}"
+
+
+def hook_objects(run: Run) -> list[dict]:
+    """The test hooks as rendered for this run (they are not in the release's manifest)."""
+    from tests.helpers import render_chart
+    objects = render_chart(values=run.values, namespace=run.namespace)
+    return [o for o in objects if "helm.sh/hook" in (o["metadata"].get("annotations") or {})]
+
+
+@pytest.mark.parametrize("flow", ["served", "dynamo_run"])
+class TestImagesBuiltHere:
+    def test_should_run_only_stand_in_images_built_here_under_the_rendered_names(self, flow, request, node,
+                                                                              record_property):
+        run: Run = request.getfixturevalue(flow)
+        require(run, "containers")
+        rendered = {c["image"] for pod in run.pods.values()
+                    for c in pod["spec"].get("initContainers", []) + pod["spec"]["containers"]}
+        # Which stand-in each image the pods name is (ci/node-images.py), in the test report.
+        for image in sorted(rendered):
+            record_property(image, node.stand_ins.get(image, "NOT BUILT HERE"))
+        assert rendered <= set(node.stand_ins), f"pods name images not built here: {rendered - set(node.stand_ins)}"
+        ran = {c.image for c in run.facts["containers"]}  # what containerd started them from
+        assert ran <= set(node.stand_ins), f"containers of images not built here: {ran - set(node.stand_ins)}"
+        pulled = [e for e in run.facts.get("events", []) if e.get("reason") == "Pulling"]
+        assert not pulled, f"the kubelet pulled: {pulled}"

@@ -1,0 +1,78 @@
+"""The node tier's images (ci/node-images.py): named as the chart renders, with the project's pins, and the
+serving stand-in reads every trtllm-serve command line the chart renders. Offline: nothing is built."""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import sys
+
+import pytest
+
+from tests.helpers import REPO_ROOT, TRTLLM_SERVE_OVERLAYS, find, render_chart
+
+
+def load(name: str, path: str):
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+images = load("gpt_oss_node_images", "ci/node-images.py")
+stand_in = load("gpt_oss_stand_in", "ci/node-images/stand_in.py")
+BY_NAME = {image.name: image for image in images.IMAGES}
+
+
+@pytest.fixture(scope="module")
+def rendered():
+    return images.rendered_images()
+
+
+class TestNodeImages:
+    def test_should_name_each_image_as_the_chart_renders_it(self, rendered):
+        names = {image.name: images.image_names(image, rendered) for image in images.IMAGES}
+        assert names == {
+            "pause": ["registry.k8s.io/pause:3.10"],
+            "busybox": ["docker.io/library/busybox:1.37.0"],
+            "python": ["docker.io/library/python:3.12.8-slim-bookworm", "ghcr.io/gpt-oss-chart/model-fetch:0.3.0"],
+            "serving": ["nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.2.1", "nvcr.io/nvidia/tensorrt-llm/release:1.2.0"],
+        }
+
+    def test_should_install_the_download_images_pins_and_aiperf_from_requirements(self, rendered):
+        pins = images.pip_requirements(BY_NAME["python"], rendered)
+        assert pins[:2] == ["huggingface_hub==1.33.0", "boto3==1.44.5"]
+        assert pins[-1] == "aiperf==0.13.0"
+        assert pins[:-1] == [line for line in (REPO_ROOT / "images/model-fetch/requirements.txt").read_text().splitlines()
+                             if line and not line.startswith("#")]
+
+    def test_should_take_ai_dynamo_from_requirements_e2e(self, rendered):
+        assert images.pip_requirements(BY_NAME["serving"], rendered) == ["ai-dynamo==1.2.1"]
+
+    def test_should_change_the_key_when_a_pin_changes(self, rendered):
+        before = images.key_of(images.inputs(BY_NAME["python"], rendered))
+        fewer = dataclasses.replace(BY_NAME["python"], pip=["images/model-fetch/requirements.txt:huggingface_hub"])
+        assert images.key_of(images.inputs(fewer, rendered)) != before
+
+    def test_should_refuse_a_requirements_selection_that_pins_nothing(self, rendered):
+        image = images.Image("x", [], "", pip=["requirements-e2e.txt:no-such-project"])
+        with pytest.raises(SystemExit, match="no-such-project"):
+            images.pip_requirements(image, rendered)
+
+
+class TestTrtllmServeStandIn:
+    @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
+    def test_should_read_the_rendered_command_line(self, overlay):
+        container = find(render_chart([overlay]), "Deployment")["spec"]["template"]["spec"]["containers"][0]
+        assert container["command"] == ["trtllm-serve"]
+
+        server = stand_in.parse_trtllm_serve(container["args"])
+
+        assert server["port"] == container["ports"][0]["containerPort"] == 8000
+        assert server["model_path"] == "/model-cache/openai/gpt-oss-120b"
+        assert server["model_name"] == "gpt-oss-120b"
+        assert server["host"] == "0.0.0.0"
+
+    def test_should_refuse_a_flag_it_cannot_read(self):
+        with pytest.raises(ValueError, match="--new_switch"):
+            stand_in.parse_trtllm_serve(["/m", "--new_switch", "--port", "8000"])
