@@ -107,7 +107,10 @@ def render_dgd(overlay: str, values: dict) -> dict:
 
 def block() -> str:
     source = (CHART_DIR / "templates" / "_check-values.tpl").read_text()
-    return source[source.index("# Dynamo operator admission rules"):]
+    # Up to the per-concern rule blocks that follow it (gpt-oss.checkValues.<concern>), which have their own tests.
+    concerns = source.find('define "gpt-oss.checkValues.')
+    end = source.rfind("{{/*", 0, concerns) if concerns > 0 else len(source)
+    return source[source.index("# Dynamo operator admission rules"):end]
 
 
 class TestRefusals:

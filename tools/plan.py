@@ -36,6 +36,7 @@ def plan(values_files: list[str], values: dict) -> str:
              else dynamo_lines(objects, quantization))
     lines += exposure_lines(objects)
     lines += scaling_lines(objects)
+    lines += monitoring_lines(objects)
     jobs = [o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-benchmark")]
     if jobs:
         args = jobs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
@@ -167,6 +168,28 @@ def scaling_lines(objects: list[dict]) -> list[str]:
                          f"ITL {config['itl_ms']} ms, GPU budget {config['min_gpu_budget']}..{config['max_gpu_budget']}, "
                          f"min {config['min_endpoint']} replica(s) per worker role"
                          + (f", aiconfigurator {aic['system']} ISL {aic['isl']} / OSL {aic['osl']}" if aic else ""))
+    return lines
+
+
+# What the scalers, dashboard and alerts read from Prometheus (issue 24).
+def monitoring_lines(objects: list[dict]) -> list[str]:
+    """Each scaler's PromQL and the scrape setups its series come from; the PodMonitors, dashboard and alerts."""
+    lines = []
+    for scaler in [o for o in objects if o["kind"] in ("ScaledObject", "HorizontalPodAutoscaler")]:
+        annotations = scaler["metadata"]["annotations"]
+        if "gpt-oss/query" not in annotations:
+            lines.append(f"  Query of {scaler['kind']} {scaler['metadata']['name']}: your own trigger or metric")
+            continue
+        who = "KEDA" if scaler["kind"] == "ScaledObject" else "prometheus-adapter (rules: docs/monitoring.md)"
+        lines.append(f"  Query of {scaler['kind']} {scaler['metadata']['name']} ({who}): {annotations['gpt-oss/query']}")
+        lines.append(f"    scrape: {annotations['gpt-oss/scrape']}")
+    monitors = [o["metadata"]["name"] for o in objects if o["kind"] == "PodMonitor"]
+    if monitors:
+        lines.append(f"  PodMonitors: {', '.join(monitors)} (the Dynamo platform's relabelings; queries count each pod once)")
+    for rule in (o for o in objects if o["kind"] == "PrometheusRule"):
+        alerts = [f"{r['alert']} ({r['labels']['severity']}, for {r['for']})"
+                  for group in rule["spec"]["groups"] for r in group["rules"]]
+        lines.append(f"  Alerts ({rule['metadata']['name']}): {', '.join(alerts)}")
     return lines
 
 
