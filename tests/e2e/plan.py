@@ -217,7 +217,7 @@ def _script_volume(pod_spec: dict, container: dict, objects: list[dict]) -> tupl
 
 
 def build_plan(objects: list[dict], run_dir: Path, python: str, tmp_dir: Path, namespace: str = NAMESPACE,
-               worker_suffix: str = "") -> dict:
+               worker_suffix: str = "", first_system_port: int = FIRST_SYSTEM_PORT) -> dict:
     """The JSON plan stack.py runs: services (frontend, mockers), jobs (smoke test, benchmark), files.
 
     python: the interpreter with ai-dynamo and aiperf; its folder goes first on PATH.
@@ -240,7 +240,8 @@ def build_plan(objects: list[dict], run_dir: Path, python: str, tmp_dir: Path, n
     if deployments:
         services, model_paths = _trtllm_serve_services(deployments[0], python, dynamo_env)
     else:
-        services, model_paths = _dynamo_services(objects, python, dynamo_env, namespace, worker_suffix)
+        services, model_paths = _dynamo_services(objects, python, dynamo_env, namespace, worker_suffix,
+                                                 first_system_port)
     return _with_jobs(objects, run_dir, tmp_dir, base_env, services, model_paths)
 
 
@@ -281,7 +282,7 @@ def rendered_replicas(objects: list[dict]) -> dict[str, int]:
 
 
 def _dynamo_services(objects: list[dict], python: str, dynamo_env: dict, namespace: str,
-                     worker_suffix: str) -> tuple[list[dict], set[str]]:
+                     worker_suffix: str, first_system_port: int) -> tuple[list[dict], set[str]]:
     """The rendered Dynamo frontend, and one mocker per rendered worker replica, each with the operator's environment;
     a mocker registers as the component the dynamo.trtllm worker it stands in for would (tensorrt_llm or prefill)."""
     dgd = find(objects, "DynamoGraphDeployment")
@@ -302,7 +303,7 @@ def _dynamo_services(objects: list[dict], python: str, dynamo_env: dict, namespa
                 "DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS": "1"},
         "pod": f"{name}-frontend-0",
     }]
-    port = FIRST_SYSTEM_PORT
+    port = first_system_port
     model_paths = set()
     for component, worker in dgd_workers(dgd).items():
         command = worker["main"]["command"]
