@@ -4,9 +4,10 @@ network namespace (tests/e2e/test_monitoring_live.py).
 usage: python monitoring_probe.py SPEC.json
 Waits until every frontend lists its model and every Prometheus scrapes all its targets, then sends each frontend
 `requests` chat requests at once (prompts of `words` words, `max_tokens` each) and, every second while they run,
-evaluates every query of the spec on every Prometheus it names and reads that Prometheus's alerts. When the burst
-is over it waits `settle` seconds and evaluates the queries again. Prints {"load": [...], "after": {...},
-"alerts": [...], "requests": {...}} as its last line.
+evaluates every query of the spec on every Prometheus it names and reads that Prometheus's alerts. With `until_log`
+({"path", "pattern"}) it sends bursts until that log file holds the pattern (the planner's decision) or `load_timeout`
+passes. When the load is over it waits `settle` seconds and evaluates the queries again. Prints {"load": [...],
+"after": {...}, "alerts": [...], "requests": {...}} as its last line.
 """
 from __future__ import annotations
 
@@ -80,13 +81,30 @@ def main(spec_path: str) -> int:
     time.sleep(spec["settle"])  # a few scrapes of the idle deployment
     idle = sample(spec, time.time())
     outcome = {"ok": 0, "errors": []}
-    threads = [threading.Thread(target=chat, args=(frontend, i, outcome))
-               for frontend in spec["frontends"] for i in range(frontend["requests"])]
     started = time.monotonic()
-    for thread in threads:
-        thread.start()
+    threads: list[threading.Thread] = []
+
+    def burst() -> None:
+        batch = [threading.Thread(target=chat, args=(frontend, len(threads) + i, outcome))
+                 for frontend in spec["frontends"] for i in range(frontend["requests"])]
+        threads.extend(batch)
+        for thread in batch:
+            thread.start()
+
+    def logged() -> bool:
+        until = spec.get("until_log")
+        try:
+            return bool(until) and until["pattern"] in open(until["path"], errors="replace").read()
+        except OSError:
+            return False
+
+    burst()
     load, alerts = [], []
-    while any(thread.is_alive() for thread in threads) and time.monotonic() - started < spec["load_timeout"]:
+    while time.monotonic() - started < spec["load_timeout"]:
+        if not any(thread.is_alive() for thread in threads):
+            if not spec.get("until_log") or logged():
+                break
+            burst()
         time.sleep(1)
         at = time.time()
         load.append({"at": at, "results": sample(spec, at)})
