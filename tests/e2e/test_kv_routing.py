@@ -63,6 +63,7 @@ def run_probe(values: dict, python: str, tokenizer: Path, run_dir: Path) -> tupl
 class TestKvRouting:
     def test_should_keep_each_shared_prefix_on_one_worker_under_kv(self, e2e_python, tokenizer_dir, tmp_path):
         result, run = run_probe(KV, e2e_python, tokenizer_dir, tmp_path)
+        print(json.dumps(result))  # with -rP: how long the probe waited for the router ("pending", "event_waits")
         groups = result["groups"]
         assert len(groups) == 4 and all(len(g) == 5 for g in groups), run.logs()
         assert all(None not in g for g in groups), f"{groups}\n{run.logs()}"
