@@ -45,10 +45,14 @@ OPTIONAL_COMPONENTS = {
     "httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway"}]},
 }
 SCAN_TARGETS = {overlay: {} for overlay in OVERLAYS} | {
+    # The 1.2.1 planner decides from forward-pass metrics, which workers publish only without attention DP.
     "agg.yaml + optional components": {**OPTIONAL_COMPONENTS, "frontend": {"autoscaling": {"enabled": True}},
-                                       "planner": {"enabled": True, "rbac": {"create": True}}},
+                                       "planner": {"enabled": True, "rbac": {"create": True}},
+                                       "workers": {"worker": {"attentionDP": False}}},
+    # The endpoint picker reads gauges TensorRT-LLM serves from 1.3.0 on; the chart refuses it on the pinned 1.2.0.
     "trtllm-serve-low-latency.yaml + optional components": {**OPTIONAL_COMPONENTS,
-                                                            "trtllmServe": {"autoscaling": {"enabled": True}},
+                                                            "trtllmServe": {"autoscaling": {"enabled": True},
+                                                                            "image": {"tag": "1.3.0"}},
                                                             "inferencePool": {"enabled": True}},
 } | {
     # The model sources that change the pods (docs/model-sources.md): image volumes and their verify-model init

@@ -28,7 +28,22 @@ ADAPTERS = {"Frontend": "gpt-oss-frontend", "TRTLLMWorker": "gpt-oss-trtllmworke
             "TRTLLMPrefillWorker": "gpt-oss-trtllmprefillworker", "TRTLLMDecodeWorker": "gpt-oss-trtllmdecodeworker"}
 # The form that turns a component's adapter on (facts A1).
 ADAPTER_ON = {"nvidia.com/v1beta1": {}, "nvidia.com/v1alpha1": {"enabled": True}}
-QUEUED = 'sum(dynamo_frontend_queued_requests{dynamo_namespace="llm-gpt-oss"})'
+# Default signals (docs/monitoring.md): requests in flight per frontend, selected by the dynamo_namespace target label
+# the platform's and the chart's PodMonitors add; requests in flight on a worker role's generate endpoint, by the
+# dynamo_namespace the runtime puts on its own series (- as _, the worker-hash suffix allowed) and its component.
+FRONTEND_INFLIGHT = ('sum(max by (namespace, pod, worker_id, model) '
+                     '(dynamo_frontend_inflight_requests{dynamo_namespace="llm-gpt-oss"}))')
+AGG_INFLIGHT = ('sum(max by (namespace, pod, worker_id, model) (dynamo_component_inflight_requests'
+                '{dynamo_namespace=~"llm_gpt_oss(_[a-z0-9]+)?",dynamo_component="tensorrt_llm",dynamo_endpoint="generate"}))')
+TRTLLM_QUEUE = ('sum(max by (namespace, pod) (rate({__name__=~"(trtllm_)?request_queue_time_seconds_sum",'
+                'namespace="llm",pod=~"gpt-oss-trtllm-serve-.+"}[1m])))')
+# Targets whose planner can only scale from forward-pass metrics, which dynamo.trtllm 1.2.1 does not publish under
+# attention DP: the chart refuses the planner there (tests/test_check_values.py).
+PLANNER_OVERLAYS = [o for o in DYNAMO_OVERLAYS if o not in ("agg.yaml", "8xb200-single-node.yaml")]
+PLANNER_CASES = [(o, api) for o in PLANNER_OVERLAYS for api in API_VERSIONS]
+# A planner that decides by throughput from aiconfigurator's sweep: Dynamo 1.3.0 or newer (the chart refuses it before).
+AIC_PLANNER = {"enabled": True, "image": {"tag": "1.3.0"}, "aicInterpolation": {"enabled": True},
+               "throughputScaling": True, "preDeploymentSweepingMode": "rapid"}
 PROMETHEUS = "http://prometheus-kube-prometheus-prometheus.monitoring.svc:9090"
 CASES = [(o, api) for o in DYNAMO_OVERLAYS for api in API_VERSIONS]
 CASE_IDS = [f"{o}-{api.split('/')[1]}" for o, api in CASES]
@@ -101,8 +116,10 @@ class TestDynamoScalers:
         spec = so["spec"]
         assert (spec["minReplicaCount"], spec["maxReplicaCount"], spec["pollingInterval"], spec["cooldownPeriod"]) \
             == (1, 10, 15, 60)
+        # Threshold: the role's decode slots per replica, 4 attention-DP ranks x 800 = 3200 (FACTS.md, agg).
         assert spec["triggers"] == [{"type": "prometheus", "metadata": {
-            "serverAddress": PROMETHEUS, "query": QUEUED, "threshold": "10"}}]
+            "serverAddress": PROMETHEUS, "query": AGG_INFLIGHT, "threshold": "3200"}}]
+        assert so["metadata"]["annotations"]["gpt-oss/query"] == AGG_INFLIGHT
         annotations = so["metadata"]["annotations"]
         assert (annotations["gpt-oss/gpus-at-min-replicas"], annotations["gpt-oss/gpus-at-max-replicas"]) == ("4", "40")
 
@@ -111,10 +128,15 @@ class TestDynamoScalers:
         values = {"workers": {"decode": {"autoscaling": {"enabled": True, "scaler": "hpa", "behavior": behavior}}}}
         hpa = find(render_chart(["disagg-k8s.yaml"], values), "HorizontalPodAutoscaler")
         assert hpa["apiVersion"] == "autoscaling/v2"
+        # Decode's slots per replica: max_batch_size 1280, no attention DP (FACTS.md, disagg-k8s decode).
         assert hpa["spec"]["metrics"] == [{"type": "External", "external": {
-            "metric": {"name": "dynamo_frontend_queued_requests",
-                       "selector": {"matchLabels": {"dynamo_namespace": "llm-gpt-oss"}}},
-            "target": {"type": "AverageValue", "averageValue": "10"}}}]
+            "metric": {"name": "dynamo_component_inflight_requests",
+                       "selector": {"matchLabels": {"dynamo_component": "tensorrt_llm", "dynamo_endpoint": "generate"}}},
+            "target": {"type": "AverageValue", "averageValue": "1280"}}}]
+        # What prometheus-adapter answers with under docs/monitoring.md's rule (it adds the HPA's namespace).
+        assert hpa["metadata"]["annotations"]["gpt-oss/query"] == (
+            'sum(max by (namespace, pod, worker_id, model) (dynamo_component_inflight_requests'
+            '{namespace="llm",dynamo_component="tensorrt_llm",dynamo_endpoint="generate"}))')
         assert hpa["spec"]["behavior"] == behavior
         for version in ("1.29.0", "1.37.0"):
             assert kubernetes_errors(hpa, version) == []
@@ -131,11 +153,32 @@ class TestDynamoScalers:
         assert find(objects, "HorizontalPodAutoscaler")["spec"]["metrics"] == [cpu]
 
     def test_should_filter_on_the_dynamo_namespace_with_dots_made_dashes(self):
-        values = {"fullnameOverride": "gpt.oss", "workers": {"worker": {"autoscaling": {"enabled": True}}}}
+        values = {"fullnameOverride": "gpt.oss", "workers": {"worker": {"autoscaling": {"enabled": True}}},
+                  "frontend": {"autoscaling": {"enabled": True}}}
+        objects = render_chart(["agg.yaml"], values)
+        assert find(objects, "ScaledObject", "gpt.oss-frontend")["spec"]["triggers"][0]["metadata"]["query"] == FRONTEND_INFLIGHT
+        worker = find(objects, "ScaledObject", "gpt.oss-worker")
+        assert worker["spec"]["triggers"][0]["metadata"]["query"] == AGG_INFLIGHT
+        assert worker["spec"]["scaleTargetRef"]["name"] == "gpt.oss-trtllmworker"
+
+    @pytest.mark.parametrize("overlay,frontend,prefill,decode", [
+        ("disagg-k8s.yaml", "1536", "64", "1280"), ("agg.yaml", "3600", None, None)])
+    def test_should_default_each_threshold_to_what_the_role_is_sized_for(self, overlay, frontend, prefill, decode):
+        """Frontend: the benchmark concurrency; a worker role: its decode slots per replica (FACTS.md)."""
+        roles = {key: {"autoscaling": {"enabled": True}} for key in ("prefill", "decode") if prefill}
+        objects = render_chart([overlay], {"frontend": {"autoscaling": {"enabled": True}}, "workers": roles})
+        thresholds = {o["metadata"]["name"]: o["spec"]["triggers"][0]["metadata"]["threshold"]
+                      for o in objects if o["kind"] == "ScaledObject"}
+        expected = {"gpt-oss-frontend": frontend, "gpt-oss-prefill": prefill, "gpt-oss-decode": decode}
+        assert thresholds == {k: v for k, v in expected.items() if v}
+        if prefill:
+            query = find(objects, "ScaledObject", "gpt-oss-prefill")["spec"]["triggers"][0]["metadata"]["query"]
+            assert 'dynamo_component="prefill"' in query
+
+    def test_should_take_a_threshold_from_values(self):
+        values = {"workers": {"worker": {"autoscaling": {"enabled": True, "threshold": "900"}}}}
         so = find(render_chart(["agg.yaml"], values), "ScaledObject")
-        assert so["spec"]["triggers"][0]["metadata"]["query"] == \
-            'sum(dynamo_frontend_queued_requests{dynamo_namespace="llm-gpt-oss"})'
-        assert so["spec"]["scaleTargetRef"]["name"] == "gpt.oss-trtllmworker"
+        assert so["spec"]["triggers"][0]["metadata"]["threshold"] == "900"
 
     @pytest.mark.parametrize("replicas,expected", [(1, 2), (3, 3), (9, 4)])
     def test_should_start_an_autoscaled_role_within_its_range(self, replicas, expected):
@@ -170,15 +213,15 @@ class TestTrtllmServe:
         engine = find(objects, "ConfigMap", "gpt-oss-engine")["data"]["trtllm-serve.yaml"]
         assert "return_perf_metrics: true" in engine and "enable_iter_perf_stats: true" in engine
 
-    def test_should_default_to_the_confirmed_kv_cache_metric(self):
+    def test_should_default_to_the_queue_the_pinned_release_serves(self):
+        """TensorRT-LLM 1.2.0 has no queue gauge; its request_queue_time_seconds histogram (Little's law) it has."""
         values = {"trtllmServe": {"autoscaling": {"enabled": True}}}
         so = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "ScaledObject")
         assert so["spec"]["triggers"][0]["metadata"] == {
-            "serverAddress": PROMETHEUS, "threshold": "0.7",
-            "query": 'sum(trtllm_kv_cache_utilization{namespace="llm",pod=~"gpt-oss-trtllm-serve-.+"})'}
+            "serverAddress": PROMETHEUS, "threshold": "10", "query": TRTLLM_QUEUE}
 
     def test_should_write_the_hpa_threshold_as_the_api_server_stores_it(self):
-        values = {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}
+        values = {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": "hpa", "threshold": "0.7"}}}
         hpa = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "HorizontalPodAutoscaler")
         # 0.7 is stored as 700m: anything else would show as a diff in Argo CD forever.
         assert hpa["spec"]["metrics"][0]["external"]["target"] == {"type": "AverageValue", "averageValue": "700m"}
@@ -204,7 +247,7 @@ def planner_config(dgd: dict) -> dict:
 
 
 class TestPlanner:
-    @pytest.mark.parametrize("overlay,api", CASES, ids=CASE_IDS)
+    @pytest.mark.parametrize("overlay,api", PLANNER_CASES, ids=[f"{o}-{a.split('/')[1]}" for o, a in PLANNER_CASES])
     def test_should_add_a_planner_component_and_the_workers_adapters(self, overlay, api):
         dgd = find(render_chart([overlay], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}}),
                    "DynamoGraphDeployment")
@@ -221,7 +264,16 @@ class TestPlanner:
         assert config["mode"] == ("agg" if list(workers) == ["TRTLLMWorker"] else "disagg")
         for name, view in workers.items():
             assert view["fields"]["scalingAdapter"] == ADAPTER_ON[api], name
+            # Load scaling reads the forward-pass metrics the workers publish only with this flag (1.2.1).
+            assert "--publish-events-and-metrics" in view["args"], name
         assert "scalingAdapter" not in dgd_components(dgd)["Frontend"]["fields"]
+        # What the 1.2.1 planner can decide with: load scaling only, no aiconfigurator sweep.
+        assert (config["enable_load_scaling"], config["enable_throughput_scaling"]) == (True, False)
+        assert "aic_interpolation" not in config
+
+    def test_should_not_publish_worker_metrics_without_the_planner(self):
+        dgd = find(render_chart(["disagg-k8s.yaml"]), "DynamoGraphDeployment")
+        assert not [n for n, v in dgd_workers(dgd).items() if "--publish-events-and-metrics" in v["args"]]
 
     @pytest.mark.parametrize("overlay,system,isl,osl,prefill,decode", [
         ("agg.yaml", "gb200", 128, 1000, {"tp": 1, "pp": 1, "dp": 4, "moe_tp": 1, "moe_ep": 4}, None),
@@ -230,7 +282,7 @@ class TestPlanner:
         ("2xh100-truss.yaml", "h100_sxm", None, None, {"tp": 2, "pp": 1, "dp": 1, "moe_tp": 1, "moe_ep": 2}, None),
     ])
     def test_should_fill_aic_interpolation_from_the_plan(self, overlay, system, isl, osl, prefill, decode):
-        config = planner_config(find(render_chart([overlay], {"planner": {"enabled": True}}), "DynamoGraphDeployment"))
+        config = planner_config(find(render_chart([overlay], {"planner": AIC_PLANNER}), "DynamoGraphDeployment"))
         aic = config["aic_interpolation"]
         assert (aic["hf_id"], aic["system"], aic["backend"]) == ("openai/gpt-oss-120b", system, "trtllm")
         if isl:
@@ -252,7 +304,7 @@ class TestPlanner:
     @pytest.mark.parametrize("api", API_VERSIONS)
     def test_should_run_the_planner_pod_restricted(self, api):
         """PodSecurity restricted, like every pod of the chart: non-root, no privilege escalation, no capabilities."""
-        dgd = find(render_chart(["agg.yaml"], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}}),
+        dgd = find(render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}}),
                    "DynamoGraphDeployment")
         planner = dgd_components(dgd)["Planner"]
         pod = planner["pod_spec"]["securityContext"]
@@ -262,8 +314,8 @@ class TestPlanner:
         assert planner["main"]["image"].endswith(":1.2.1")  # pinned: the runtime's version, never latest
 
     def test_should_run_the_runtime_image_before_dynamo_1_1(self):
-        dgd = find(render_chart(["agg.yaml"], {"planner": {"enabled": True},
-                                                 "dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.0.1"}}}),
+        dgd = find(render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True},
+                                                        "dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.0.1"}}}),
                    "DynamoGraphDeployment")
         assert dgd_components(dgd)["Planner"]["main"]["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.1"
 
@@ -273,8 +325,8 @@ class TestPlanner:
         assert find(objects, "ScaledObject")["spec"]["scaleTargetRef"]["name"] == "gpt-oss-frontend"
 
     def test_should_render_namespaced_rbac_only_on_request(self):
-        assert not [o for o in render_chart(["agg.yaml"], {"planner": {"enabled": True}}) if o["kind"] in PLANNER_KINDS]
-        objects = render_chart(["agg.yaml"], {"planner": {"enabled": True, "rbac": {"create": True}}})
+        assert not [o for o in render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True}}) if o["kind"] in PLANNER_KINDS]
+        objects = render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True, "rbac": {"create": True}}})
         account, role, binding = (find(objects, kind, "gpt-oss-planner") for kind in ("ServiceAccount", "Role", "RoleBinding"))
         rules = {(group, resource): rule["verbs"] for rule in role["rules"]
                  for group in rule["apiGroups"] for resource in rule["resources"]}
@@ -295,14 +347,24 @@ class TestReadout:
         values = {"workers": {"worker": {"autoscaling": {"enabled": True, "maxReplicas": 3}}}}
         notes = render_notes(["agg.yaml"], values)
         assert ("workers.worker: 1-3 replicas, 4-12 GPUs, ScaledObject gpt-oss-worker on "
-                "DynamoGraphDeploymentScalingAdapter gpt-oss-trtllmworker; metric " + QUEUED + ", 10 per replica") in notes
+                "DynamoGraphDeploymentScalingAdapter gpt-oss-trtllmworker; metric " + AGG_INFLIGHT + ", 3200 per replica\n"
+                "      its series come from any scrape of the workers' system port") in notes
         assert "owns its replica count" in notes
+
+    def test_should_print_what_prometheus_adapter_must_answer_in_notes(self):
+        notes = render_notes(["agg.yaml"], {"frontend": {"autoscaling": {"enabled": True, "scaler": "hpa"}}})
+        assert ("prometheus-adapter must answer it with (rules: docs/monitoring.md): sum(max by (namespace, pod, "
+                'worker_id, model) (dynamo_frontend_inflight_requests{namespace="llm",dynamo_namespace="llm-gpt-oss"}))\n'
+                "      its series come from the Dynamo platform's dynamo-frontend PodMonitor or monitoring.podMonitor") in notes
 
     def test_should_print_the_planner_targets_and_budget_in_notes(self):
         notes = render_notes(["disagg-k8s.yaml"], {"planner": {"enabled": True}})
         assert ("scales TRTLLMPrefillWorker, TRTLLMDecodeWorker through their scaling adapters, at least 1 replica(s) "
-                "each; sla targets TTFT 500 ms, ITL 50 ms; GPU budget 16 at most; aiconfigurator model gb200, "
-                "ISL 8192 / OSL 1024") in notes
+                "each; sla targets TTFT 500 ms, ITL 50 ms; GPU budget 16 at most\n"
+                "    decides by load, from the workers' forward-pass metrics (they publish them: "
+                "--publish-events-and-metrics)") in notes
+        aic = render_notes(["disagg-k8s.yaml"], {"planner": AIC_PLANNER})
+        assert "; aiconfigurator model gb200, ISL 8192 / OSL 1024\n    decides by throughput" in aic
 
 
     def test_should_print_ranges_gpus_metric_and_planner_in_the_plan_command(self):
@@ -313,14 +375,21 @@ class TestReadout:
         assert result.returncode == 0, result.stderr
         assert ("Autoscaling workers.decode: 1-4 replicas, 4-16 GPUs, HorizontalPodAutoscaler gpt-oss-decode -> "
                 "DynamoGraphDeploymentScalingAdapter gpt-oss-trtllmdecodeworker; metric External "
-                'dynamo_frontend_queued_requests {"averageValue": "10", "type": "AverageValue"}') in result.stdout
+                'dynamo_component_inflight_requests {"averageValue": "1280", "type": "AverageValue"}') in result.stdout
         assert ("Autoscaling frontend: 1-3 replicas, 0-0 GPUs, ScaledObject gpt-oss-frontend -> "
-                "DynamoGraphDeploymentScalingAdapter gpt-oss-frontend; metric prometheus " + QUEUED) in result.stdout
+                "DynamoGraphDeploymentScalingAdapter gpt-oss-frontend; metric prometheus " + FRONTEND_INFLIGHT) in result.stdout
+        # Each scaler's query and the scrape setups its series come from (tools/plan.py monitoring_lines).
+        assert ("  Query of ScaledObject gpt-oss-frontend (KEDA): " + FRONTEND_INFLIGHT + "\n"
+                "    scrape: the Dynamo platform's dynamo-frontend PodMonitor or monitoring.podMonitor") in result.stdout
+        assert ("  Query of HorizontalPodAutoscaler gpt-oss-decode (prometheus-adapter (rules: docs/monitoring.md)): "
+                'sum(max by (namespace, pod, worker_id, model) (dynamo_component_inflight_requests{namespace="llm",'
+                'dynamo_component="tensorrt_llm",dynamo_endpoint="generate"}))\n'
+                "    scrape: any scrape of the workers' system port") in result.stdout
         planner = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "plan.py"), "values/agg.yaml",
-                                  "--set-json", '{"planner": {"enabled": true, "maxGpuBudget": 12}}'],
+                                  "--set-json", json.dumps({"planner": {**AIC_PLANNER, "maxGpuBudget": 12}})],
                                  capture_output=True, text=True, cwd=REPO_ROOT)
         assert ("SLA planner (component Planner, agg, sla): TTFT 500 ms, ITL 50 ms, GPU budget -1..12, "
-                "min 1 replica(s) per worker role, aiconfigurator gb200 ISL 128 / OSL 1000") in planner.stdout
+                "min 1 replica(s) per worker role, aiconfigurator gb200 ISL 128 / OSL 1000") in planner.stdout, planner.stderr
 
 
 class TestLint:

@@ -8,6 +8,7 @@ from tests.helpers import (CHART_DIR, OVERLAYS, ChartRenderError, dgd_workers, f
 from tests.schemas import dgd_errors
 from tests.test_exposure import REFUSALS as EXPOSURE_REFUSALS
 from tests.test_model_sources import MODEL_SOURCE_REFUSALS, MODEL_SOURCE_VERSION_REFUSALS
+from tests.test_monitoring import MONITORING_REFUSALS
 from tests.test_operator_admission import ADMISSION_REFUSALS, UPGRADE_MESSAGES
 
 # (id, overlay, values, the exact text the user must see)
@@ -120,12 +121,13 @@ REFUSALS = [
      "planner.throughputScaling=false and planner.loadScaling=false: the planner refuses to start without a scaling "
      "mode; turn one on"),
     ("planner-throughput-without-sweep", "disagg-k8s.yaml",
-     {"planner": {"enabled": True, "preDeploymentSweepingMode": "none"}},
+     {"planner": {"enabled": True, "throughputScaling": True, "preDeploymentSweepingMode": "none"}},
      "planner.throughputScaling=true with planner.preDeploymentSweepingMode=none: the 1.2.1 planner refuses to start "
      "(throughput scaling needs a pre-deployment sweep to model the engines); allowed: preDeploymentSweepingMode "
      "rapid or thorough, or throughputScaling=false"),
     ("planner-load-interval-not-below", "disagg-k8s.yaml",
-     {"planner": {"enabled": True, "loadAdjustmentIntervalSeconds": 90, "throughputAdjustmentIntervalSeconds": 60}},
+     {"planner": {"enabled": True, "throughputScaling": True, "preDeploymentSweepingMode": "rapid",
+                  "loadAdjustmentIntervalSeconds": 90, "throughputAdjustmentIntervalSeconds": 60}},
      "planner.loadAdjustmentIntervalSeconds=90 is not below planner.throughputAdjustmentIntervalSeconds=60: the "
      "1.2.1 planner refuses to start (load scaling is the fast loop, throughput scaling the slow one); allowed: "
      "loadAdjustmentIntervalSeconds < 60"),
@@ -143,10 +145,11 @@ def test_should_cover_every_fail_call_once():
     source = (CHART_DIR / "templates" / "_check-values.tpl").read_text()
     # The max_seq_len rule has two messages (prefill counts the prompt only), so one more case than calls.
     # The Dynamo operator admission rules and the exposure rules have their own cases, in
-    # tests/test_operator_admission.py and tests/test_exposure.py; the model-source rules in tests/test_model_sources.py.
+    # tests/test_operator_admission.py and tests/test_exposure.py; the model-source rules in tests/test_model_sources.py,
+    # the monitoring rules in tests/test_monitoring.py.
     assert source.count("{{- fail ") == (len(REFUSALS) - 1 + len(ADMISSION_REFUSALS) + len(UPGRADE_MESSAGES)
                                          + len(EXPOSURE_REFUSALS) + len(MODEL_SOURCE_REFUSALS)
-                                         + len(MODEL_SOURCE_VERSION_REFUSALS))
+                                         + len(MODEL_SOURCE_VERSION_REFUSALS) + len(MONITORING_REFUSALS))
 
 
 # Where Helm reports every refusal: the one template that calls gpt-oss.checkValues.

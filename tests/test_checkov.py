@@ -102,11 +102,12 @@ class TestObjectWaivers:
         assert reasons["CKV_K8S_8"] == "The Dynamo operator gives every component its liveness probe"
 
     def test_should_waive_on_the_planner_pod_as_on_the_other_dgd_pods(self):
-        found = waivers_by_object(render_chart(["agg.yaml"], {"planner": {"enabled": True}}))
+        found = waivers_by_object(render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True}}))
         assert found[("DGD pod", "Planner")] == DGD_POD_WAIVERS
 
     def test_should_waive_on_the_endpoint_picker_with_its_own_reasons(self):
-        objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True}})
+        objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
+                                                                   "trtllmServe": {"image": {"tag": "1.3.0"}}})
         picker = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "gpt-oss-trtllm-serve-epp")
         reasons = skips(picker["metadata"])
         assert set(reasons) == {"CKV_K8S_11", "CKV_K8S_38", "CKV_K8S_40", "CKV2_K8S_6"}

@@ -49,7 +49,8 @@ INGRESS = {"ingress": {"enabled": True, "className": "nginx",
                        "tls": [{"secretName": "gpt-oss-tls", "hosts": ["gpt-oss.example.com"]}]}}
 ROUTE = {"httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway", "namespace": "gateway-system"}],
                        "hostnames": ["gpt-oss.example.com"]}}
-POOL = {"inferencePool": {"enabled": True}}
+# The picker reads gauges TensorRT-LLM serves from 1.3.0 on: the chart refuses the pool on the pinned 1.2.0.
+POOL = {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0"}}}
 KV_AGG = {"frontend": {"routerMode": "kv"}, "workers": {"worker": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}}}}
 KV_DISAGG = {"frontend": {"routerMode": "kv"},
              "workers": {"prefill": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}},
@@ -62,7 +63,6 @@ EPP_TRTLLM_SERVE_FLAGS = [
     '--total-queued-requests-metric="trtllm_num_requests_waiting"',
     '--total-running-requests-metric="trtllm_num_requests_running"',
     '--kv-cache-usage-percentage-metric="trtllm_kv_cache_utilization"',
-    '--cache-info-metric="trtllm_cache_config_info"',
     '--model-server-metrics-path="/prometheus/metrics"',
 ]
 ROUTER_MODES_1_2_1 = ["round-robin", "random", "power-of-two", "kv", "direct", "least-loaded", "device-aware-weighted"]
@@ -199,6 +199,9 @@ class TestInferencePool:
         args = container["args"]
         for flag in EPP_TRTLLM_SERVE_FLAGS:  # the upstream chart's text, its inner quotes dropped
             assert flag.replace('"', "") in args
+        # Not the upstream chart's trtllm_cache_config_info, which no TensorRT-LLM collector serves: the metric
+        # tensorrt_llm/metrics/collector.py registers (main @050f80de).
+        assert "--cache-info-metric=trtllm_kv_cache_config_info" in args
         assert args[args.index("--pool-name") + 1] == "gpt-oss-trtllm-serve"
         assert args[args.index("--pool-namespace") + 1] == "llm"
         assert args[args.index("--lora-info-metric") + 1] == ""

@@ -1,4 +1,8 @@
-"""Opt-in monitoring: PodMonitors that mirror the Dynamo platform's, and the Grafana dashboard ConfigMap."""
+"""Opt-in monitoring: PodMonitors that mirror the Dynamo platform's, the Grafana dashboard ConfigMap, the alerts, and the
+rules that keep every scaler, the planner and the endpoint picker on metrics the configured releases serve.
+
+What a real Prometheus returns for these queries is proven in tests/e2e/test_monitoring_live.py.
+"""
 from __future__ import annotations
 
 import json
@@ -6,19 +10,28 @@ import re
 
 import pytest
 
-from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, ChartRenderError, dump, render_chart
+from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, ChartRenderError, dump, find, render_chart
 
 ON = {"monitoring": {"podMonitor": {"enabled": True}, "dashboard": {"enabled": True}}}
-TEMPLATES = ["templates/podmonitor.yaml", "templates/configmap-dashboard.yaml"]
+TEMPLATES = ["templates/podmonitor.yaml", "templates/configmap-dashboard.yaml", "templates/prometheusrule.yaml"]
 DASHBOARD_FILE = CHART_DIR / "dashboards" / "gpt-oss-serving.json"
-# Metric names confirmed in Dynamo's metrics documentation (frontend: dynamo_frontend_*, on the HTTP
-# port; workers: dynamo_component_* on the system port). A typo here is an empty panel in Grafana.
+# Metric names of the Dynamo 1.2.1 runtime (PRODUCTION-FACTS.md A2 and G: frontend dynamo_frontend_* on the HTTP
+# port; workers dynamo_component_* on the system port). A typo here is an empty panel in Grafana.
 KNOWN_METRICS = {
     "dynamo_frontend_requests_total", "dynamo_frontend_output_tokens_total",
     "dynamo_frontend_time_to_first_token_seconds_bucket", "dynamo_frontend_inter_token_latency_seconds_bucket",
     "dynamo_frontend_request_duration_seconds_bucket", "dynamo_frontend_queued_requests",
-    "dynamo_frontend_inflight_requests", "dynamo_component_kvstats_gpu_cache_usage_percent",
+    "dynamo_frontend_inflight_requests", "dynamo_component_gpu_cache_usage_percent",
 }
+# KV-aware routing with KV events: the workers then publish their metrics, the KV-cache gauge among them.
+PUBLISHING = {"frontend": {"routerMode": "kv"},
+              "workers": {"worker": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}}}}
+# The platform chart's PodMonitors (deploy/helm/charts/platform/components/operator/templates/prometheus.yaml
+# @14947dfa985a93c2fba3a6e3a1abcc667163422c): the relabelings the chart's must reproduce.
+PLATFORM_FRONTEND_RELABELINGS = [{"action": "replace", "targetLabel": "dynamo_namespace",
+                                  "sourceLabels": ["__meta_kubernetes_pod_label_nvidia_com_dynamo_namespace"]}]
+PLATFORM_WORKER_RELABELINGS = [{"action": "replace", "targetLabel": "dynamo_component_type",
+                                "sourceLabels": ["__meta_kubernetes_pod_label_nvidia_com_dynamo_component_type"]}]
 
 
 def monitors(objects: list[dict]) -> dict[str, dict]:
@@ -36,6 +49,11 @@ def dashboard(objects: list[dict]) -> dict:
 
 def exprs(board: dict) -> list[str]:
     return [target["expr"] for panel in board["panels"] for target in panel["targets"]]
+
+
+def alerts(objects: list[dict]) -> dict[str, dict]:
+    rule = find(objects, "PrometheusRule")
+    return {r["alert"]: r for group in rule["spec"]["groups"] for r in group["rules"]}
 
 
 class TestDefaults:
@@ -71,6 +89,14 @@ class TestPodMonitors:
         assert not set(selector(frontend)["nvidia.com/dynamo-component-type"]) & set(
             selector(worker)["nvidia.com/dynamo-component-type"])
 
+    def test_should_relabel_as_the_dynamo_platform_does(self):
+        """The frontend's series carry only model: the scalers and the planner need dynamo_namespace from the pod."""
+        found = monitors(render_chart(["disagg-k8s.yaml"], ON))
+        [frontend] = found["gpt-oss-frontend"]["spec"]["podMetricsEndpoints"]
+        [worker] = found["gpt-oss-worker"]["spec"]["podMetricsEndpoints"]
+        assert (frontend["honorLabels"], frontend["relabelings"]) == (True, PLATFORM_FRONTEND_RELABELINGS)
+        assert "honorLabels" not in worker and worker["relabelings"] == PLATFORM_WORKER_RELABELINGS
+
     def test_should_pass_labels_interval_and_ports_through(self):
         values = {"monitoring": {"podMonitor": {"enabled": True, "labels": {"release": "kube-prometheus-stack"},
                                                 "interval": "30s", "scrapeTimeout": "20s",
@@ -87,7 +113,9 @@ class TestPodMonitors:
         ({"monitoring": {"podMonitor": {"enabled": True, "interval": "soon"}}}, "/monitoring/podMonitor/interval"),
         ({"monitoring": {"podMonitor": {"enabled": "yes"}}}, "/monitoring/podMonitor/enabled"),
         ({"monitoring": {"serviceMonitor": {"enabled": True}}}, "additional properties 'serviceMonitor' not allowed"),
-    ], ids=["bad-interval", "string-enabled", "unknown-key"])
+        ({"monitoring": {"prometheusRule": {"enabled": True, "alerts": {"GptOssTTFTHigh": {
+            "enabled": True, "for": "10m", "severity": "page"}}}}}, "/monitoring/prometheusRule/alerts/GptOssTTFTHigh/severity"),
+    ], ids=["bad-interval", "string-enabled", "unknown-key", "unknown-severity"])
     def test_should_refuse_wrong_monitoring_values(self, values, message):
         with pytest.raises(ChartRenderError) as error:
             render_chart(["agg.yaml"], values)
@@ -120,7 +148,7 @@ class TestDashboard:
         for needed in ("dynamo_frontend_requests_total", "dynamo_frontend_output_tokens_total",
                        "dynamo_frontend_time_to_first_token_seconds_bucket",
                        "dynamo_frontend_inter_token_latency_seconds_bucket", "dynamo_frontend_queued_requests",
-                       "dynamo_component_kvstats_gpu_cache_usage_percent"):
+                       "dynamo_component_gpu_cache_usage_percent"):
             assert needed in joined, f"no panel queries {needed}"
 
     def test_should_query_only_known_dynamo_metrics(self):
@@ -135,9 +163,139 @@ class TestDashboard:
         for expr in exprs(json.loads(DASHBOARD_FILE.read_text())):
             assert 'namespace="$namespace"' in expr, expr
 
+    def test_should_count_each_pod_once(self):
+        """The platform's and the chart's PodMonitors may both scrape a pod: every sum takes one series per pod."""
+        for expr in exprs(json.loads(DASHBOARD_FILE.read_text())):
+            assert re.search(r"max by \(namespace, pod|max by \(pod", expr), expr
+
+    def test_should_render_the_kv_cache_panel_only_where_workers_publish_it(self):
+        """dynamo.trtllm sets dynamo_component_gpu_cache_usage_percent only with --publish-events-and-metrics."""
+        def titles(values):
+            board = dashboard(render_chart(["agg.yaml"], {**ON, **values}, show_only=["templates/configmap-dashboard.yaml"]))
+            return [panel["title"] for panel in board["panels"]]
+        assert "KV-cache use per worker" not in titles({})
+        assert "KV-cache use per worker" in titles(PUBLISHING)
+
     def test_should_honour_the_namespace_value(self):
         values = {"monitoring": {"dashboard": {"enabled": True, "namespace": "monitoring",
                                                "annotations": {"grafana_folder": "LLM"}}}}
         [configmap] = render_chart(["agg.yaml"], values, show_only=["templates/configmap-dashboard.yaml"])
         assert configmap["metadata"]["namespace"] == "monitoring"
         assert configmap["metadata"]["annotations"] == {"grafana_folder": "LLM"}
+
+
+class TestAlerts:
+    RULE = {"monitoring": {"prometheusRule": {"enabled": True}}}
+
+    def test_should_render_every_dynamo_alert_with_for_severity_summary_and_runbook(self):
+        found = alerts(render_chart(["agg.yaml"], {**self.RULE, **PUBLISHING}))
+        assert set(found) == {"GptOssTTFTHigh", "GptOssITLHigh", "GptOssRequestsQueuing", "GptOssNoModelServed",
+                              "GptOssModelDownloadFailed", "GptOssKVCacheNearFull"}
+        docs = (CHART_DIR.parent.parent / "docs" / "monitoring.md").read_text()
+        for name, rule in found.items():
+            assert rule["for"] and rule["labels"]["severity"] in ("critical", "warning"), name
+            assert rule["annotations"]["summary"] and rule["annotations"]["description"], name
+            anchor = rule["annotations"]["runbook"].split("#")[1]
+            assert f"\n### {name}\n" in docs and anchor == name.lower(), name
+
+    def test_should_take_the_latency_targets_from_the_planner(self):
+        # planner ttftMs 500 and itlMs 50: PRODUCTION-FACTS.md A3, the 1.2.1 planner's defaults.
+        found = alerts(render_chart(["disagg-k8s.yaml"], self.RULE))
+        assert found["GptOssTTFTHigh"]["expr"].endswith(") > 0.5")
+        assert found["GptOssITLHigh"]["expr"].endswith(") > 0.05")
+        mine = alerts(render_chart(["disagg-k8s.yaml"], {"monitoring": {"prometheusRule": {
+            "enabled": True, "ttftMs": 2000, "itlMs": 30}}}))
+        assert mine["GptOssTTFTHigh"]["expr"].endswith(") > 2") and mine["GptOssITLHigh"]["expr"].endswith(") > 0.03")
+
+    def test_should_count_each_pod_once(self):
+        for name, rule in alerts(render_chart(["agg.yaml"], {**self.RULE, **PUBLISHING})).items():
+            if name != "GptOssModelDownloadFailed":  # kube-state-metrics, one series per Job
+                assert "max by (namespace, pod" in rule["expr"], name
+
+    def test_should_leave_out_what_this_deployment_cannot_raise(self):
+        found = alerts(render_chart(["agg.yaml"], {**self.RULE, "modelCache": {"download": {"enabled": False}}}))
+        # No KV-cache gauge without the workers' metric publishing; no download Job to fail.
+        assert "GptOssKVCacheNearFull" not in found and "GptOssModelDownloadFailed" not in found
+
+    def test_should_switch_alerts_off_and_set_for_and_severity(self):
+        values = {"monitoring": {"prometheusRule": {"enabled": True, "alerts": {
+            "GptOssITLHigh": {"enabled": False, "for": "10m", "severity": "warning"},
+            "GptOssTTFTHigh": {"enabled": True, "for": "30s", "severity": "critical"}}}}}
+        found = alerts(render_chart(["agg.yaml"], values))
+        assert "GptOssITLHigh" not in found
+        assert (found["GptOssTTFTHigh"]["for"], found["GptOssTTFTHigh"]["labels"]["severity"]) == ("30s", "critical")
+
+    def test_should_read_trtllm_serve_histograms_with_or_without_the_prefix(self):
+        found = alerts(render_chart(["trtllm-serve-low-latency.yaml"], self.RULE))
+        assert set(found) == {"GptOssTTFTHigh", "GptOssITLHigh", "GptOssRequestsQueuing", "GptOssModelDownloadFailed"}
+        assert '{__name__=~"(trtllm_)?time_to_first_token_seconds_bucket",namespace="llm"' in found["GptOssTTFTHigh"]["expr"]
+        assert '(trtllm_)?request_queue_time_seconds_sum' in found["GptOssRequestsQueuing"]["expr"]
+
+    def test_should_label_the_rule_for_the_prometheus_that_selects_it(self):
+        values = {"monitoring": {"prometheusRule": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}}}}
+        rule = find(render_chart(["agg.yaml"], values), "PrometheusRule")
+        assert rule["apiVersion"] == "monitoring.coreos.com/v1"
+        assert rule["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+
+
+# (id, overlay, values, the exact text the user must see): gpt-oss.checkValues.monitoring.
+MONITORING_REFUSALS = [
+    ("planner-aic-before-1-3", "disagg-k8s.yaml", {"planner": {"enabled": True, "aicInterpolation": {"enabled": True}}},
+     "planner.aicInterpolation.enabled=true, but the planner is Dynamo 1.2.1 (planner.image.tag, else the runtime's "
+     "version): its aiconfigurator wrapper passes get_model the backend object where every aiconfigurator release "
+     "(0.8.0 to 0.12.0) takes the backend's name, so the sweep fails at start (\"'TRTLLMBackend' object cannot be "
+     "converted to 'PyString'\", then \"Failed to obtain pre-deployment performance data\"); set "
+     "planner.aicInterpolation.enabled=false, or a planner image of Dynamo 1.3.0 or newer"),
+    ("planner-throughput-without-data", "disagg-k8s.yaml",
+     {"planner": {"enabled": True, "throughputScaling": True, "preDeploymentSweepingMode": "rapid"}},
+     "planner.throughputScaling=true needs the engines' pre-deployment performance, and this deployment has none: "
+     "dynamo.trtllm serves no get_perf_metrics endpoint (Dynamo 1.2.1 turns that self-benchmark on for vLLM workers "
+     "only), planner.aicInterpolation.enabled=false, and the chart mounts no profile_results_dir, so the planner stops "
+     "at start (\"Failed to obtain pre-deployment performance data\"); set planner.throughputScaling=false (load "
+     "scaling decides from the workers' forward-pass metrics), or planner.aicInterpolation.enabled=true with a "
+     "planner of Dynamo 1.3.0 or newer"),
+    ("planner-on-attention-dp", "agg.yaml", {"planner": {"enabled": True}},
+     "planner.enabled=true: the planner's load scaling decides from the forward-pass metrics the workers publish, and "
+     "dynamo.trtllm 1.2.1 publishes none under attention DP (publisher.py: \"FPM publisher disabled under "
+     "attention-DP\"), but workers.worker.attentionDP=true, so the planner would never scale workers.worker; set "
+     "workers.worker.attentionDP=false, or scale the role with workers.worker.autoscaling instead of the planner"),
+    ("pool-before-trtllm-1-3", "trtllm-serve-low-latency.yaml", {"inferencePool": {"enabled": True}},
+     "inferencePool.enabled=true: the endpoint picker scores pods by trtllm_num_requests_waiting, "
+     "trtllm_num_requests_running, trtllm_kv_cache_utilization, which TensorRT-LLM serves from release 1.3.0 on (PRs "
+     "#11243 and #12545, after 1.2), but trtllmServe.image.tag=1.2.0 is TensorRT-LLM 1.2.0, so every pod would look "
+     "idle and empty; set trtllmServe.image.tag to a TensorRT-LLM release 1.3.0 or newer, or inferencePool.enabled=false"),
+    ("trtllm-serve-scaler-on-a-missing-gauge", "trtllm-serve-max-throughput.yaml",
+     {"trtllmServe": {"autoscaling": {"enabled": True, "trigger": {"type": "prometheus", "metadata": {
+         "serverAddress": "http://prometheus:9090", "threshold": "0.7", "query": "sum(trtllm_kv_cache_utilization)"}}}}},
+     "trtllmServe.autoscaling reads trtllm_kv_cache_utilization, which TensorRT-LLM serves from release 1.3.0 on (PRs "
+     "#11243 and #12545, after 1.2), but trtllmServe.image.tag=1.2.0 is TensorRT-LLM 1.2.0, so the scaler would read "
+     "nothing and never scale; keep the default trigger (requests waiting in trtllm-serve's queue, from "
+     "request_queue_time_seconds, which 1.2.0 serves), or set trtllmServe.image.tag to a release 1.3.0 or newer"),
+]
+
+
+@pytest.mark.parametrize("overlay,values,message", [r[1:] for r in MONITORING_REFUSALS],
+                         ids=[r[0] for r in MONITORING_REFUSALS])
+def test_should_refuse_what_would_read_nothing(overlay, values, message):
+    with pytest.raises(ChartRenderError) as error:
+        render_chart([overlay], values)
+    assert message in str(error.value)
+
+
+class TestReleasesThatServeTheGauges:
+    @pytest.mark.parametrize("tag", ["1.3.0", "1.3.1rc2", "sha256:0123abcd", "1.3.0rc23"])
+    def test_should_render_the_pool_on_a_release_with_the_gauges_or_an_unknown_one(self, tag):
+        objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
+                                                                   "trtllmServe": {"image": {"tag": tag}}})
+        assert find(objects, "InferencePool")
+
+    @pytest.mark.parametrize("tag", ["1.2.1", "1.2.0rc6"])
+    def test_should_refuse_the_pool_on_every_older_release(self, tag):
+        with pytest.raises(ChartRenderError, match=f"trtllmServe.image.tag={tag} is TensorRT-LLM 1.2"):
+            render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
+                                                             "trtllmServe": {"image": {"tag": tag}}})
+
+    def test_should_let_a_1_3_planner_sweep_with_aiconfigurator(self):
+        values = {"planner": {"enabled": True, "image": {"tag": "1.3.0"}, "aicInterpolation": {"enabled": True},
+                              "throughputScaling": True, "preDeploymentSweepingMode": "rapid"}}
+        assert find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment")

@@ -41,6 +41,7 @@ def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, 
     lines += model_source_lines(objects)
     lines += exposure_lines(objects, namespace)
     lines += scaling_lines(objects)
+    lines += monitoring_lines(objects)
     lines += benchmark_lines(objects, name, namespace)
     lines += warning_lines(notes)
     return "\n".join(lines)
@@ -261,6 +262,28 @@ def warning_lines(notes: str) -> list[str]:
     warnings = [line.strip()[2:] for line in notes.split("WARNINGS", 1)[-1].splitlines()
                 if line.strip().startswith("- ")] if "WARNINGS" in notes else []
     return [f"  WARNING: {w}" for w in warnings] or ["  No sizing warnings."]
+
+
+# What the scalers, dashboard and alerts read from Prometheus (issue 24).
+def monitoring_lines(objects: list[dict]) -> list[str]:
+    """Each scaler's PromQL and the scrape setups its series come from; the PodMonitors, dashboard and alerts."""
+    lines = []
+    for scaler in [o for o in objects if o["kind"] in ("ScaledObject", "HorizontalPodAutoscaler")]:
+        annotations = scaler["metadata"]["annotations"]
+        if "gpt-oss/query" not in annotations:
+            lines.append(f"  Query of {scaler['kind']} {scaler['metadata']['name']}: your own trigger or metric")
+            continue
+        who = "KEDA" if scaler["kind"] == "ScaledObject" else "prometheus-adapter (rules: docs/monitoring.md)"
+        lines.append(f"  Query of {scaler['kind']} {scaler['metadata']['name']} ({who}): {annotations['gpt-oss/query']}")
+        lines.append(f"    scrape: {annotations['gpt-oss/scrape']}")
+    monitors = [o["metadata"]["name"] for o in objects if o["kind"] == "PodMonitor"]
+    if monitors:
+        lines.append(f"  PodMonitors: {', '.join(monitors)} (the Dynamo platform's relabelings; queries count each pod once)")
+    for rule in (o for o in objects if o["kind"] == "PrometheusRule"):
+        alerts = [f"{r['alert']} ({r['labels']['severity']}, for {r['for']})"
+                  for group in rule["spec"]["groups"] for r in group["rules"]]
+        lines.append(f"  Alerts ({rule['metadata']['name']}): {', '.join(alerts)}")
+    return lines
 
 
 def main(argv=None) -> int:

@@ -4,6 +4,9 @@ What comes from the render, unchanged: the frontend command; every worker role w
 served model name, disaggregation mode and env; the scripts of the `<release>-scripts` ConfigMap; the
 smoke-test Pod's command and env; the benchmark Job's command, args and env. What the test adds is what
 the Dynamo operator and the kubelet would otherwise provide:
+  - the environment the Dynamo operator gives each component (operator_env(): DYN_NAMESPACE=<namespace>-<dgd>,
+    DYN_COMPONENT, DYN_PARENT_DGD_K8S_NAME/_NAMESPACE, POD_NAME/_NAMESPACE/_UID, and the frontend's and
+    workers' own), so every process runs in the Dynamo namespace it runs in on a cluster;
   - discovery: `--discovery-backend file` on every Dynamo process (the operator wires etcd or the
     Kubernetes API instead), `--http-host 127.0.0.1` on the frontend;
   - the scripts volume: the container path of the mount is mapped to a local folder holding the
@@ -26,7 +29,7 @@ import os
 import shutil
 from pathlib import Path
 
-from tests.helpers import RELEASE_NAME, dgd_components, dgd_workers, find
+from tests.helpers import NAMESPACE, RELEASE_NAME, dgd_components, dgd_workers, find
 
 SCRIPTS_MOUNT_VOLUME = "scripts"
 RUN_ENV = "GPT_OSS_E2E_RUN"
@@ -44,6 +47,9 @@ DROPPED_FLAGS = frozenset({"--extra-engine-args", "--dyn-reasoning-parser", "--d
 RENAMED_FLAGS["--kv-block-size"] = "--block-size"
 DROPPED_SWITCHES = frozenset({"--publish-events-and-metrics", "--publish-kv-events"})
 MOCKER_FLAGS = ["--discovery-backend", "file", "--speedup-ratio", "0"]
+# The port the Dynamo operator gives the frontend's HTTP server and the workers' system server
+# (deploy/operator/internal/consts/consts.go: DynamoServicePort 8000, DynamoSystemPort 9090).
+OPERATOR_HTTP_PORT, OPERATOR_SYSTEM_PORT = 8000, 9090
 
 # Loopback-only networking of every Dynamo process (the ZMQ event sockets still bind 0.0.0.0,
 # hence the private network namespace stack.py runs in).
@@ -53,6 +59,58 @@ LOOPBACK_ENV = {
     "DYN_SDK_DISABLE_ANSI_LOGGING": "1",
     "NO_COLOR": "1",
 }
+
+
+def trtllm_component_names() -> dict[str, str]:
+    """{mode: Dynamo component} the dynamo.trtllm worker of the installed ai-dynamo registers, read from its source
+    (dynamo/trtllm/args.py DEFAULT_ENDPOINT_COMPONENT and DEFAULT_PREFILL_COMPONENT; importing it needs tensorrt_llm)."""
+    import importlib.util
+    import re as _re
+
+    spec = importlib.util.find_spec("dynamo.trtllm")
+    source = (Path(spec.submodule_search_locations[0]) / "args.py").read_text()
+    names = dict(_re.findall(r'^(DEFAULT_ENDPOINT_COMPONENT|DEFAULT_PREFILL_COMPONENT) = "([^"]+)"', source, _re.M))
+    return {"agg": names["DEFAULT_ENDPOINT_COMPONENT"], "decode": names["DEFAULT_ENDPOINT_COMPONENT"],
+            "prefill": names["DEFAULT_PREFILL_COMPONENT"]}
+
+
+def worker_namespace(env: dict[str, str]) -> str:
+    """The Dynamo namespace a worker with this environment registers in: DYN_NAMESPACE, plus
+    -DYN_NAMESPACE_WORKER_SUFFIX when set (get_worker_namespace, dynamo/common/utils/namespace.py of 1.2.1)."""
+    namespace = env.get("DYN_NAMESPACE", "dynamo")
+    return f"{namespace}-{env['DYN_NAMESPACE_WORKER_SUFFIX']}" if env.get("DYN_NAMESPACE_WORKER_SUFFIX") else namespace
+
+
+def operator_env(dgd: dict, component_type: str, pod_name: str, worker_suffix: str = "") -> dict[str, str]:
+    """The environment the Dynamo operator injects into a component's main container, as literals.
+
+    Every component (deploy/operator/internal/dynamo/component_common.go @015d780b, getCommonContainer):
+    DYN_NAMESPACE (ComputeDynamoNamespace: <k8s namespace>-<dgd name, dots as dashes>), DYN_COMPONENT (the
+    component type), DYN_PARENT_DGD_K8S_NAME/_NAMESPACE, POD_NAME/_NAMESPACE/_UID (field refs: here the pod the
+    component would run in), DYN_DISCOVERY_BACKEND (kubernetes on a cluster; each command here says
+    --discovery-backend file). The frontend (component_frontend.go @132ccbe3): DYNAMO_PORT and DYN_HTTP_PORT 8000,
+    DYN_NAMESPACE_PREFIX. Workers (component_worker.go @015d780b): DYN_SYSTEM_ENABLED, DYN_SYSTEM_USE_ENDPOINT_
+    HEALTH_STATUS, DYN_SYSTEM_PORT 9090 (moved per process by the caller: one loopback holds them all),
+    DYN_HEALTH_CHECK_ENABLED=false, the NIXL telemetry variables, and DYN_NAMESPACE_WORKER_SUFFIX when the DGD's
+    workers carry a worker hash (Deployment-backed DGDs). Constants: consts.go @0367e404.
+    """
+    namespace, name = dgd["metadata"].get("namespace", "llm"), dgd["metadata"]["name"]
+    dynamo_namespace = f"{namespace}-{name.replace('.', '-')}"
+    env = {"DYN_NAMESPACE": dynamo_namespace, "DYN_COMPONENT": component_type,
+           "DYN_PARENT_DGD_K8S_NAME": name, "DYN_PARENT_DGD_K8S_NAMESPACE": namespace,
+           "POD_NAME": pod_name, "POD_NAMESPACE": namespace, "POD_UID": f"00000000-0000-4000-8000-{abs(hash(pod_name)) % 10**12:012d}",
+           "DYN_DISCOVERY_BACKEND": "file"}
+    if component_type == "frontend":
+        env.update({"DYNAMO_PORT": str(OPERATOR_HTTP_PORT), "DYN_HTTP_PORT": str(OPERATOR_HTTP_PORT),
+                    "DYN_NAMESPACE_PREFIX": dynamo_namespace})
+    else:
+        env.update({"DYN_SYSTEM_ENABLED": "true", "DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS": '["generate"]',
+                    "DYN_SYSTEM_PORT": str(OPERATOR_SYSTEM_PORT), "DYN_HEALTH_CHECK_ENABLED": "false",
+                    "NIXL_TELEMETRY_ENABLE": "n", "NIXL_TELEMETRY_EXPORTER": "prometheus",
+                    "NIXL_TELEMETRY_PROMETHEUS_PORT": "19090"})
+        if worker_suffix:
+            env["DYN_NAMESPACE_WORKER_SUFFIX"] = worker_suffix
+    return env
 
 
 class UnknownWorkerFlag(ValueError):
@@ -158,12 +216,15 @@ def _script_volume(pod_spec: dict, container: dict, objects: list[dict]) -> tupl
     return mount["mountPath"], config_map["data"]
 
 
-def build_plan(objects: list[dict], run_dir: Path, python: str, tmp_dir: Path) -> dict:
+def build_plan(objects: list[dict], run_dir: Path, python: str, tmp_dir: Path, namespace: str = NAMESPACE,
+               worker_suffix: str = "", first_system_port: int = FIRST_SYSTEM_PORT) -> dict:
     """The JSON plan stack.py runs: services (frontend, mockers), jobs (smoke test, benchmark), files.
 
     python: the interpreter with ai-dynamo and aiperf; its folder goes first on PATH.
     tmp_dir: TMPDIR of every process; keep it short, AIPerf puts ZMQ ipc:// sockets under it and a
     socket path may not exceed 107 characters.
+    namespace: the Kubernetes namespace the chart was rendered for (the operator's DYN_NAMESPACE derives from it).
+    worker_suffix: the worker hash the operator appends to the workers' Dynamo namespace of a Deployment-backed DGD.
     """
     run_dir = Path(run_dir)
     bin_dir = str(Path(python).parent)
@@ -179,7 +240,8 @@ def build_plan(objects: list[dict], run_dir: Path, python: str, tmp_dir: Path) -
     if deployments:
         services, model_paths = _trtllm_serve_services(deployments[0], python, dynamo_env)
     else:
-        services, model_paths = _dynamo_services(objects, python, dynamo_env)
+        services, model_paths = _dynamo_services(objects, python, dynamo_env, namespace, worker_suffix,
+                                                 first_system_port)
     return _with_jobs(objects, run_dir, tmp_dir, base_env, services, model_paths)
 
 
@@ -219,9 +281,14 @@ def rendered_replicas(objects: list[dict]) -> dict[str, int]:
     return {name: worker["replicas"] for name, worker in dgd_workers(find(objects, "DynamoGraphDeployment")).items()}
 
 
-def _dynamo_services(objects: list[dict], python: str, dynamo_env: dict) -> tuple[list[dict], set[str]]:
-    """The rendered Dynamo frontend, and one mocker per rendered worker replica."""
+def _dynamo_services(objects: list[dict], python: str, dynamo_env: dict, namespace: str,
+                     worker_suffix: str, first_system_port: int) -> tuple[list[dict], set[str]]:
+    """The rendered Dynamo frontend, and one mocker per rendered worker replica, each with the operator's environment;
+    a mocker registers as the component the dynamo.trtllm worker it stands in for would (tensorrt_llm or prefill)."""
     dgd = find(objects, "DynamoGraphDeployment")
+    dgd = {**dgd, "metadata": {**dgd["metadata"], "namespace": namespace}}
+    name = dgd["metadata"]["name"]
+    components = trtllm_component_names()
     assert dgd["apiVersion"] == "nvidia.com/v1beta1", "the e2e tier reads the v1beta1 layout"
     frontend_main = dgd_components(dgd)["Frontend"]["main"]
     frontend_argv = frontend_main["command"] + frontend_main.get("args", [])
@@ -231,25 +298,33 @@ def _dynamo_services(objects: list[dict], python: str, dynamo_env: dict) -> tupl
         "argv": [python if frontend_argv[0] == "python3" else frontend_argv[0], *frontend_argv[1:],
                  "--discovery-backend", "file", "--http-host", "127.0.0.1"],
         # HF_HUB_OFFLINE: the frontend resolves the model card's hf:// files from the fake cache entry.
-        "env": {**dynamo_env, **literal_env(frontend_main.get("env")), "HF_HUB_OFFLINE": "1",
+        "env": {**dynamo_env, **operator_env(dgd, "frontend", f"{name}-frontend-0"),
+                **literal_env(frontend_main.get("env")), "HF_HUB_OFFLINE": "1",
                 "DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS": "1"},
+        "pod": f"{name}-frontend-0",
     }]
-    port = FIRST_SYSTEM_PORT
+    port = first_system_port
     model_paths = set()
     for component, worker in dgd_workers(dgd).items():
         command = worker["main"]["command"]
         assert command[1:] == ["-m", "dynamo.trtllm"], f"{component}: unexpected worker command {command}"
         args = mocker_args(worker["args"])
         model_paths.add(args[args.index("--model-path") + 1])
+        mode = args[args.index("--disaggregation-mode") + 1] if "--disaggregation-mode" in args else "agg"
         for replica in range(worker["replicas"]):
+            pod = f"{name}-{component.lower()}-{replica}"
+            env = {**dynamo_env, **operator_env(dgd, worker["type"], pod, worker_suffix),
+                   **literal_env(worker["main"].get("env")), "DYN_SYSTEM_HOST": "127.0.0.1", "DYN_SYSTEM_PORT": str(port)}
             services.append({
                 "name": f"{component}-{replica}",
                 "role": worker["type"],
                 "component": component,
-                "argv": [python, "-m", "dynamo.mocker", *args],
-                "env": {**dynamo_env, **literal_env(worker["main"].get("env")),
-                        "DYN_SYSTEM_HOST": "127.0.0.1", "DYN_SYSTEM_PORT": str(port)},
+                "dynamo_component": components[mode],
+                "argv": [python, "-m", "dynamo.mocker", *args,
+                         "--endpoint", f"dyn://{worker_namespace(env)}.{components[mode]}.generate"],
+                "env": env,
                 "metrics_url": f"http://127.0.0.1:{port}/metrics",
+                "pod": pod,
             })
             port += 1
     return services, model_paths

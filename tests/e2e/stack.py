@@ -3,7 +3,7 @@
 usage: unshare --net -- python tests/e2e/stack.py PLAN.json RESULT.json
 
 Meant to run in a private network namespace that holds only `lo`: it brings `lo` up, starts the
-services (frontend, mockers), runs the jobs one after the other (smoke test, benchmark) while watching
+services (frontend, mockers, each with the environment the Dynamo operator would give it: tests/e2e/plan.py), runs the jobs one after the other (smoke test, benchmark) while watching
 that no service dies, then reads /v1/models and each mocker's request counters, stops every service
 (SIGTERM to its process group, SIGKILL after STOP_TIMEOUT) and kills whatever still carries the run's
 marker variable, recording it as a leftover. Every process writes to <run_dir>/logs/<name>.log.
@@ -100,6 +100,11 @@ def http_get(url: str, timeout: float = 10.0) -> tuple[int | None, str]:
         return None, str(error)
 
 
+def series_label_values(metrics_text: str, label: str) -> list[str]:
+    """The distinct values of one label over a Prometheus text exposition, sorted."""
+    return sorted({value for value in re.findall(rf'[{{,]{label}="([^"]*)"', metrics_text)})
+
+
 def request_counters(metrics_text: str) -> dict[str, float]:
     """{dynamo_component: requests} of the `generate` endpoint, from a Prometheus text exposition."""
     counters: dict[str, float] = {}
@@ -186,6 +191,9 @@ def run(plan: dict, result: dict) -> None:
                 status, text = http_get(spec["metrics_url"])
                 result["services"][spec["name"]]["metrics_status"] = status
                 result["services"][spec["name"]]["requests"] = request_counters(text) if status == 200 else None
+                # The Dynamo namespace the runtime labels its own series with (the operator's DYN_NAMESPACE).
+                result["services"][spec["name"]]["dynamo_namespaces"] = (
+                    series_label_values(text, "dynamo_namespace") if status == 200 else None)
     except BaseException as error:  # noqa: BLE001 - recorded, then everything is still stopped
         result["error"] = repr(error)
         raise

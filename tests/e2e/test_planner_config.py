@@ -12,6 +12,13 @@ import pytest
 
 from tests.helpers import DYNAMO_OVERLAYS, ChartRenderError, dgd_components, find, render_chart
 
+# The chart refuses the 1.2.1 planner on attention-DP roles (its workers publish no forward-pass metrics there).
+PLANNER_OVERLAYS = [o for o in DYNAMO_OVERLAYS if o not in ("agg.yaml", "8xb200-single-node.yaml")]
+# A planner that sweeps with aiconfigurator: Dynamo 1.3.0 or newer (refused before); its config is still checked
+# with the 1.2.1 PlannerConfig, the newest installed here.
+AIC_PLANNER = {"enabled": True, "image": {"tag": "1.3.0"}, "aicInterpolation": {"enabled": True},
+               "throughputScaling": True, "preDeploymentSweepingMode": "rapid"}
+
 pytestmark = pytest.mark.e2e
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
 
@@ -30,13 +37,23 @@ def rendered_config(overlay: str, values: dict) -> dict:
 
 
 @pytest.mark.parametrize("api", API_VERSIONS)
-@pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS)
+@pytest.mark.parametrize("overlay", PLANNER_OVERLAYS)
 def test_should_be_accepted_by_the_planners_own_config_class(planner_config_class, overlay, api):
     config = rendered_config(overlay, {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}})
     # Unknown keys would be dropped silently (pydantic ignores extras): every key must be a field.
     assert set(config) <= set(planner_config_class.model_fields)
     parsed = planner_config_class.from_config_arg(json.dumps(config))
     assert parsed.environment == "kubernetes" and parsed.backend == "trtllm"
+    # What the 1.2.1 planner decides with here: load scaling, without an aiconfigurator sweep.
+    assert parsed.aic_interpolation is None
+    assert parsed.enable_load_scaling and not parsed.enable_throughput_scaling
+
+
+@pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS)
+def test_should_write_an_aic_interpolation_the_planner_parses(planner_config_class, overlay):
+    config = rendered_config(overlay, {"planner": AIC_PLANNER})
+    assert set(config) <= set(planner_config_class.model_fields)
+    parsed = planner_config_class.from_config_arg(json.dumps(config))
     assert parsed.aic_interpolation is not None
     assert set(config["aic_interpolation"]) == set(type(parsed.aic_interpolation).model_fields)
     assert parsed.aic_interpolation.prefill_pick.num_gpus == config["prefill_engine_num_gpu"]
@@ -47,7 +64,7 @@ def test_should_be_accepted_by_the_planners_own_config_class(planner_config_clas
 def test_should_pass_other_targets_and_settings_through(planner_config_class):
     values = {"planner": {"enabled": True, "optimizationTarget": "latency", "advisory": True,
                           "aicInterpolation": {"enabled": False}, "preDeploymentSweepingMode": "none"}}
-    parsed = planner_config_class.model_validate(rendered_config("agg.yaml", values))
+    parsed = planner_config_class.model_validate(rendered_config("disagg-k8s.yaml", values))
     # A non-sla target: the planner forces load scaling on and throughput scaling off, so "none" is fine.
     assert (parsed.optimization_target, parsed.advisory, parsed.aic_interpolation) == ("latency", True, None)
     assert parsed.enable_load_scaling and not parsed.enable_throughput_scaling
@@ -55,10 +72,11 @@ def test_should_pass_other_targets_and_settings_through(planner_config_class):
 
 # (values the planner refuses, the planner's message, the chart's message); the chart refuses them first.
 PLANNER_REFUSALS = [
-    ({"preDeploymentSweepingMode": "none"},
+    ({"throughputScaling": True, "preDeploymentSweepingMode": "none"},
      "pre_deployment_sweeping_mode cannot be 'none' when enable_throughput_scaling is True",
      "planner.throughputScaling=true with planner.preDeploymentSweepingMode=none"),
-    ({"loadAdjustmentIntervalSeconds": 90, "throughputAdjustmentIntervalSeconds": 60},
+    ({"throughputScaling": True, "preDeploymentSweepingMode": "rapid", "loadAdjustmentIntervalSeconds": 90,
+      "throughputAdjustmentIntervalSeconds": 60},
      "load_adjustment_interval_seconds (90s) must be shorter than throughput_adjustment_interval_seconds (60s)",
      "planner.loadAdjustmentIntervalSeconds=90 is not below planner.throughputAdjustmentIntervalSeconds=60"),
     ({"throughputScaling": False, "loadScaling": False},

@@ -51,6 +51,17 @@ class TestWorkers:
         assert not idle, f"replicas that served no request: {idle} (requests per replica: {served})"
 
 
+class TestOperatorEnvironment:
+    def test_should_run_every_worker_in_the_dynamo_namespace_the_operator_gives_it(self, e2e_run):
+        """DYN_NAMESPACE=<namespace>-<dgd> (not Dynamo's default, dynamo); the runtime labels its series with it,
+        dashes as underscores (PRODUCTION-FACTS.md G)."""
+        if any(s.get("component") == "trtllm-serve" for s in e2e_run.services.values()):
+            pytest.skip(f"{e2e_run.case}: trtllm-serve runs without the Dynamo operator")
+        for name, service in e2e_run.services.items():
+            if service["role"] != "frontend":
+                assert service.get("dynamo_namespaces") == ["llm_gpt_oss"], (name, service.get("dynamo_namespaces"))
+
+
 class TestSmokeTest:
     def test_should_pass(self, e2e_run):
         job = e2e_run.job("smoke-test")

@@ -80,15 +80,21 @@ Usage: {{ $owners := include "gpt-oss.replicaOwners" . | fromYaml }}
 {{- end }}
 
 {{/*
-The scalers to render, one per autoscaled role: name, kind (ScaledObject or HorizontalPodAutoscaler),
-its target, replica range, GPUs at both ends, the metric it reads and the whole KEDA trigger or HPA metric.
-Default metric: Dynamo roles, the frontend's queued requests of this DGD (dynamo_frontend_queued_requests,
-dynamo_namespace <namespace>-<dgd>); trtllm-serve, its KV-cache utilization (trtllm_kv_cache_utilization,
-confirmed by the facts; the queue gauges are not confirmed for the pinned image).
+The scalers to render, one per autoscaled role: name, kind (ScaledObject or HorizontalPodAutoscaler), its target,
+replica range, GPUs at both ends, the metric it reads, the PromQL that reads it (query: the KEDA trigger's, or what
+prometheus-adapter answers the HPA with under docs/monitoring.md's rules), the scrape setups that provide it, and the
+whole KEDA trigger or HPA metric. Default signal of each role, one that more replicas of that role relieve
+(docs/monitoring.md): the frontend, requests in flight per frontend (dynamo_frontend_inflight_requests; threshold null:
+the benchmark concurrency); a worker role, requests in flight on its workers' generate endpoint
+(dynamo_component_inflight_requests of its Dynamo component; threshold null: its decode slots per replica);
+trtllm-serve, requests waiting in its queue, a minute's rate of its request_queue_time_seconds sum (Little's law),
+the one queue signal TensorRT-LLM 1.2 serves. Every query counts each pod once (max by pod): with the platform's and
+this chart's PodMonitors both on, a pod is scraped twice.
 Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.autoscalers" -}}
 {{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $series := include "gpt-oss.seriesSelectors" . | fromYaml }}
 {{- $fullname := include "gpt-oss.fullname" . }}
 {{- $scalers := list }}
 {{- $rows := list }}
@@ -96,9 +102,9 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- $server := index $plan.roles 0 }}
 {{- $rows = list (dict "key" "server" "valuesKey" "trtllmServe" "name" (include "gpt-oss.trtllmServe.name" .) "autoscaling" .Values.trtllmServe.autoscaling "gpusPerReplica" (int $server.gpusPerReplica) "target" (dict "apiVersion" "apps/v1" "kind" "Deployment" "name" (include "gpt-oss.trtllmServe.name" .))) }}
 {{- else }}
-{{- $rows = list (dict "key" "frontend" "valuesKey" "frontend" "name" (printf "%s-frontend" $fullname) "autoscaling" .Values.frontend.autoscaling "gpusPerReplica" 0 "target" (dict "apiVersion" "nvidia.com/v1alpha1" "kind" "DynamoGraphDeploymentScalingAdapter" "name" $plan.frontend.adapter)) }}
+{{- $rows = list (dict "key" "frontend" "valuesKey" "frontend" "name" (printf "%s-frontend" $fullname) "autoscaling" .Values.frontend.autoscaling "gpusPerReplica" 0 "defaultThreshold" (int $plan.benchmark.concurrency) "target" (dict "apiVersion" "nvidia.com/v1alpha1" "kind" "DynamoGraphDeploymentScalingAdapter" "name" $plan.frontend.adapter)) }}
 {{- range $plan.roles }}
-{{- $rows = append $rows (dict "key" .key "valuesKey" .valuesKey "name" (printf "%s-%s" $fullname .key) "autoscaling" (get $.Values.workers .key).autoscaling "gpusPerReplica" (int .gpusPerReplica) "target" (dict "apiVersion" "nvidia.com/v1alpha1" "kind" "DynamoGraphDeploymentScalingAdapter" "name" .adapter)) }}
+{{- $rows = append $rows (dict "key" .key "mode" .mode "valuesKey" .valuesKey "name" (printf "%s-%s" $fullname .key) "autoscaling" (get $.Values.workers .key).autoscaling "gpusPerReplica" (int .gpusPerReplica) "defaultThreshold" (mul (int .maxBatchSize) (int .attentionDpRanks)) "target" (dict "apiVersion" "nvidia.com/v1alpha1" "kind" "DynamoGraphDeploymentScalingAdapter" "name" .adapter)) }}
 {{- end }}
 {{- end }}
 {{- range $row := $rows }}
@@ -106,24 +112,42 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- if $a.enabled }}
 {{- $metric := "" }}
 {{- $query := "" }}
+{{- $adapterQuery := "" }}
 {{- $selector := dict }}
-{{- if eq $.Values.runtime "trtllm-serve" }}
-{{- $metric = "trtllm_kv_cache_utilization" }}
-{{- $query = printf "sum(%s{namespace=\"%s\",pod=~\"%s-.+\"})" $metric $.Release.Namespace $row.name }}
-{{- $selector = dict "namespace" $.Release.Namespace }}
-{{- else }}
-{{- $metric = "dynamo_frontend_queued_requests" }}
-{{- $query = printf "sum(%s{dynamo_namespace=\"%s\"})" $metric (include "gpt-oss.dynamoNamespace" $) }}
+{{- $scrape := "" }}
+{{- $dedup := "max by (namespace, pod, worker_id, model)" }}
+{{- if eq $row.key "server" }}
+{{- $metric = "trtllm_request_queue_time_seconds_sum" }}
+{{- $query = printf "sum(max by (namespace, pod) (rate({__name__=~\"(trtllm_)?request_queue_time_seconds_sum\",%s}[1m])))" $series.trtllmServe }}
+{{- $adapterQuery = printf "sum(max by (namespace, pod) (rate({__name__=~\"(trtllm_)?request_queue_time_seconds_sum\",namespace=%q}[1m])))" $.Release.Namespace }}
+{{- $scrape = $series.trtllmServeScrape }}
+{{- else if eq $row.key "frontend" }}
+{{- $metric = "dynamo_frontend_inflight_requests" }}
+{{- $query = printf "sum(%s (%s{%s}))" $dedup $metric $series.frontend }}
 {{- $selector = dict "dynamo_namespace" (include "gpt-oss.dynamoNamespace" $) }}
+{{- $scrape = $series.frontendScrape }}
+{{- else }}
+{{- $component := include "gpt-oss.workerComponentName" $row.mode }}
+{{- $metric = "dynamo_component_inflight_requests" }}
+{{- $query = printf "sum(%s (%s{%s,dynamo_component=%q,dynamo_endpoint=\"generate\"}))" $dedup $metric $series.workers $component }}
+{{- $selector = dict "dynamo_component" $component "dynamo_endpoint" "generate" }}
+{{- $scrape = $series.workersScrape }}
 {{- end }}
-{{- $scaler := dict "name" $row.name "key" $row.key "valuesKey" $row.valuesKey "scaler" $a.scaler "target" $row.target "minReplicas" (int $a.minReplicas) "maxReplicas" (int $a.maxReplicas) "gpusAtMin" (mul $row.gpusPerReplica (int $a.minReplicas)) "gpusAtMax" (mul $row.gpusPerReplica (int $a.maxReplicas)) }}
+{{- if not $adapterQuery }}
+{{- $matchers := list (printf "namespace=%q" $.Release.Namespace) }}
+{{- range $k := keys $selector | sortAlpha }}{{ $matchers = append $matchers (printf "%s=%q" $k (get $selector $k)) }}{{ end }}
+{{- $adapterQuery = printf "sum(%s (%s{%s}))" $dedup $metric (join "," $matchers) }}
+{{- end }}
+{{- $threshold := toString (ternary $row.defaultThreshold $a.threshold (kindIs "invalid" $a.threshold)) }}
+{{- $scaler := dict "name" $row.name "key" $row.key "valuesKey" $row.valuesKey "scaler" $a.scaler "target" $row.target "minReplicas" (int $a.minReplicas) "maxReplicas" (int $a.maxReplicas) "gpusAtMin" (mul $row.gpusPerReplica (int $a.minReplicas)) "gpusAtMax" (mul $row.gpusPerReplica (int $a.maxReplicas)) "threshold" $threshold "scrape" $scrape }}
 {{- if eq $a.scaler "keda" }}
 {{- $trigger := $a.trigger }}
 {{- if not $trigger }}
-{{- $trigger = dict "type" "prometheus" "metadata" (dict "serverAddress" $a.prometheusAddress "query" $query "threshold" (toString $a.threshold)) }}
+{{- $trigger = dict "type" "prometheus" "metadata" (dict "serverAddress" $a.prometheusAddress "query" $query "threshold" $threshold) }}
 {{- end }}
 {{- $_ := set $scaler "kind" "ScaledObject" }}
-{{- $_ = set $scaler "metric" (ternary (printf "%s, %s per replica" $query (toString $a.threshold)) (printf "custom %s trigger" ($trigger.type | default "?")) (not $a.trigger)) }}
+{{- $_ = set $scaler "query" (ternary $query "" (not $a.trigger)) }}
+{{- $_ = set $scaler "metric" (ternary (printf "%s, %s per replica" $query $threshold) (printf "custom %s trigger" ($trigger.type | default "?")) (not $a.trigger)) }}
 {{- $_ = set $scaler "pollingInterval" (int $a.pollingInterval) }}
 {{- $_ = set $scaler "cooldownPeriod" (int $a.cooldownPeriod) }}
 {{- $_ = set $scaler "trigger" $trigger }}
@@ -131,14 +155,19 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- $hpaMetric := $a.metric }}
 {{- if not $hpaMetric }}
 {{- /* The API server stores quantities canonically (0.7 as 700m): write that form, so Argo CD sees no diff. */}}
-{{- $quantity := toString $a.threshold }}
+{{- $quantity := $threshold }}
 {{- if contains "." $quantity }}
 {{- $quantity = printf "%dm" (int (round (mulf (float64 $quantity) 1000) 0)) }}
 {{- end }}
-{{- $hpaMetric = dict "type" "External" "external" (dict "metric" (dict "name" $metric "selector" (dict "matchLabels" $selector)) "target" (dict "type" "AverageValue" "averageValue" $quantity)) }}
+{{- $external := dict "metric" (dict "name" $metric) "target" (dict "type" "AverageValue" "averageValue" $quantity) }}
+{{- if $selector }}
+{{- $_ := set $external.metric "selector" (dict "matchLabels" $selector) }}
+{{- end }}
+{{- $hpaMetric = dict "type" "External" "external" $external }}
 {{- end }}
 {{- $_ := set $scaler "kind" "HorizontalPodAutoscaler" }}
-{{- $_ = set $scaler "metric" (ternary (printf "External %s%s, %s per replica" $metric (toJson $selector) (toString $a.threshold)) (printf "custom %s metric" ($hpaMetric.type | default "?")) (not $a.metric)) }}
+{{- $_ = set $scaler "query" (ternary $adapterQuery "" (not $a.metric)) }}
+{{- $_ = set $scaler "metric" (ternary (printf "External %s%s, %s per replica" $metric (toJson $selector) $threshold) (printf "custom %s metric" ($hpaMetric.type | default "?")) (not $a.metric)) }}
 {{- $_ = set $scaler "hpaMetric" $hpaMetric }}
 {{- end }}
 {{- $_ := set $scaler "behavior" $a.behavior }}

@@ -31,7 +31,7 @@ workers:
       pollingInterval: 15
       prometheusAddress: http://prometheus-kube-prometheus-prometheus.monitoring.svc:9090
       scaler: keda
-      threshold: '10'
+      threshold: null
       trigger: {}
     enabled: false
     engine: {}
@@ -62,7 +62,7 @@ workers:
       pollingInterval: 15
       prometheusAddress: http://prometheus-kube-prometheus-prometheus.monitoring.svc:9090
       scaler: keda
-      threshold: '10'
+      threshold: null
       trigger: {}
     enabled: false
     engine: {}
@@ -99,7 +99,7 @@ workers:
       pollingInterval: 15
       prometheusAddress: http://prometheus-kube-prometheus-prometheus.monitoring.svc:9090
       scaler: keda
-      threshold: '10'
+      threshold: null
       trigger: {}
     enabled: true
     engine: {}

@@ -28,6 +28,7 @@ Usage: {{ include "gpt-oss.workerArgs" (dict "root" $ "row" $row) }}
 - {{ .row.mode }}
 {{- end }}
 {{- include "gpt-oss.kvWorkerArgs" .root }}
+{{- include "gpt-oss.workerPublishArgs" .root }}
 {{- range .root.Values.workers.extraArgs }}
 - {{ . | quote }}
 {{- end }}

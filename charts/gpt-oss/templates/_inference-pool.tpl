@@ -28,7 +28,9 @@ app.kubernetes.io/component: endpoint-picker
 {{/*
 Arguments of the endpoint picker: its pool, config file, and the trtllm-serve metric names and path the
 GAIE v1.5.0 chart sets for modelServerType trtllm-serve (written --flag=value, without the quotes that
-chart leaves inside its values); LoRA metrics off, trtllm-serve has none.
+chart leaves inside its values), except the cache-info metric: TensorRT-LLM names it trtllm_kv_cache_config_info
+(tensorrt_llm/metrics/collector.py @050f80de; nothing serves trtllm_cache_config_info). The gauges need TensorRT-LLM
+1.3.0 or newer (gpt-oss.checkValues.monitoring). LoRA metrics off, trtllm-serve has none.
 Usage: {{ include "gpt-oss.endpointPicker.args" . | nindent 12 }}
 */}}
 {{- define "gpt-oss.endpointPicker.args" -}}
@@ -41,7 +43,7 @@ Usage: {{ include "gpt-oss.endpointPicker.args" . | nindent 12 }}
 - --total-queued-requests-metric=trtllm_num_requests_waiting
 - --total-running-requests-metric=trtllm_num_requests_running
 - --kv-cache-usage-percentage-metric=trtllm_kv_cache_utilization
-- --cache-info-metric=trtllm_cache_config_info
+- --cache-info-metric=trtllm_kv_cache_config_info
 - --model-server-metrics-path=/prometheus/metrics
 - --lora-info-metric
 - ""

@@ -28,6 +28,20 @@ Usage: {{ include "gpt-oss.planner.image" . }}
 {{- end }}
 
 {{/*
+The Dynamo release of the planner: planner.image.tag when it is a version, else the runtime's
+(dynamo.runtimeVersionOverride, else dynamo.image.tag); empty when neither says.
+Usage: {{ $version := include "gpt-oss.planner.version" . }}
+*/}}
+{{- define "gpt-oss.planner.version" -}}
+{{- $tag := toString .Values.planner.image.tag | trimPrefix "v" }}
+{{- if regexMatch `^[0-9]+\.[0-9]+\.[0-9]+` $tag }}
+{{- regexFind `^[0-9]+\.[0-9]+\.[0-9]+` $tag }}
+{{- else }}
+{{- (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version }}
+{{- end }}
+{{- end }}
+
+{{/*
 The parallelism of one worker role in aiconfigurator's terms (a PickedParallelConfig): TensorRT-LLM's TP
 with attention-DP is attention DP (attention TP 1); the MoE runs EP ways, TP/EP ways within each expert.
 Usage: {{ include "gpt-oss.planner.pick" $role | fromYaml }}

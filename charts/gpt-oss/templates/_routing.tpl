@@ -48,7 +48,8 @@ Usage: {{ include "gpt-oss.routerArgs" . | nindent 2 }}
 {{- end }}
 
 {{/*
-Worker arguments of KV-aware routing: the block size the worker registers, and the KV-event publishing flag.
+Worker arguments of KV-aware routing: the block size the worker registers (the KV-event publishing flag follows from
+gpt-oss.workerPublishArgs, which also turns it on for the planner).
 Usage: {{ include "gpt-oss.kvWorkerArgs" . }}
 */}}
 {{- define "gpt-oss.kvWorkerArgs" -}}
@@ -56,8 +57,5 @@ Usage: {{ include "gpt-oss.kvWorkerArgs" . }}
 {{- if $kv.enabled }}
 - --kv-block-size
 - {{ int $kv.blockSize | quote }}
-{{- if $kv.kvEvents }}
-- {{ $kv.publishFlag }}
-{{- end }}
 {{- end }}
 {{- end }}

@@ -1,0 +1,126 @@
+"""A bounded burst against the e2e frontends while reading Prometheus; standard library only, run inside the stack's
+network namespace (tests/e2e/test_monitoring_live.py).
+
+usage: python monitoring_probe.py SPEC.json
+Waits until every frontend lists its model and every Prometheus scrapes all its targets, then sends each frontend
+`requests` chat requests at once (prompts of `words` words, `max_tokens` each) and, every second while they run,
+evaluates every query of the spec on every Prometheus it names and reads that Prometheus's alerts. With `until_log`
+({"path", "pattern"}) it sends bursts until that log file holds the pattern (the planner's decision) or `load_timeout`
+passes. When the load is over it waits `settle` seconds and evaluates the queries again. Prints {"load": [...],
+"after": {...}, "alerts": [...], "requests": {...}} as its last line.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+_no_proxy = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def get(url: str, timeout: float = 10.0) -> dict | str | None:
+    try:
+        with _no_proxy.open(url, timeout=timeout) as response:
+            body = response.read().decode()
+        return json.loads(body) if body.startswith("{") else body
+    except OSError:
+        return None
+
+
+def query(prometheus: str, promql: str, at: float) -> list[dict] | None:
+    answer = get(f"{prometheus}/api/v1/query?" + urllib.parse.urlencode({"query": promql, "time": f"{at:.3f}"}))
+    if not isinstance(answer, dict) or answer.get("status") != "success":
+        return None
+    return [{"labels": r["metric"], "value": float(r["value"][1])} for r in answer["data"]["result"]]
+
+
+def sample(spec: dict, at: float) -> dict:
+    """{query name: {prometheus name: result}} at one instant."""
+    return {name: {where: query(spec["prometheus"][where], q["promql"], at) for where in q["on"]}
+            for name, q in spec["queries"].items()}
+
+
+def chat(frontend: dict, index: int, outcome: dict) -> None:
+    words = " ".join(f"w{index} {i % 97}" for i in range(frontend["words"]))
+    body = json.dumps({"model": frontend["model"], "max_tokens": frontend["max_tokens"],
+                       "messages": [{"role": "user", "content": words}]}).encode()
+    post = urllib.request.Request(f"{frontend['url']}/v1/chat/completions", data=body,
+                                  headers={"Content-Type": "application/json"})
+    try:
+        with _no_proxy.open(post, timeout=180) as response:
+            response.read()
+        outcome["ok"] += 1
+    except OSError as error:
+        outcome["errors"].append(repr(error))
+
+
+def ready(spec: dict) -> str | None:
+    """None once every frontend serves its model and every Prometheus has all its targets up; else what is missing."""
+    for frontend in spec["frontends"]:
+        models = get(f"{frontend['url']}/v1/models")
+        if not isinstance(models, dict) or frontend["model"] not in [m["id"] for m in models.get("data", [])]:
+            return f"{frontend['url']} does not list {frontend['model']}"
+    for name, url in spec["prometheus"].items():
+        up = query(url, "up", time.time())
+        if up is None or len(up) < spec["targets"][name] or any(r["value"] != 1 for r in up):
+            return f"Prometheus {name}: targets up {up}"
+    return None
+
+
+def main(spec_path: str) -> int:
+    spec = json.loads(open(spec_path).read())
+    deadline = time.monotonic() + spec["ready_timeout"]
+    while (missing := ready(spec)) is not None:
+        if time.monotonic() > deadline:
+            print(json.dumps({"error": f"not ready after {spec['ready_timeout']} s: {missing}"}))
+            return 1
+        time.sleep(1)
+    time.sleep(spec["settle"])  # a few scrapes of the idle deployment
+    idle = sample(spec, time.time())
+    outcome = {"ok": 0, "errors": []}
+    started = time.monotonic()
+    threads: list[threading.Thread] = []
+
+    def burst() -> None:
+        batch = [threading.Thread(target=chat, args=(frontend, len(threads) + i, outcome))
+                 for frontend in spec["frontends"] for i in range(frontend["requests"])]
+        threads.extend(batch)
+        for thread in batch:
+            thread.start()
+
+    def logged() -> bool:
+        until = spec.get("until_log")
+        try:
+            return bool(until) and until["pattern"] in open(until["path"], errors="replace").read()
+        except OSError:
+            return False
+
+    burst()
+    load, alerts = [], []
+    while time.monotonic() - started < spec["load_timeout"]:
+        if not any(thread.is_alive() for thread in threads):
+            if not spec.get("until_log") or logged():
+                break
+            burst()
+        time.sleep(1)
+        at = time.time()
+        load.append({"at": at, "results": sample(spec, at)})
+        answer = get(f"{spec['prometheus'][spec['alerts_on']]}/api/v1/alerts")
+        if isinstance(answer, dict):
+            alerts.append({"at": at, "alerts": [{"name": a["labels"]["alertname"], "state": a["state"]}
+                                                for a in answer["data"]["alerts"]]})
+    for thread in threads:
+        thread.join(timeout=max(0.0, spec["load_timeout"] - (time.monotonic() - started)))
+    seconds = round(time.monotonic() - started, 1)
+    time.sleep(spec["settle"])
+    after = sample(spec, time.time())
+    print(json.dumps({"idle": idle, "load": load, "after": after, "alerts": alerts,
+                      "requests": {**outcome, "sent": len(threads), "seconds": seconds}}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))

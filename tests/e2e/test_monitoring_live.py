@@ -1,0 +1,309 @@
+"""Every number the chart hands to a controller, read from a real Prometheus scraping the real Dynamo 1.2.1 processes.
+
+Two releases run at once on 127.0.0.1, each from its own render and with the environment the Dynamo operator gives
+it (tests/e2e/plan.py): values/agg.yaml in namespace llm, and values/disagg-k8s.yaml in namespace llm2 with the
+worker-hash suffix a Deployment-backed DGD's workers get. The mockers are slowed and hold as many sequences as the
+rendered engines' max_batch_size, so a burst queues. Three Debian Prometheus 2.42 servers scrape them: one with
+scrape configs made from the chart's rendered PodMonitors, one as the Dynamo platform's PodMonitors would, one with
+both (tests/e2e/prometheus.py), and each evaluates the rendered alert rules. During the burst and after it
+(tests/e2e/monitoring_probe.py) the test reads every rendered KEDA query and what prometheus-adapter would answer
+every rendered HPA with (docs/monitoring.md's rules), every dashboard expression, and the alerts.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.e2e import conftest as e2e
+from tests.e2e import plan as e2e_plan
+from tests.e2e import prometheus as prom
+from tests.helpers import REPO_ROOT, deep_merge, find, load_values, render_chart
+
+pytestmark = pytest.mark.e2e
+PROBE = Path(__file__).with_name("monitoring_probe.py")
+INTERVAL = "1s"
+PROMETHEUS_PORTS = {"chart": 19090, "platform": 19091, "both": 19092}
+REQUESTS = 24  # per release, all at once
+ALERTS = ("GptOssTTFTHigh", "GptOssITLHigh", "GptOssRequestsQueuing", "GptOssNoModelServed",
+          "GptOssModelDownloadFailed", "GptOssKVCacheNearFull")
+# The alerts with a `for` short enough to see on a burst; ITL's target lowered below the mocker's inter-token latency.
+RULES = {"enabled": True, "itlMs": 1, "alerts": {name: {"enabled": True, "for": "1s", "severity": "warning"}
+                                                  for name in ALERTS}}
+MONITORING = {"podMonitor": {"enabled": True, "interval": INTERVAL, "scrapeTimeout": INTERVAL},
+              "dashboard": {"enabled": True}, "prometheusRule": RULES}
+# (release id, overlay, namespace, frontend port, first system port, worker-hash suffix, worker values)
+RELEASES = [
+    ("agg", "agg.yaml", "llm", 18000, 18100, "",
+     {"worker": {"maxBatchSize": 2, "attentionDP": False}}),
+    ("disagg", "disagg-k8s.yaml", "llm2", 18001, 18200, "a1b2c3d4",
+     {"prefill": {"maxBatchSize": 2}, "decode": {"maxBatchSize": 2}}),
+]
+# Mocker speed per role: prefill slow enough that long prompts queue at it, decode and aggregated slow enough that
+# 24 requests outnumber their 2 slots for several seconds.
+SPEEDUP = {"prefill": "0.2", "decode": "0.1", "worker": "0.3"}
+
+
+def release_values(overlay: str, run_dir: Path, frontend_port: int, workers: dict, scaler: str) -> dict:
+    base = e2e_plan.scaled_overlay_values(load_values([overlay]), run_dir)
+    base["frontend"].update({"httpPort": frontend_port, "urlOverride": f"http://127.0.0.1:{frontend_port}"})
+    scaling = {"autoscaling": {"enabled": True, "scaler": scaler}}
+    roles = {key: deep_merge(value, scaling) for key, value in workers.items()}
+    return deep_merge(base, {"frontend": scaling, "workers": roles, "monitoring": MONITORING})
+
+
+def stand_in_pods(plan: dict, dgd_name: str, namespace: str) -> list[dict]:
+    """The pods the operator would run, with its labels, for the prometheus-operator emulation."""
+    pods = []
+    for service in plan["services"]:
+        if service["role"] == "frontend":
+            port = service["argv"][service["argv"].index("--http-port") + 1]
+            pods.append({"namespace": namespace, "name": service["pod"], "ports": {"http": f"127.0.0.1:{port}"},
+                         "labels": prom.operator_pod_labels(dgd_name, namespace, "Frontend", "frontend")})
+        else:
+            pods.append({"namespace": namespace, "name": service["pod"],
+                         "ports": {"system": f"127.0.0.1:{service['env']['DYN_SYSTEM_PORT']}"},
+                         "labels": prom.operator_pod_labels(dgd_name, namespace, service["component"], service["role"])})
+    return pods
+
+
+def slow_down(plan: dict, objects: list[dict]) -> None:
+    """Give each mocker the rendered engine's max_batch_size as --max-num-seqs, and its role's speed."""
+    import yaml
+
+    engine = find(objects, "ConfigMap", "gpt-oss-engine")["data"]
+    for service in plan["services"]:
+        if service["role"] == "frontend":
+            continue
+        argv = service["argv"]
+        key = {"worker": "worker", "prefill": "prefill", "decode": "decode"}[service["role"]]
+        argv[argv.index("--speedup-ratio") + 1] = SPEEDUP[service["role"]]
+        argv += ["--max-num-seqs", str(yaml.safe_load(engine[f"{key}.yaml"])["max_batch_size"])]
+
+
+def with_job(promql: str, job: str) -> str:
+    """The query restricted to one scrape job (every selector gets job="...")."""
+    return re.sub(r"\{(?=[a-z_]+=)", f'{{job="{job}",', promql)
+
+
+def dashboard_queries(objects: list[dict], namespace: str) -> dict[str, str]:
+    board = json.loads(find(objects, "ConfigMap", "gpt-oss-dashboard")["data"]["gpt-oss-serving.json"])
+    queries = {}
+    for panel in board["panels"]:
+        for target in panel["targets"]:
+            expr = (target["expr"].replace("$namespace", namespace).replace("$deployment", "gpt-oss")
+                    .replace("$model", ".*").replace("$__rate_interval", "1m"))
+            queries[f"{panel['title']} {target['refId']}"] = expr
+    return queries
+
+
+def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path) -> tuple[dict, dict]:
+    """The plan (both releases, three Prometheus servers, the probe) and what the test checks against."""
+    adapter = prom.adapter_rules((REPO_ROOT / "docs" / "monitoring.md").read_text())
+    plan, scrape, groups, targets, spec_queries, scalers, dashboards = None, {k: [] for k in PROMETHEUS_PORTS}, [], \
+        {k: 0 for k in PROMETHEUS_PORTS}, {}, [], {}
+    frontends, pods, chart_monitors = [], [], []
+    for release, overlay, namespace, port, first_port, suffix, workers in RELEASES:
+        folder = run_dir / release
+        renders = {scaler: render_chart([overlay], release_values(overlay, folder, port, workers, scaler),
+                                        namespace=namespace) for scaler in ("keda", "hpa")}
+        objects = renders["keda"]
+        part = e2e_plan.build_plan(objects, folder, python, tmp_dir, namespace=namespace, worker_suffix=suffix,
+                                   first_system_port=first_port)
+        e2e_plan.prepare_model_files(part, tokenizer)
+        slow_down(part, objects)
+        for service in part["services"]:
+            service["name"] = f"{release}-{service['name']}"
+        pods += stand_in_pods(part, "gpt-oss", namespace)
+        chart_monitors += prom.rendered_podmonitors(objects, namespace)
+        groups += prom.rule_groups(objects)
+        for kind, rendered in renders.items():
+            for scaler in (o for o in rendered if o["kind"] in ("ScaledObject", "HorizontalPodAutoscaler")):
+                annotations = scaler["metadata"]["annotations"]
+                if scaler["kind"] == "ScaledObject":
+                    trigger = scaler["spec"]["triggers"][0]["metadata"]
+                    query, threshold = trigger["query"], float(trigger["threshold"])
+                else:
+                    external = scaler["spec"]["metrics"][0]["external"]
+                    selector = external["metric"].get("selector", {}).get("matchLabels", {})
+                    query = prom.adapter_query(adapter, external["metric"]["name"], selector, namespace)
+                    threshold = float(external["target"]["averageValue"])
+                    assert query == annotations["gpt-oss/query"], "the HPA's annotation is not what the adapter runs"
+                name = f"{release}/{kind}/{annotations['gpt-oss/scales']}"
+                scalers.append({"name": name, "threshold": threshold, "min": scaler["spec"].get(
+                    "minReplicas", scaler["spec"].get("minReplicaCount")), "role": annotations["gpt-oss/scales"]})
+                spec_queries[name] = {"promql": query, "on": list(PROMETHEUS_PORTS)}
+                jobs = {"chart": f"{namespace}/gpt-oss-{'frontend' if name.endswith('/frontend') else 'worker'}",
+                        "platform": f"dynamo-system/dynamo-{'frontend' if name.endswith('/frontend') else 'worker'}"}
+                for job_key, job in jobs.items():
+                    spec_queries[f"{name} job={job_key}"] = {"promql": with_job(query, job), "on": ["both"]}
+                spec_queries[f"{name} naive"] = {"promql": re.sub(r"sum\(max by \([^)]*\) \(", "sum((", query),
+                                                 "on": ["both"]}
+        for title, expr in dashboard_queries(objects, namespace).items():
+            dashboards[f"{release}: {title}"] = expr
+            spec_queries[f"dashboard {release}: {title}"] = {"promql": expr, "on": ["both"]}
+        frontends.append({"url": f"http://127.0.0.1:{port}", "model": part["model"], "requests": REQUESTS,
+                          "words": 800, "max_tokens": 32})
+        if plan is None:
+            plan = {**part, "jobs": []}
+        else:
+            plan["services"] += part["services"]
+            plan["dirs"] += part["dirs"]
+            plan["files"].update(part["files"])
+            plan["model_paths"] = sorted(set(plan["model_paths"]) | set(part["model_paths"]))
+    # The chart's PodMonitors (one pair per release), the platform's (cluster-wide, once), and both.
+    for where, monitors in (("chart", chart_monitors), ("platform", prom.PLATFORM_PODMONITORS),
+                            ("both", chart_monitors + prom.PLATFORM_PODMONITORS)):
+        for monitor in monitors:
+            configs = prom.podmonitor_scrape_configs(monitor, pods, interval=INTERVAL)
+            scrape[where] += configs
+            targets[where] += sum(len(c["static_configs"]) for c in configs)
+    for service in plan["services"]:  # one marker for the whole run: stack.py finds every leftover by it
+        service["env"][e2e_plan.RUN_ENV] = plan["run_dir"]
+    env = dict(plan["services"][0]["env"])
+    prometheus = {where: prom.prometheus_service(f"prometheus-{where}", run_dir / f"prometheus-{where}", port,
+                                                 scrape[where], groups, env, INTERVAL)
+                  for where, port in PROMETHEUS_PORTS.items()}
+    plan["services"] += list(prometheus.values())
+    spec = {"frontends": frontends, "prometheus": {k: v["url"] for k, v in prometheus.items()}, "targets": targets,
+            "queries": spec_queries, "alerts_on": "both", "ready_timeout": 150, "load_timeout": 150, "settle": 4}
+    spec_path = run_dir / "probe-spec.json"
+    spec_path.write_text(json.dumps(spec, indent=1))
+    plan["jobs"] = [{"name": "monitoring-probe", "timeout": 420, "env": env,
+                     "argv": [python, str(PROBE), str(spec_path)]}]
+    return plan, {"scalers": scalers, "dashboards": dashboards, "targets": targets}
+
+
+@pytest.fixture(scope="module")
+def live(e2e_python, tokenizer_dir, tmp_path_factory):
+    if not prom.prometheus_binary():
+        pytest.skip("e2e tier: prometheus not found; install Debian's prometheus package (apt-get install prometheus)")
+    run_dir = tmp_path_factory.mktemp("monitoring-live")
+    tmp_dir = Path(tempfile.mkdtemp(prefix="gpt-oss-mon-"))
+    try:
+        plan, expected = build(e2e_python, tokenizer_dir, run_dir, tmp_dir)
+        run = e2e._run_plan("monitoring", [], plan, e2e_python, tokenizer_dir, run_dir)
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+    output = run.job("monitoring-probe").get("output", "")
+    last = output.strip().splitlines()[-1] if output.strip() else ""
+    if not last.startswith("{") or "error" in json.loads(last):
+        pytest.fail(f"the probe recorded nothing usable: {last}\n{run.logs()}", pytrace=False)
+    return json.loads(last), expected, run
+
+
+def values_of(results: list[dict] | None) -> list[float]:
+    return [r["value"] for r in results or []]
+
+
+def single(results: list[dict] | None) -> float | None:
+    found = values_of(results)
+    assert len(found) <= 1, results
+    return found[0] if found else None
+
+
+def hpa_desired(value: float, target: float, current: int) -> int:
+    """autoscaling/v2 on an AverageValue External metric (KEDA feeds the HPA the same way): the usage ratio
+    value / (current x target), inside a 10% tolerance no change, else ceil(ratio x current)."""
+    ratio = value / (current * target)
+    return current if abs(ratio - 1.0) <= 0.1 else math.ceil(ratio * current)
+
+
+class TestScalerQueries:
+    def test_should_serve_the_whole_burst(self, live):
+        data, _, run = live
+        requests = data["requests"]
+        assert requests["ok"] == requests["sent"] == 2 * REQUESTS and not requests["errors"], (requests, run.logs())
+
+    def test_should_read_every_scaler_above_its_threshold_under_load_and_below_after(self, live):
+        data, expected, _ = live
+        for scaler in expected["scalers"]:
+            for where in PROMETHEUS_PORTS:
+                peak = max((single(s["results"][scaler["name"]][where]) or 0.0) for s in data["load"])
+                after = single(data["after"][scaler["name"]][where])
+                assert peak > scaler["threshold"], (scaler, where, peak)
+                assert after is not None and after < scaler["threshold"], (scaler, where, after)
+
+    def test_should_ask_for_more_replicas_under_load_and_none_after(self, live):
+        data, expected, _ = live
+        for scaler in expected["scalers"]:
+            peak = max((single(s["results"][scaler["name"]]["both"]) or 0.0) for s in data["load"])
+            after = single(data["after"][scaler["name"]]["both"])
+            assert hpa_desired(peak, scaler["threshold"], scaler["min"]) > scaler["min"], (scaler, peak)
+            assert hpa_desired(after, scaler["threshold"], scaler["min"]) <= scaler["min"], (scaler, after)
+
+    def test_should_count_each_release_only(self, live):
+        """Two releases run at once; no query of one may see the other's requests (each sent 24)."""
+        data, expected, _ = live
+        for scaler in expected["scalers"]:
+            peak = max((single(s["results"][scaler["name"]]["chart"]) or 0.0) for s in data["load"])
+            assert peak <= REQUESTS, (scaler, peak)
+
+
+class TestBothPodMonitors:
+    def test_should_scrape_every_pod_once_per_setup(self, live):
+        _, expected, _ = live
+        # 2 frontends and 3 workers; both setups at once scrape each twice.
+        assert expected["targets"] == {"chart": 5, "platform": 5, "both": 10}
+
+    def test_should_not_double_the_scaler_values(self, live):
+        data, expected, _ = live
+        doubled = 0
+        for sample in data["load"]:
+            for scaler in expected["scalers"]:
+                results = sample["results"]
+                both = single(results[scaler["name"]]["both"])
+                per_job = [single(results[f"{scaler['name']} job={job}"]["both"]) for job in ("chart", "platform")]
+                naive = single(results[f"{scaler['name']} naive"]["both"])
+                if both is None or None in per_job:
+                    continue
+                # One pod per role here: the once-per-pod value is the larger of the two scrapes, never their sum.
+                assert both == max(per_job), (scaler["name"], both, per_job)
+                if both > 0 and naive is not None and naive >= 1.5 * both:
+                    doubled += 1
+        assert doubled, "a plain sum over both scrapes never exceeded the once-per-pod value: nothing was tested"
+
+
+class TestDashboard:
+    def test_should_return_data_for_every_rendered_expression(self, live):
+        data, expected, _ = live
+        empty = []
+        for name in expected["dashboards"]:
+            key = f"dashboard {name}"
+            seen = [values_of(s["results"][key]["both"]) for s in data["load"]] + [values_of(data["after"][key]["both"])]
+            if not any(v for v in seen):
+                empty.append(name)
+        assert not empty, f"dashboard expressions that returned nothing: {empty}"
+
+
+class TestAlerts:
+    @staticmethod
+    def states(data: dict) -> dict[str, set[str]]:
+        seen: dict[str, set[str]] = {}
+        for sample in data["alerts"]:
+            for alert in sample["alerts"]:
+                seen.setdefault(alert["name"], set()).add(alert["state"])
+        return seen
+
+    def test_should_fire_the_overload_alerts_on_the_burst(self, live):
+        data, _, _ = live
+        firing = [max(sum(1 for a in s["alerts"] if a["name"] == name and a["state"] == "firing") for s in data["alerts"])
+                  for name in ("GptOssRequestsQueuing", "GptOssTTFTHigh", "GptOssITLHigh")]
+        # One rule group per release: each overload alert fires for both.
+        assert firing == [2, 2, 2], (firing, self.states(data))
+
+    def test_should_not_fire_the_idle_alerts(self, live):
+        data, _, _ = live
+        states = self.states(data)
+        # Workers serve the model throughout; no download Job here; no KV-cache gauge (the mocker exports none).
+        assert not {"GptOssNoModelServed", "GptOssModelDownloadFailed", "GptOssKVCacheNearFull"} & set(states), states
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-m", "e2e", "-q"]))
