@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write charts/gpt-oss/templates/_dynamo-defaults.tpl: the chart defaults of the Dynamo-only values.
+"""Write charts/gpt-oss/templates/dynamo/_dynamo-defaults.tpl: the chart defaults of the Dynamo-only values.
 
 usage: ci/sync-dynamo-defaults.py [--check]
 With runtime=trtllm-serve, _check-values.tpl refuses Dynamo-only values that differ from these
@@ -13,7 +13,7 @@ import yaml
 
 repo = Path(__file__).resolve().parent.parent
 CHART = repo / "charts" / "gpt-oss"
-TARGET = CHART / "templates" / "_dynamo-defaults.tpl"
+TARGET = CHART / "templates" / "dynamo" / "_dynamo-defaults.tpl"
 # Values that only configure the Dynamo runtime (a DynamoGraphDeployment and the platform's pods).
 # Not listed, because trtllm-serve uses or ignores them harmlessly: frontend.urlOverride and
 # frontend.readyPollSeconds (the clients), dynamo.image (the default AIPerf image), dynamo.imagePullSecrets

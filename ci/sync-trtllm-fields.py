@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write charts/gpt-oss/templates/_trtllm-fields.tpl from the TensorRT-LLM field list.
+"""Write charts/gpt-oss/templates/engine/_trtllm-fields.tpl from the TensorRT-LLM field list.
 
 usage: ci/sync-trtllm-fields.py [path/to/llmargs-fields.json]   (default ../shared/trtllm/llmargs-fields.json)
 The chart cannot read files outside itself, so it carries the list; tests/test_engine.py fails when the
@@ -32,6 +32,6 @@ for key, config_class in nested.items():
     lines.append(f"  {key}:")
     lines.extend(f"    - {name}" for name in fields[config_class])
 lines.append("{{- end }}")
-target = repo / "charts" / "gpt-oss" / "templates" / "_trtllm-fields.tpl"
+target = repo / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl"
 target.write_text("\n".join(lines) + "\n")
 print(f"wrote {target.relative_to(repo)}: {len(fields['LlmArgs'])} top-level keys, {len(nested)} nested configs")

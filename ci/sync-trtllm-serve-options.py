@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write charts/gpt-oss/templates/_trtllm-serve-options.tpl: the options of `trtllm-serve` (serve command).
+"""Write charts/gpt-oss/templates/trtllm-serve/_trtllm-serve-options.tpl: the options of `trtllm-serve` (serve command).
 
 usage: ci/sync-trtllm-serve-options.py path/to/tensorrt_llm/commands/serve.py REPOSITORY@COMMIT
 Reads the click decorators of the `serve` command (from `@click.command("serve")` to `def serve(`)
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 repo = Path(__file__).resolve().parent.parent
-TARGET = repo / "charts" / "gpt-oss" / "templates" / "_trtllm-serve-options.tpl"
+TARGET = repo / "charts" / "gpt-oss" / "templates" / "trtllm-serve" / "_trtllm-serve-options.tpl"
 
 
 def serve_options(source: str) -> tuple[list[str], list[str]]:

@@ -30,12 +30,14 @@ def dump(obj: Any) -> str:
 
 
 def template_defines(template: str) -> dict[str, str]:
-    """The `{{- define "name" -}}` blocks of a chart helper file (e.g. "_check-values.tpl"), {name: body}.
+    """The `{{- define "name" -}}` blocks of a chart helper file (e.g. "_check-values.tpl", in whichever folder of
+    templates/ it is), {name: body}.
 
     A body runs to the `end` that closes its define (if, range, with, define and block open a level).
     """
     import re
-    source = (CHART_DIR / "templates" / template).read_text()
+    [path] = (CHART_DIR / "templates").rglob(template)
+    source = path.read_text()
     defines = {}
     for match in re.finditer(r'\{\{- define "([^"]+)" -\}\}', source):
         depth = 1

@@ -57,7 +57,7 @@ def autoscale_all(overlay_roles: list[str], scaler: str, api: str) -> dict:
 
 
 def enabled_roles(overlay: str) -> list[str]:
-    dgd = find(render_chart([overlay], show_only=["templates/dynamographdeployment.yaml"]), "DynamoGraphDeployment")
+    dgd = find(render_chart([overlay], show_only=["templates/dynamo/dynamographdeployment.yaml"]), "DynamoGraphDeployment")
     keys = {"worker": "worker", "prefill": "prefill", "decode": "decode"}
     return [keys[view["type"]] for view in dgd_workers(dgd).values()]
 

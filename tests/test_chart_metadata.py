@@ -3,7 +3,7 @@ import re
 
 import yaml
 
-from tests.helpers import CHART_DIR
+from tests.helpers import CHART_DIR, REPO_ROOT
 
 CHART = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
 VALUES = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
@@ -31,7 +31,7 @@ class TestHelpers:
 
     def test_should_document_and_prefix_every_helper(self):
         problems, names = [], []
-        for path in sorted((CHART_DIR / "templates").glob("_*.tpl")):
+        for path in sorted((CHART_DIR / "templates").rglob("_*.tpl")):
             text = path.read_text()
             found = self.DEFINE.findall(text)
             assert len(found) == text.count("{{- define "), f"{path.name}: a define without its comment block"
@@ -47,3 +47,24 @@ class TestHelpers:
         assert not problems, problems
         assert len(names) == len(set(names)), "a helper is defined twice"
         assert len(names) >= 30
+
+
+class TestLayout:
+    """Templates one folder per component (docs/contributing.md), with what every component shares on top."""
+
+    SHARED = ["NOTES.txt", "_checkov.tpl", "_helpers.tpl", "_plan.tpl", "_sizing-tables.tpl", "configmap-scripts.yaml"]
+
+    def test_should_keep_only_shared_templates_on_top(self):
+        assert sorted(p.name for p in (CHART_DIR / "templates").iterdir() if p.is_file()) == self.SHARED
+
+    def test_should_document_every_component_folder(self):
+        folders = sorted(p.name for p in (CHART_DIR / "templates").iterdir() if p.is_dir())
+        documented = re.findall(r"^\| `([a-z-]+)/` \|", (REPO_ROOT / "docs" / "contributing.md").read_text(), re.M)
+        assert folders == sorted(documented) == [
+            "autoscaling", "disruption", "dynamo", "endpoint-picker", "engine", "exposure", "model-cache",
+            "monitoring", "planner", "tests", "trtllm-serve", "validation"]
+
+    def test_should_keep_each_components_helpers_beside_its_templates(self):
+        for folder in (p for p in (CHART_DIR / "templates").iterdir() if p.is_dir() and p.name != "tests"):
+            assert list(folder.glob("_*.tpl")), f"{folder.name}/ has no _<concern>.tpl"
+            assert list(folder.glob("*.yaml")), f"{folder.name}/ has no template"

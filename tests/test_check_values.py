@@ -1,4 +1,4 @@
-"""Cross-field rules (templates/_check-values.tpl): one negative test per message, where they point, and warnings."""
+"""Cross-field rules (templates/validation/_check-values.tpl): one negative test per message, where they point, and warnings."""
 import re
 
 import pytest
@@ -142,7 +142,7 @@ def test_should_refuse_with_a_message_naming_the_keys(overlay, values, message):
 
 
 def test_should_cover_every_fail_call_once():
-    source = (CHART_DIR / "templates" / "_check-values.tpl").read_text()
+    source = (CHART_DIR / "templates" / "validation" / "_check-values.tpl").read_text()
     # The max_seq_len rule has two messages (prefill counts the prompt only), so one more case than calls.
     # The Dynamo operator admission rules and the exposure rules have their own cases, in
     # tests/test_operator_admission.py and tests/test_exposure.py; the model-source rules in tests/test_model_sources.py,

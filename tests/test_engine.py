@@ -127,13 +127,13 @@ EXPECTED_ENGINE = {
 
 
 def engine_configs(overlay):
-    configmap = find(render_chart([overlay], show_only=["templates/configmap-engine.yaml"]), "ConfigMap")
+    configmap = find(render_chart([overlay], show_only=["templates/engine/configmap-engine.yaml"]), "ConfigMap")
     return {name.removesuffix(".yaml"): yaml.safe_load(text) for name, text in configmap["data"].items()}
 
 
 def chart_field_list() -> dict:
-    """The chart's generated key list (templates/_trtllm-fields.tpl): {"top": [...], "nested": {key: [...]}}."""
-    text = (REPO_ROOT / "charts" / "gpt-oss" / "templates" / "_trtllm-fields.tpl").read_text()
+    """The chart's generated key list (templates/engine/_trtllm-fields.tpl): {"top": [...], "nested": {key: [...]}}."""
+    text = (REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl").read_text()
     body = text.split('{{- define "gpt-oss.trtllmFields" -}}\n', 1)[1].rsplit("{{- end }}", 1)[0]
     return yaml.safe_load(body)
 
@@ -167,8 +167,8 @@ def test_should_point_each_worker_at_its_own_engine_file(overlay):
 
 class TestEngineKeyList:
     def test_should_carry_the_same_key_list_as_the_source(self, shared_dir, tmp_path):
-        """The chart's copy (templates/_trtllm-fields.tpl) must match trtllm/llmargs-fields.json."""
-        target = REPO_ROOT / "charts" / "gpt-oss" / "templates" / "_trtllm-fields.tpl"
+        """The chart's copy (templates/engine/_trtllm-fields.tpl) must match trtllm/llmargs-fields.json."""
+        target = REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl"
         before = target.read_text()
         try:
             subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "sync-trtllm-fields.py"),
@@ -178,6 +178,6 @@ class TestEngineKeyList:
             target.write_text(before)
 
     def test_should_not_know_enable_mixed_sampler(self):
-        text = (REPO_ROOT / "charts" / "gpt-oss" / "templates" / "_trtllm-fields.tpl").read_text()
+        text = (REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl").read_text()
         assert "  - enable_attention_dp\n" in text
         assert "enable_mixed_sampler" not in text

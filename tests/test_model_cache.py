@@ -6,8 +6,8 @@ import pytest
 
 from tests.helpers import OVERLAYS, dgd_components, find, render_chart
 
-PVC = "templates/persistentvolumeclaim.yaml"
-JOB = "templates/job-model-download.yaml"
+PVC = "templates/model-cache/persistentvolumeclaim.yaml"
+JOB = "templates/model-cache/job-model-download.yaml"
 
 
 def download_job(values=None):
@@ -112,7 +112,7 @@ class TestDownloadJob:
     def test_should_run_before_the_dgd_in_an_argo_cd_sync(self):
         wave = lambda obj: int(obj["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])  # noqa: E731
         pvc, dgd = (find(render_chart(["agg.yaml"], show_only=[path]), kind) for path, kind in
-                    ((PVC, "PersistentVolumeClaim"), ("templates/dynamographdeployment.yaml", "DynamoGraphDeployment")))
+                    ((PVC, "PersistentVolumeClaim"), ("templates/dynamo/dynamographdeployment.yaml", "DynamoGraphDeployment")))
         assert wave(pvc) < wave(download_job()) < wave(dgd)
 
 

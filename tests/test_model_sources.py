@@ -34,7 +34,7 @@ SOURCES = {
                                 "oci": {"repository": REPOSITORY, "digest": DIGEST, "mount": "pull"}}},
     "pvc": {"modelCache": {"source": "pvc", "manifestSha256": MANIFEST, "existingClaim": "gpt-oss-weights"}},
 }
-JOB = "templates/job-model-download.yaml"
+JOB = "templates/model-cache/job-model-download.yaml"
 
 
 def pods(objects: list[dict]) -> dict[str, dict]:

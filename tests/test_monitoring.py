@@ -13,7 +13,7 @@ import pytest
 from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, ChartRenderError, dump, find, render_chart
 
 ON = {"monitoring": {"podMonitor": {"enabled": True}, "dashboard": {"enabled": True}}}
-TEMPLATES = ["templates/podmonitor.yaml", "templates/configmap-dashboard.yaml", "templates/prometheusrule.yaml"]
+TEMPLATES = ["templates/monitoring/podmonitor.yaml", "templates/monitoring/configmap-dashboard.yaml", "templates/monitoring/prometheusrule.yaml"]
 DASHBOARD_FILE = CHART_DIR / "dashboards" / "gpt-oss-serving.json"
 # Metric names of the Dynamo 1.2.1 runtime (PRODUCTION-FACTS.md A2 and G: frontend dynamo_frontend_* on the HTTP
 # port; workers dynamo_component_* on the system port). A typo here is an empty panel in Grafana.
@@ -129,7 +129,7 @@ class TestDashboard:
 
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
     def test_should_label_the_configmap_for_the_grafana_sidecar(self, overlay):
-        objects = render_chart([overlay], ON, show_only=["templates/configmap-dashboard.yaml"])
+        objects = render_chart([overlay], ON, show_only=["templates/monitoring/configmap-dashboard.yaml"])
         [configmap] = objects
         assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"
         board = dashboard(objects)
@@ -171,7 +171,7 @@ class TestDashboard:
     def test_should_render_the_kv_cache_panel_only_where_workers_publish_it(self):
         """dynamo.trtllm sets dynamo_component_gpu_cache_usage_percent only with --publish-events-and-metrics."""
         def titles(values):
-            board = dashboard(render_chart(["agg.yaml"], {**ON, **values}, show_only=["templates/configmap-dashboard.yaml"]))
+            board = dashboard(render_chart(["agg.yaml"], {**ON, **values}, show_only=["templates/monitoring/configmap-dashboard.yaml"]))
             return [panel["title"] for panel in board["panels"]]
         assert "KV-cache use per worker" not in titles({})
         assert "KV-cache use per worker" in titles(PUBLISHING)
@@ -179,7 +179,7 @@ class TestDashboard:
     def test_should_honour_the_namespace_value(self):
         values = {"monitoring": {"dashboard": {"enabled": True, "namespace": "monitoring",
                                                "annotations": {"grafana_folder": "LLM"}}}}
-        [configmap] = render_chart(["agg.yaml"], values, show_only=["templates/configmap-dashboard.yaml"])
+        [configmap] = render_chart(["agg.yaml"], values, show_only=["templates/monitoring/configmap-dashboard.yaml"])
         assert configmap["metadata"]["namespace"] == "monitoring"
         assert configmap["metadata"]["annotations"] == {"grafana_folder": "LLM"}
 

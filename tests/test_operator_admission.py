@@ -23,7 +23,7 @@ from tests.helpers import (DYNAMO_OVERLAYS, ChartRenderError, CHART_DIR, dgd_com
 from tests.schemas import dgd_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
-DGD = ["templates/dynamographdeployment.yaml"]
+DGD = ["templates/dynamo/dynamographdeployment.yaml"]
 
 # Copied from runtimeversion.go:17 @ 2a6da14 (imageTagPattern): the only image tags the operator reads a
 # version from. Python's re reads this pattern as Go's RE2 does.

@@ -265,9 +265,10 @@ class TestManifests:
         sources = [line.split("/", 2)[2] for line in result.stdout.splitlines() if line.startswith("# Source: ")]
         # PodDisruptionBudget, ConfigMap, PersistentVolumeClaim, Job (InstallOrder), then the DynamoGraphDeployment (a
         # kind Helm does not know: last); then the test hooks, Pod before Job.
-        assert sources == ["poddisruptionbudget.yaml", "poddisruptionbudget.yaml", "configmap-engine.yaml",
-                           "configmap-scripts.yaml", "persistentvolumeclaim.yaml", "job-model-download.yaml",
-                           "dynamographdeployment.yaml", "tests/pod-smoke-test.yaml", "tests/job-benchmark.yaml"]
+        assert sources == ["disruption/poddisruptionbudget.yaml", "disruption/poddisruptionbudget.yaml",
+                           "configmap-scripts.yaml", "engine/configmap-engine.yaml",
+                           "model-cache/persistentvolumeclaim.yaml", "model-cache/job-model-download.yaml",
+                           "dynamo/dynamographdeployment.yaml", "tests/pod-smoke-test.yaml", "tests/job-benchmark.yaml"]
         printed = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
         key = lambda o: (o["kind"], o["metadata"]["name"])  # noqa: E731
         assert sorted(printed, key=key) == sorted(render_chart(["agg.yaml"]), key=key)
@@ -311,4 +312,4 @@ class TestStandAlone:
         manifests = run_script("-f", "values/agg.yaml", "--manifests", cwd=tmp_path)
         assert plan.returncode == manifests.returncode == 0, plan.stderr + manifests.stderr
         assert "4 GPUs in total" in plan.stdout
-        assert manifests.stdout.startswith("---\n# Source: gpt-oss/templates/poddisruptionbudget.yaml\n")
+        assert manifests.stdout.startswith("---\n# Source: gpt-oss/templates/disruption/poddisruptionbudget.yaml\n")

@@ -51,7 +51,7 @@ def engine_yaml(objects: list[dict]) -> dict:
 
 def options() -> dict:
     """The option list of the pinned trtllm-serve, as the chart carries it."""
-    text = (CHART_DIR / "templates" / "_trtllm-serve-options.tpl").read_text()
+    text = (CHART_DIR / "templates" / "trtllm-serve" / "_trtllm-serve-options.tpl").read_text()
     body = text.split('{{- define "gpt-oss.trtllmServeOptions" -}}\n', 1)[1].rsplit("{{- end }}", 1)[0]
     return yaml.safe_load(body)
 

@@ -55,7 +55,7 @@ NEAREST_MOE_MODES = {
     "W4A8_MXFP4_MXFP8": [("w4a16_mxfp4", "the same MXFP4 weights, 16-bit activations")],
     "W4A16_MXFP4": [],
 }
-# The chart's own default (templates/_check-values.tpl): TensorRT-LLM's max_num_tokens when unset.
+# The chart's own default (templates/validation/_check-values.tpl): TensorRT-LLM's max_num_tokens when unset.
 TRTLLM_DEFAULT_MAX_NUM_TOKENS = 8192
 # TensorRT-LLM's max_batch_size when trtllm-serve gets no --max_batch_size (BuildConfig, as gpt-oss.plan counts it).
 TRTLLM_DEFAULT_MAX_BATCH_SIZE = 2048

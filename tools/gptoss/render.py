@@ -71,7 +71,7 @@ def render_chart(values_files=(), values=None, show_only: Iterable[str] | None =
     """Render like `helm template` and return the parsed objects (a deep copy of the memo: callers may mutate).
 
     Objects come in template-path order, each file's documents in file order. show_only: template paths
-    relative to the chart, e.g. ["templates/dynamographdeployment.yaml"].
+    relative to the chart, e.g. ["templates/dynamo/dynamographdeployment.yaml"].
     """
     key = _render_key(load_values(values_files, values), name, namespace,
                       None if show_only is None else sorted(show_only))
