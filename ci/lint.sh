@@ -71,4 +71,4 @@ if [[ "${SKIP_TESTS:-0}" == "1" ]]; then
   exit 0
 fi
 echo "== offline tests (pytest, without the e2e and cluster markers)"
-"$PYTHON" -m pytest -q -m "not e2e and not cluster" tests
+"$PYTHON" -m pytest -q -m "not e2e and not cluster" -n 2 tests

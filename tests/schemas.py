@@ -19,6 +19,11 @@ import yaml
 
 from tests import k8s_cel
 
+# kubernetes-validate reads and parses a schema file and the version's _definitions.json (megabytes of JSON) on
+# every validate(); the files never change within a run, and jsonschema does not mutate what it reads.
+if not hasattr(kubernetes_validate.utils.schema_contents, "cache_info"):
+    kubernetes_validate.utils.schema_contents = functools.lru_cache(maxsize=None)(kubernetes_validate.utils.schema_contents)
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Oldest and newest Kubernetes the chart declares: Chart.yaml kubeVersion ">=1.29.0-0", newest tested 1.37.
 KUBERNETES_VERSIONS = ["1.29.0", "1.37.0"]

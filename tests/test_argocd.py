@@ -1,6 +1,8 @@
 """examples/argocd: one Application per overlay, and sync waves that download before serving."""
 from __future__ import annotations
 
+import copy
+import functools
 from pathlib import Path
 
 import pytest
@@ -14,8 +16,13 @@ WAVE = "argocd.argoproj.io/sync-wave"
 HOOK = "helm.sh/hook"
 
 
-def load_application(name: str) -> dict:
+@functools.lru_cache(maxsize=None)
+def _application(name: str) -> dict:
     return yaml.safe_load((ARGOCD_DIR / name).read_text())
+
+
+def load_application(name: str) -> dict:
+    return copy.deepcopy(_application(name))
 
 
 def value_files(app: dict) -> list[Path]:

@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from tests.helpers import DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods, render_chart
+from tools.gptoss.render import SAFE_LOADER
 from tests.schemas import kubernetes_errors
 
 CONFIG = REPO_ROOT / ".checkov.yaml"
@@ -143,18 +144,18 @@ class TestScanInput:
         load_scan_script().write_scan_input(overlay, tmp_path / "scan")
         pods = {}
         for api in ("v1beta1", "v1alpha1"):
-            docs = list(yaml.safe_load_all((tmp_path / "scan" / f"dgd-pods-{api}.yaml").read_text()))
+            docs = list(yaml.load_all((tmp_path / "scan" / f"dgd-pods-{api}.yaml").read_text(), Loader=SAFE_LOADER))
             pods[api] = sorted(d["metadata"]["name"].removesuffix(f"-{api}") for d in docs)
             for pod in docs:
                 assert kubernetes_errors(pod, "1.29.0") == [], pod["metadata"]["name"]
                 assert pod["spec"]["containers"][0]["name"] == "main"
         assert pods["v1beta1"] == pods["v1alpha1"] and "gpt-oss-frontend" in pods["v1beta1"] and len(pods["v1beta1"]) >= 2
-        chart = list(yaml.safe_load_all((tmp_path / "scan" / "chart.yaml").read_text()))
+        chart = list(yaml.load_all((tmp_path / "scan" / "chart.yaml").read_text(), Loader=SAFE_LOADER))
         assert {"Job", "Pod", "ConfigMap", "PersistentVolumeClaim"} <= {o["kind"] for o in chart}
 
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
     def test_should_show_the_scanner_the_trtllm_serve_deployment(self, overlay, tmp_path):
         load_scan_script().write_scan_input(overlay, tmp_path / "scan")
         assert sorted(p.name for p in (tmp_path / "scan").iterdir()) == ["chart.yaml"]
-        chart = list(yaml.safe_load_all((tmp_path / "scan" / "chart.yaml").read_text()))
+        chart = list(yaml.load_all((tmp_path / "scan" / "chart.yaml").read_text(), Loader=SAFE_LOADER))
         assert {"Deployment", "Service", "Job", "Pod"} <= {o["kind"] for o in chart}

@@ -37,7 +37,7 @@ def split_manifests(text: str) -> list[str]:
 
 def _head(doc: str) -> dict:
     """What Helm reads of a document (releaseutil.SimpleHead): apiVersion, kind, name and annotations."""
-    loaded = yaml.safe_load(doc)
+    loaded = yaml.load(doc, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return loaded if isinstance(loaded, dict) else {}
 
 

@@ -42,9 +42,27 @@ def deep_merge(base: dict, override: dict) -> dict:
     return merged
 
 
+# Parsed values files by (path, mtime, size): the tests read the same overlays thousands of times.
+_parsed_files: dict[tuple, dict] = {}
+
+
 def read_values_file(path: str | os.PathLike) -> dict:
     """One -f file, read as Helm reads it ("-" is standard input): a missing file or one that is not a YAML map is
     refused."""
+    if str(path).strip() != "-":
+        try:
+            stat = Path(path).stat()
+        except OSError:
+            stat = None
+        if stat is not None:
+            key = (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size)
+            if key not in _parsed_files:
+                _parsed_files[key] = _parse_values_file(path)
+            return copy.deepcopy(_parsed_files[key])
+    return _parse_values_file(path)
+
+
+def _parse_values_file(path: str | os.PathLike) -> dict:
     try:
         text = sys.stdin.read() if str(path).strip() == "-" else Path(path).read_text()
     except FileNotFoundError:

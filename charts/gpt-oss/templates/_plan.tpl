@@ -60,13 +60,25 @@ Usage: {{ range $role := include "gpt-oss.roleTable" . | fromYamlArray }}
 {{- end }}
 
 {{/*
+The plan of gpt-oss.computePlan, computed once per render: the first call keeps its text on the root context,
+which Helm shares between the templates of one render, so a dozen templates read one computation.
+Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.plan" -}}
+{{- if not (hasKey . "gptOssPlan") }}
+{{- $_ := set . "gptOssPlan" (include "gpt-oss.computePlan" .) }}
+{{- end }}
+{{- get . "gptOssPlan" }}
+{{- end }}
+
+{{/*
 The plan: every number the chart computes (GPUs per role and in total, decode slots, benchmark
 concurrency and request count, the trtllm-serve startup allowance), for either runtime, computed here
 once and read by every template and the tests. Decode slots: max batch size x attention-DP ranks x
 replicas of the roles that decode (all but prefill).
-Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
+Usage: {{ $plan := include "gpt-oss.computePlan" . | fromYaml }} (templates read it through gpt-oss.plan)
 */}}
-{{- define "gpt-oss.plan" -}}
+{{- define "gpt-oss.computePlan" -}}
 {{- $roles := list }}
 {{- $totalGpus := 0 }}
 {{- /* Replica counts an autoscaler or the planner owns, and the DGD fields that turn on their adapters. */}}
