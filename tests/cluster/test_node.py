@@ -37,7 +37,7 @@ from tests.helpers import DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS, dgd_pods, dgd_
 pytestmark = pytest.mark.cluster
 
 NODE = real.NODE
-BIG_SIZE = 24 * 1024 * 1024  # huggingface_hub writes it in 10 MiB pieces: one lands before the interruption
+BIG_SIZE = 24 * 1024 * 1024  # large enough that the interruptions below land mid-file at START and SLOW
 START = 4 * 1024 * 1024  # bytes/s of the large file until its first piece is on the volume
 SLOW = 256 * 1024  # ... while the kubelet is killed and the pod deleted
 FAST = 64 * 1024 * 1024
@@ -149,8 +149,8 @@ def snapshot_pods(k8s: kube.Kube, run: Run) -> None:
 
 
 def download_progress(volume: Path) -> int:
-    """Bytes of the large file on the volume so far (huggingface_hub's .incomplete file, or the file itself)."""
-    partial = [p.stat().st_size for p in volume.rglob("*.incomplete")]
+    """Bytes of the large file on the volume so far (the Job's .partial file, or the file itself)."""
+    partial = [p.stat().st_size for p in volume.rglob(f"{real.BIG}.partial")]
     done = [p.stat().st_size for p in volume.rglob(real.BIG)]
     return max(partial + done + [0])
 
