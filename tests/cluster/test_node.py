@@ -320,7 +320,8 @@ class TestTrtllmServeOnTheNode:
         assert marker in files, f"no ready marker {marker} on the volume: {sorted(files)}"
         assert files[str(model_dir / real.BIG)][2] == BIG_SIZE
         assert not [p for p in files if p.startswith((str(model_dir / "original"), str(model_dir / "metal")))]
-        assert "tiktoken/o200k_base.tiktoken" in files
+        vocabulary = str(Path(env["TIKTOKEN_DIR"]).relative_to("/model-cache") / "o200k_base.tiktoken")
+        assert vocabulary in files, f"no vocabulary {vocabulary} on the volume: {sorted(files)}"
         owners = {(uid, gid) for path, (uid, gid, _) in files.items() if not path.startswith("benchmark")}
         assert owners == {(1000, 1000)}, f"files not written as uid/gid 1000: {owners}"
 
