@@ -138,6 +138,7 @@ class Run:
     pods: dict[str, dict] = field(default_factory=dict)  # every pod seen, as last read
     error: str | None = None
     evidence: str = ""
+    started: float = 0.0  # time.monotonic() at the start of the run
 
 
 def snapshot_pods(k8s: kube.Kube, run: Run) -> None:
@@ -202,12 +203,8 @@ def helm_test(release: Release, run: Run, k8s: kube.Kube, only: list[str] | None
 
 @pytest.fixture(scope="module")
 def served(node, hub, cluster_access, k8s) -> Run:
-    namespace = real.NodeNamespace.create(k8s, CACHE_SIZE)
-    node.watcher.namespaces.add(namespace.name)
-    run = Run(TRTLLM_SERVE_TARGET, namespace.name)
-    release = Release(cluster_access.kubeconfig, namespace.name, kube.API_VERSIONS[0])
+    run, release, namespace = begin(node, cluster_access, k8s, TRTLLM_SERVE_TARGET)
     real.set_gpus(k8s, 8 * SERVE_REPLICAS)  # two 8-GPU servers on this one node (a B200 node has 8)
-    started = time.monotonic()
     try:
         hub.rate = START
         hub.requests.clear()
@@ -243,7 +240,7 @@ def served(node, hub, cluster_access, k8s) -> Run:
         run.facts["deleted_pod"]["served"] = hub.served.get(real.BIG, 0)
         hub.rate = FAST
         wait_job(k8s, namespace.name, job, timeout=240)
-        run.seconds["download"] = round(time.monotonic() - started, 1)
+        run.seconds["download"] = round(time.monotonic() - run.started, 1)
         run.facts["hub_requests"] = list(hub.requests)
 
         # The servers: released by wait-for-model, then Ready (readiness probe on /health).
@@ -251,7 +248,7 @@ def served(node, hub, cluster_access, k8s) -> Run:
         kube.wait_for(f"{SERVE_REPLICAS} Ready trtllm-serve pods", lambda: (k8s.apps.read_namespaced_deployment(
             deployment, namespace.name).status.ready_replicas or 0) == SERVE_REPLICAS, timeout=420, interval=2,
             explain=lambda: real.describe(k8s, namespace.name))
-        run.seconds["ready"] = round(time.monotonic() - started, 1)
+        run.seconds["ready"] = round(time.monotonic() - run.started, 1)
         service = k8s.core.read_namespaced_service(find(run.objects, "Service")["metadata"]["name"], namespace.name)
         run.facts["service_from_host"] = http_get(f"http://{service.spec.cluster_ip}:8000/v1/models")
         snapshot_pods(k8s, run)
@@ -272,24 +269,38 @@ def served(node, hub, cluster_access, k8s) -> Run:
         run.facts["pdb"] = k8s._dict(k8s.policy.read_namespaced_pod_disruption_budget(
             find(run.objects, "PodDisruptionBudget")["metadata"]["name"], namespace.name)).get("status")
         k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": None}})
-    except Exception as error:  # recorded: each test reports the part it is about
-        run.error = f"{type(error).__name__}: {error}"
-        run.evidence = real.describe(k8s, namespace.name)
+    except Exception as error:
+        stopped(run, k8s, error)
         k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": None}})
-    run.seconds["total"] = round(time.monotonic() - started, 1)
-    snapshot_pods(k8s, run)
-    run.facts["containers"] = node.watcher.containers(namespace.name)
-    run.facts["volume"] = files_on(namespace.volume)
-    run.facts["events"] = k8s.events(namespace.name)
-    free_the_node(release)
+    record(run, node, k8s, namespace, release)
     yield run
     release.close()
     real.set_gpus(k8s, 8)
     namespace.delete()
 
 
-def free_the_node(release: Release) -> None:
-    """Uninstall once everything is recorded: the next run's servers need the node's (fake) GPUs."""
+def begin(node: NodeContext, cluster_access, k8s: kube.Kube, target: str) -> tuple[Run, Release, real.NodeNamespace]:
+    """A release of `target` to come, in a restricted namespace of its own whose containers the watcher follows."""
+    namespace = real.NodeNamespace.create(k8s, CACHE_SIZE)
+    node.watcher.namespaces.add(namespace.name)
+    run = Run(target, namespace.name, started=time.monotonic())
+    return run, Release(cluster_access.kubeconfig, namespace.name, kube.API_VERSIONS[0]), namespace
+
+
+def stopped(run: Run, k8s: kube.Kube, error: Exception) -> None:
+    """A step failed: recorded, not raised, so that each test reports the part it is about."""
+    run.error = f"{type(error).__name__}: {error}"
+    run.evidence = real.describe(k8s, run.namespace)
+
+
+def record(run: Run, node: NodeContext, k8s: kube.Kube, namespace: real.NodeNamespace, release: Release) -> None:
+    """What the release left (pods, containers, the volume, events), then its uninstall: the next run's servers
+    need the node's (fake) GPUs. The namespace stays until the tests have read the run."""
+    run.seconds["total"] = round(time.monotonic() - run.started, 1)
+    snapshot_pods(k8s, run)
+    run.facts["containers"] = node.watcher.containers(namespace.name)
+    run.facts["volume"] = files_on(namespace.volume)
+    run.facts["events"] = k8s.events(namespace.name)
     try:
         release.uninstall()
     except Exception as error:  # the namespace's deletion removes what is left
@@ -383,11 +394,7 @@ def served_again(node, hub, cluster_access, k8s) -> Run:
     if len(TRTLLM_SERVE_OVERLAYS) < 2:
         pytest.skip("one trtllm-serve target only")
     target = TRTLLM_SERVE_OVERLAYS[1]
-    namespace = real.NodeNamespace.create(k8s, CACHE_SIZE)
-    node.watcher.namespaces.add(namespace.name)
-    run = Run(target, namespace.name)
-    release = Release(cluster_access.kubeconfig, namespace.name, kube.API_VERSIONS[0])
-    started = time.monotonic()
+    run, release, namespace = begin(node, cluster_access, k8s, target)
     try:
         hub.rate = FAST
         extra = node_values(target, {"trtllmServe": {"replicas": 1}})
@@ -402,12 +409,8 @@ def served_again(node, hub, cluster_access, k8s) -> Run:
         run.facts["args"] = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
         helm_test(release, run, k8s, only=[f"{release.name}-smoke-test"])
     except Exception as error:
-        run.error = f"{type(error).__name__}: {error}"
-        run.evidence = real.describe(k8s, namespace.name)
-    run.seconds["total"] = round(time.monotonic() - started, 1)
-    snapshot_pods(k8s, run)
-    run.facts["containers"] = node.watcher.containers(namespace.name)
-    free_the_node(release)
+        stopped(run, k8s, error)
+    record(run, node, k8s, namespace, release)
     yield run
     release.close()
     namespace.delete()
@@ -469,11 +472,7 @@ def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
 
 @pytest.fixture(scope="module")
 def dynamo_run(node, hub, cluster_access, k8s) -> Run:
-    namespace = real.NodeNamespace.create(k8s, CACHE_SIZE)
-    node.watcher.namespaces.add(namespace.name)
-    run = Run(DYNAMO_TARGET, namespace.name)
-    release = Release(cluster_access.kubeconfig, namespace.name, kube.API_VERSIONS[0])
-    started = time.monotonic()
+    run, release, namespace = begin(node, cluster_access, k8s, DYNAMO_TARGET)
     try:
         hub.rate = FAST
         small = {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"memory": "3Gi"}}
@@ -485,11 +484,11 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
         k8s.apps.create_namespaced_deployment(namespace.name, deployment)
         k8s.core.create_namespaced_service(namespace.name, service)
         wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
-        run.seconds["download"] = round(time.monotonic() - started, 1)
+        run.seconds["download"] = round(time.monotonic() - run.started, 1)
         kube.wait_for("the frontend stand-in Ready", lambda: (k8s.apps.read_namespaced_deployment(
             deployment["metadata"]["name"], namespace.name).status.ready_replicas or 0) == 1, timeout=420, interval=2,
             explain=lambda: real.describe(k8s, namespace.name))
-        run.seconds["ready"] = round(time.monotonic() - started, 1)
+        run.seconds["ready"] = round(time.monotonic() - run.started, 1)
         snapshot_pods(k8s, run)
         helm_test(release, run, k8s)
         dgd = find(run.objects, "DynamoGraphDeployment")
@@ -498,14 +497,8 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
             namespace.name, f"nvidia.com/dynamo-graph-deployment-name={dgd['metadata']['name']}")
             if "gpt-oss.test/stand-in" not in p["metadata"]["labels"]]
     except Exception as error:
-        run.error = f"{type(error).__name__}: {error}"
-        run.evidence = real.describe(k8s, namespace.name)
-    run.seconds["total"] = round(time.monotonic() - started, 1)
-    snapshot_pods(k8s, run)
-    run.facts["containers"] = node.watcher.containers(namespace.name)
-    run.facts["volume"] = files_on(namespace.volume)
-    run.facts["events"] = k8s.events(namespace.name)
-    free_the_node(release)
+        stopped(run, k8s, error)
+    record(run, node, k8s, namespace, release)
     yield run
     release.close()
     namespace.delete()

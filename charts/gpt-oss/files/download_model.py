@@ -159,6 +159,20 @@ def with_retries(fetch, what: str, attempts: int = 3):
             time.sleep(2 * attempt)
 
 
+def fetch_listed(entries: list[dict], opener, what: str) -> None:
+    """Every listed file into model_dir, checked; opener(entry) gives its open_stream and where it comes from.
+    Fails naming every file that is not right (those are removed, so the Job's retry fetches them again)."""
+    problems = []
+    for entry in entries:
+        open_stream, source = opener(entry)
+        problem = with_retries(lambda entry=entry, open_stream=open_stream:
+                               model_copy.fetch_file(model_dir, entry, open_stream, log), entry["path"])
+        if problem:
+            problems.append(f"{entry['path']}{source}: {problem}")
+    if problems:
+        raise fail_listing(what, problems, removed=True)
+
+
 # --- huggingface ---------------------------------------------------------------------------------------------
 
 def from_huggingface() -> dict:
@@ -188,15 +202,8 @@ def from_huggingface() -> dict:
             stale.unlink()
         snapshot_download(repo_id=model_id, revision=revision, local_dir=model_dir, ignore_patterns=ignore_patterns,
                           token=token, endpoint=endpoint)
-    problems = []
-    for entry in entries:
-        open_stream = model_copy.hub_opener(endpoint, model_id, revision, entry, token)
-        problem = with_retries(lambda entry=entry, open_stream=open_stream:
-                               model_copy.fetch_file(model_dir, entry, open_stream, log), entry["path"])
-        if problem:
-            problems.append(f"{entry['path']}: {problem}")
-    if problems:
-        raise fail_listing(f"{model_id}@{revision}", problems, removed=True)
+    fetch_listed(entries, lambda entry: (model_copy.hub_opener(endpoint, model_id, revision, entry, token), ""),
+                 f"{model_id}@{revision}")
     log(f"verified {len(entries)} files of {model_id}@{revision} (sizes and hashes)")
     stage_tiktoken(None)
     files = [{"path": e["path"], "size": e["size"], "sha256": e["sha256"]} for e in entries]
@@ -226,24 +233,20 @@ def from_s3() -> dict:
         raise model_copy.s3_error(error, bucket, key, endpoint) from None
     manifest = model_copy.read_manifest(data, f"s3://{bucket}/{key}", model_id, revision, pinned)
     model_dir.mkdir(parents=True, exist_ok=True)
-    problems = []
-    for entry in manifest["files"]:
+
+    def s3_opener(entry: dict):
         object_key = model_copy.s3_key(prefix, entry["path"])
 
-        def open_stream(offset, object_key=object_key):
+        def open_stream(offset):
             try:
                 answer = client.get_object(Bucket=bucket, Key=object_key,
                                            **({"Range": f"bytes={offset}-"} if offset else {}))
             except Exception as error:  # noqa: BLE001
                 raise model_copy.s3_error(error, bucket, object_key, endpoint) from None
             return answer["Body"], offset + answer["ContentLength"]
+        return open_stream, f" (s3://{bucket}/{object_key})"
 
-        problem = with_retries(lambda entry=entry, open_stream=open_stream:
-                               model_copy.fetch_file(model_dir, entry, open_stream, log), entry["path"])
-        if problem:
-            problems.append(f"{entry['path']} (s3://{bucket}/{object_key}): {problem}")
-    if problems:
-        raise fail_listing(f"{model_id}@{revision} from s3://{bucket}", problems, removed=True)
+    fetch_listed(manifest["files"], s3_opener, f"{model_id}@{revision} from s3://{bucket}")
     write_manifest(data)
     return manifest
 
