@@ -61,15 +61,27 @@ LOOPBACK_ENV = {
 }
 
 
+# dynamo/trtllm/args.py of ai-dynamo 1.2.1: what the plan uses where ai-dynamo is not installed (the light set of
+# the quick start); where it is, its own source is read, so a release that renames them shows up there.
+TRTLLM_COMPONENTS_1_2_1 = {"DEFAULT_ENDPOINT_COMPONENT": "tensorrt_llm", "DEFAULT_PREFILL_COMPONENT": "prefill"}
+
+
 def trtllm_component_names() -> dict[str, str]:
     """{mode: Dynamo component} the dynamo.trtllm worker of the installed ai-dynamo registers, read from its source
     (dynamo/trtllm/args.py DEFAULT_ENDPOINT_COMPONENT and DEFAULT_PREFILL_COMPONENT; importing it needs tensorrt_llm)."""
     import importlib.util
     import re as _re
 
-    spec = importlib.util.find_spec("dynamo.trtllm")
-    source = (Path(spec.submodule_search_locations[0]) / "args.py").read_text()
-    names = dict(_re.findall(r'^(DEFAULT_ENDPOINT_COMPONENT|DEFAULT_PREFILL_COMPONENT) = "([^"]+)"', source, _re.M))
+    try:
+        spec = importlib.util.find_spec("dynamo.trtllm")
+    except ModuleNotFoundError:  # no ai-dynamo at all
+        spec = None
+    if spec is None:
+        names = TRTLLM_COMPONENTS_1_2_1
+    else:
+        source = (Path(spec.submodule_search_locations[0]) / "args.py").read_text()
+        names = dict(_re.findall(r'^(DEFAULT_ENDPOINT_COMPONENT|DEFAULT_PREFILL_COMPONENT) = "([^"]+)"', source,
+                                 _re.M))
     return {"agg": names["DEFAULT_ENDPOINT_COMPONENT"], "decode": names["DEFAULT_ENDPOINT_COMPONENT"],
             "prefill": names["DEFAULT_PREFILL_COMPONENT"]}
 
