@@ -3,6 +3,7 @@ assertions. `render_chart(values_files=..., values=..., show_only=...)` is the t
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import yaml
@@ -23,6 +24,20 @@ def flag_value(argv: list[str], flag: str) -> str:
     """The value after `flag` in an argument list (the flag must appear exactly once)."""
     assert argv.count(flag) == 1, f"{flag} appears {argv.count(flag)} times in {argv}"
     return argv[argv.index(flag) + 1]
+
+
+def load_script(path: str, name: str | None = None):
+    """A script of the repo (ci/, tools/) as a module: their file names have dashes, so they are loaded by path.
+    Registered in sys.modules (dataclasses look their module up there) under `name`, by default one made from the
+    path; the ci/ scripts that load each other use their own names (gpt_oss_node, gpt_oss_node_images)."""
+    import importlib.util
+    import sys
+    name = name or "gpt_oss_" + re.sub(r"\W", "_", path.removesuffix(".py"))
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def dump(obj: Any) -> str:

@@ -6,7 +6,6 @@ where the binary is missing the tests that use it skip, saying why (.ci/run inst
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import socket
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT
+from tests.helpers import load_script
 
 # Override with the path of another Distribution 2.x binary.
 REGISTRY_BINARY = os.environ.get("GPT_OSS_DOCKER_REGISTRY", "docker-registry")
@@ -38,11 +37,7 @@ http:
 
 
 def load_release_tool():
-    # The script's file name has dashes, so it is loaded by path rather than imported.
-    spec = importlib.util.spec_from_file_location("chart_release", REPO_ROOT / "ci" / "chart-release.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("ci/chart-release.py")
 
 
 def free_port() -> int:

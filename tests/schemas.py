@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import importlib.util
 from pathlib import Path
 
 import jsonschema
@@ -18,6 +17,7 @@ import pytest
 import yaml
 
 from tests import k8s_cel
+from tests.helpers import load_script
 
 # kubernetes-validate reads and parses a schema file and the version's _definitions.json (megabytes of JSON) on
 # every validate(); the files never change within a run, and jsonschema does not mutate what it reads.
@@ -29,15 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 KUBERNETES_VERSIONS = ["1.29.0", "1.37.0"]
 
 
-def _load_crd_lookup():
-    # The script's file name has dashes, so it is loaded by path rather than imported.
-    spec = importlib.util.spec_from_file_location("fetch_crds", REPO_ROOT / "ci" / "fetch-crds.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-crd_lookup = _load_crd_lookup()
+crd_lookup = load_script("ci/fetch-crds.py")
 
 
 def crd_dirs() -> tuple[Path, ...]:

@@ -1,11 +1,10 @@
 """The policy-scan set-up (ci/checkov.py, .checkov.yaml): waivers with reasons, and what the scanner is shown."""
-import importlib.util
 import re
 
 import pytest
 import yaml
 
-from tests.helpers import DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods, render_chart
+from tests.helpers import DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods, load_script, render_chart
 from tools.gptoss.render import SAFE_LOADER
 from tests.schemas import kubernetes_errors
 
@@ -13,10 +12,7 @@ CONFIG = REPO_ROOT / ".checkov.yaml"
 
 
 def load_scan_script():
-    spec = importlib.util.spec_from_file_location("checkov_scan", REPO_ROOT / "ci" / "checkov.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("ci/checkov.py")
 
 
 GLOBAL_WAIVERS = ["CKV_K8S_21", "CKV_K8S_43", "CKV_K8S_15"]

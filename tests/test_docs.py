@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import re
 import sys
@@ -10,21 +9,13 @@ import sys
 import pytest
 import yaml
 
-from tests.helpers import CHART_DIR, REPO_ROOT
+from tests.helpers import CHART_DIR, REPO_ROOT, load_script
 
 SCHEMA = json.loads((CHART_DIR / "values.schema.json").read_text())
 DEFAULTS = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
 
 
-def load_generator():
-    # The script's file name has dashes, so it is loaded by path rather than imported.
-    spec = importlib.util.spec_from_file_location("gen_values_reference", REPO_ROOT / "ci" / "gen-values-reference.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-gen = load_generator()
+gen = load_script("ci/gen-values-reference.py")
 
 
 class TestValuesReference:

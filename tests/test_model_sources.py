@@ -15,8 +15,8 @@ import helm_python
 import pytest
 import yaml
 
-from tests.helpers import (CHART_DIR, OVERLAYS, REPO_ROOT, ChartRenderError, dgd_pods, find, load_chart, load_values,
-                           render_chart, render_notes)
+from tests.helpers import (CHART_DIR, OVERLAYS, REPO_ROOT, ChartRenderError, dgd_pods, find, load_chart, load_script,
+                           load_values, render_chart, render_notes)
 
 MANIFEST = "5" * 64
 DIGEST = "sha256:" + "d" * 64
@@ -333,11 +333,7 @@ class TestPlan:
 
     @pytest.fixture(scope="class")
     def plan_tool(self):
-        import importlib.util
-        spec = importlib.util.spec_from_file_location("plan_tool", REPO_ROOT / "tools" / "plan.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
+        return load_script("tools/plan.py")
 
     @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
     def test_should_say_where_from_how_checked_and_the_disk(self, plan_tool, api_version):

@@ -3,24 +3,15 @@ serving stand-in reads every trtllm-serve command line the chart renders. Offlin
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
 
 import pytest
 
-from tests.helpers import REPO_ROOT, TRTLLM_SERVE_OVERLAYS, find, render_chart
+from tests.helpers import REPO_ROOT, TRTLLM_SERVE_OVERLAYS, find, load_script, render_chart
 
 
-def load(name: str, path: str):
-    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
-
-images = load("gpt_oss_node_images", "ci/node-images.py")
-stand_in = load("gpt_oss_stand_in", "ci/node-images/stand_in.py")
+images = load_script("ci/node-images.py", "gpt_oss_node_images")
+stand_in = load_script("ci/node-images/stand_in.py", "gpt_oss_stand_in")
 BY_NAME = {image.name: image for image in images.IMAGES}
 
 

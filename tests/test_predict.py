@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS
+from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, load_script
 from tools.predict import aiconfigurator_inputs, read_target
 
 HAVE_AICONFIGURATOR = importlib.util.find_spec("aiconfigurator") is not None
@@ -317,7 +317,5 @@ class TestSizingTables:
     def test_should_be_what_the_pinned_model_predicts(self):
         # Regenerates the tables in memory (a few minutes) and compares with the chart's copy.
         sys.path.insert(0, str(REPO_ROOT / "ci"))
-        spec = importlib.util.spec_from_file_location("gen_sizing_tables", REPO_ROOT / "ci" / "gen-sizing-tables.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = load_script("ci/gen-sizing-tables.py")
         assert module.render() == module.TARGET.read_text(), "stale: run ci/gen-sizing-tables.py"

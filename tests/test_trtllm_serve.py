@@ -4,7 +4,6 @@ Expected values are FACTS.md's "trtllm-serve without Dynamo" section, written ou
 """
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 
@@ -12,7 +11,7 @@ import pytest
 import yaml
 
 from tests.helpers import (CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, ChartRenderError,
-                           find, flag_value, render_chart, render_notes)
+                           find, flag_value, load_script, render_chart, render_notes)
 
 LOW, HIGH = "trtllm-serve-low-latency.yaml", "trtllm-serve-max-throughput.yaml"
 MODEL = "/model-cache/openai/gpt-oss-120b"
@@ -22,13 +21,6 @@ GPUS = {
     "H200": {"gpu": {"type": "H200", "nodeArch": "amd64", "productLabel": "NVIDIA-H200"}},
     "GB200": {"gpu": {"type": "GB200", "nodeArch": "arm64", "productLabel": "NVIDIA-GB200"}},
 }
-
-
-def load_module(name: str, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def with_gpu(gpu_type: str, gpus: int | None = None, extra: dict | None = None) -> dict:
@@ -166,7 +158,7 @@ class TestOptionList:
         assert "--served_model_name" not in known["names"]
 
     def test_should_read_names_aliases_and_flags_from_click_decorators(self, tmp_path, monkeypatch):
-        sync = load_module("sync_trtllm_serve_options", REPO_ROOT / "ci" / "sync-trtllm-serve-options.py")
+        sync = load_script("ci/sync-trtllm-serve-options.py")
         source = (
             '@click.command("serve")\n@click.argument("model", type=str)\n'
             '@click.option("--tensor_parallel_size", "--tp_size", type=int, default=1)\n'
@@ -373,7 +365,7 @@ class TestDynamoOnlyValues:
     def test_should_keep_the_generated_defaults_current(self, tmp_path, monkeypatch):
         script = REPO_ROOT / "ci" / "sync-dynamo-defaults.py"
         assert subprocess.run([sys.executable, str(script), "--check"], capture_output=True).returncode == 0
-        sync = load_module("sync_dynamo_defaults", script)
+        sync = load_script("ci/sync-dynamo-defaults.py")
         stale = tmp_path / "_dynamo-defaults.tpl"
         stale.write_text(sync.render().replace("replicas: 1", "replicas: 2", 1))
         monkeypatch.setattr(sync, "TARGET", stale)

@@ -6,21 +6,15 @@ and the fault tests skip there, saying so.
 """
 from __future__ import annotations
 
-import importlib.util
 import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.helpers import REPO_ROOT
-
-SCRIPT = REPO_ROOT / "ci" / "control-plane.py"
-
+from tests.helpers import load_script
+from tests.relays import TcpRelay
 
 def _script():
-    spec = importlib.util.spec_from_file_location("gpt_oss_control_plane", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("ci/control-plane.py", "gpt_oss_control_plane")
 
 
 @dataclass
@@ -49,7 +43,7 @@ class ControlPlane:
         return path.read_text(errors="replace") if path.exists() else ""
 
 
-class SlowProxy:
+class SlowProxy(TcpRelay):
     """A TCP proxy on 127.0.0.1 to the API server that passes at most `rate` bytes/s towards it.
 
     TLS passes through untouched (the server certificate names 127.0.0.1, whatever the port). Helm behind it
@@ -57,57 +51,9 @@ class SlowProxy:
     """
 
     def __init__(self, upstream_port: int, rate: float = 16 * 1024):
-        import socket
-        import threading
-        self.upstream_port, self.rate = upstream_port, rate
-        self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(16)
-        self.port = self.listener.getsockname()[1]
-        self.closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        import socket
-        import threading
-        while not self.closed:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            try:
-                server = socket.create_connection(("127.0.0.1", self.upstream_port))
-            except OSError:
-                client.close()
-                continue
-            threading.Thread(target=self._pump, args=(client, server, self.rate), daemon=True).start()
-            threading.Thread(target=self._pump, args=(server, client, None), daemon=True).start()
-
-    @staticmethod
-    def _pump(source, sink, rate: float | None) -> None:
-        import time
-        try:
-            while True:
-                data = source.recv(1024 if rate else 65536)
-                if not data:
-                    break
-                sink.sendall(data)
-                if rate:
-                    time.sleep(len(data) / rate)
-        except OSError:
-            pass
-        finally:
-            for sock in (source, sink):
-                try:
-                    sock.close()
-                except OSError:
-                    pass
+        super().__init__(upstream_port, upload_rate=rate)
 
     def kubeconfig(self, kubeconfig: Path) -> str:
         """The kubeconfig's content with its server behind this proxy."""
         import re
         return re.sub(r"(server: https://127\.0\.0\.1:)\d+", rf"\g<1>{self.port}", kubeconfig.read_text())
-
-    def close(self) -> None:
-        self.closed = True
-        self.listener.close()

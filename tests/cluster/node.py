@@ -8,8 +8,6 @@ pod the chart makes runs on the real node, as on a kind cluster whose GPU worker
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import sys
 import json
 import random
 import shutil
@@ -21,19 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.cluster import kube
-from tests.helpers import REPO_ROOT, RELEASE_NAME
+from tests.helpers import RELEASE_NAME, load_script
 
 
-def _load(name: str, file: str):
-    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "ci" / file)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
-NODE = _load("gpt_oss_node", "node.py")
-IMAGES = _load("gpt_oss_node_images", "node-images.py")
+NODE = load_script("ci/node.py", "gpt_oss_node")
+IMAGES = load_script("ci/node-images.py", "gpt_oss_node_images")
 # Each model-cache PV of a node test is a `local` volume in a folder here (the kubelet applies fsGroup to it).
 VOLUMES = Path("/var/tmp/gpt-oss-node-test")
 VOCABULARY = b"fake harmony vocabulary for the node tier\n"

@@ -18,6 +18,7 @@ download Job, the test hooks, against a stand-in `<release>-frontend` built from
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -198,14 +199,31 @@ def helm_test(release: Release, run: Run, k8s: kube.Kube, only: list[str] | None
     snapshot_pods(k8s, run)
 
 
+def disrupt(k8s: kube.Kube, run: Run) -> None:
+    """Evictions against the disruption budget, then a drain of the node; the node is uncordoned whatever happens."""
+    # The budget (maxUnavailable 1): one server may go, the second may not while the first is away.
+    servers = sorted(p["metadata"]["name"] for p in k8s.pods(
+        run.namespace, "app.kubernetes.io/component=trtllm-serve") if not p["metadata"].get("deletionTimestamp"))
+    run.facts["evictions"] = [(name, evict(k8s, run.namespace, name)) for name in servers]
+    # A drain: cordon, then evict every pod on the node; the budget holds back what it must.
+    k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": True}})
+    try:
+        run.facts["drain"] = {pod.metadata.name: evict(k8s, run.namespace, pod.metadata.name)
+                              for pod in k8s.core.list_namespaced_pod(run.namespace).items
+                              if not pod.metadata.deletion_timestamp}
+        run.facts["pdb"] = k8s._dict(k8s.policy.read_namespaced_pod_disruption_budget(
+            find(run.objects, "PodDisruptionBudget")["metadata"]["name"], run.namespace)).get("status")
+    finally:
+        k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": None}})
+
+
 # --- trtllm-serve: the whole release ---------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def served(node, hub, cluster_access, k8s) -> Run:
-    run, release, namespace = begin(node, cluster_access, k8s, TRTLLM_SERVE_TARGET)
     real.set_gpus(k8s, 8 * SERVE_REPLICAS)  # two 8-GPU servers on this one node (a B200 node has 8)
-    try:
+    with on_the_node(node, cluster_access, k8s, TRTLLM_SERVE_TARGET) as (run, release, namespace):
         hub.rate = START
         hub.requests.clear()
         hub.served.clear()
@@ -245,9 +263,7 @@ def served(node, hub, cluster_access, k8s) -> Run:
 
         # The servers: released by wait-for-model, then Ready (readiness probe on /health).
         deployment = find(run.objects, "Deployment")["metadata"]["name"]
-        kube.wait_for(f"{SERVE_REPLICAS} Ready trtllm-serve pods", lambda: (k8s.apps.read_namespaced_deployment(
-            deployment, namespace.name).status.ready_replicas or 0) == SERVE_REPLICAS, timeout=420, interval=2,
-            explain=lambda: real.describe(k8s, namespace.name))
+        wait_ready(k8s, namespace.name, deployment, SERVE_REPLICAS, f"{SERVE_REPLICAS} Ready trtllm-serve pods")
         run.seconds["ready"] = round(time.monotonic() - run.started, 1)
         service = k8s.core.read_namespaced_service(find(run.objects, "Service")["metadata"]["name"], namespace.name)
         run.facts["service_from_host"] = http_get(f"http://{service.spec.cluster_ip}:8000/v1/models")
@@ -255,47 +271,28 @@ def served(node, hub, cluster_access, k8s) -> Run:
 
         helm_test(release, run, k8s)
 
-        # The budget (maxUnavailable 1): one server may go, the second may not while the first is away.
-        servers = sorted(p["metadata"]["name"] for p in k8s.pods(
-            namespace.name, "app.kubernetes.io/component=trtllm-serve") if not p["metadata"].get("deletionTimestamp"))
-        run.facts["evictions"] = [(name, evict(k8s, namespace.name, name)) for name in servers]
-        # A drain: cordon, then evict every pod on the node; the budget holds back what it must.
-        k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": True}})
-        drained = {}
-        for pod in k8s.core.list_namespaced_pod(namespace.name).items:
-            if not pod.metadata.deletion_timestamp:
-                drained[pod.metadata.name] = evict(k8s, namespace.name, pod.metadata.name)
-        run.facts["drain"] = drained
-        run.facts["pdb"] = k8s._dict(k8s.policy.read_namespaced_pod_disruption_budget(
-            find(run.objects, "PodDisruptionBudget")["metadata"]["name"], namespace.name)).get("status")
-        k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": None}})
-    except Exception as error:
-        stopped(run, k8s, error)
-        k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": None}})
-    record(run, node, k8s, namespace, release)
+        disrupt(k8s, run)
     yield run
     release.close()
     real.set_gpus(k8s, 8)
     namespace.delete()
 
 
-def begin(node: NodeContext, cluster_access, k8s: kube.Kube, target: str) -> tuple[Run, Release, real.NodeNamespace]:
-    """A release of `target` to come, in a restricted namespace of its own whose containers the watcher follows."""
+@contextlib.contextmanager
+def on_the_node(node: NodeContext, cluster_access, k8s: kube.Kube, target: str):
+    """A release of `target` in a restricted namespace of its own whose containers the watcher follows. A failing
+    step is recorded in the run, not raised, so each test reports the part it is about. Then what the release
+    left is recorded (pods, containers, the volume, events) and it is uninstalled: the next run's servers need the
+    node's (fake) GPUs. The namespace stays until the tests have read the run."""
     namespace = real.NodeNamespace.create(k8s, CACHE_SIZE)
     node.watcher.namespaces.add(namespace.name)
     run = Run(target, namespace.name, started=time.monotonic())
-    return run, Release(cluster_access.kubeconfig, namespace.name, kube.API_VERSIONS[0]), namespace
-
-
-def stopped(run: Run, k8s: kube.Kube, error: Exception) -> None:
-    """A step failed: recorded, not raised, so that each test reports the part it is about."""
-    run.error = f"{type(error).__name__}: {error}"
-    run.evidence = real.describe(k8s, run.namespace)
-
-
-def record(run: Run, node: NodeContext, k8s: kube.Kube, namespace: real.NodeNamespace, release: Release) -> None:
-    """What the release left (pods, containers, the volume, events), then its uninstall: the next run's servers
-    need the node's (fake) GPUs. The namespace stays until the tests have read the run."""
+    release = Release(cluster_access.kubeconfig, namespace.name, kube.API_VERSIONS[0])
+    try:
+        yield run, release, namespace
+    except Exception as error:
+        run.error = f"{type(error).__name__}: {error}"
+        run.evidence = real.describe(k8s, run.namespace)
     run.seconds["total"] = round(time.monotonic() - run.started, 1)
     snapshot_pods(k8s, run)
     run.facts["containers"] = node.watcher.containers(namespace.name)
@@ -305,6 +302,12 @@ def record(run: Run, node: NodeContext, k8s: kube.Kube, namespace: real.NodeName
         release.uninstall()
     except Exception as error:  # the namespace's deletion removes what is left
         print(f"uninstall of {release.namespace}: {error}")
+
+
+def wait_ready(k8s: kube.Kube, namespace: str, deployment: str, replicas: int, what: str) -> None:
+    kube.wait_for(what, lambda: (k8s.apps.read_namespaced_deployment(deployment, namespace).status.ready_replicas
+                                 or 0) == replicas, timeout=420, interval=2,
+                  explain=lambda: real.describe(k8s, namespace))
 
 
 def files_on(volume: Path) -> dict[str, tuple[int, int, int]]:
@@ -394,8 +397,7 @@ def served_again(node, hub, cluster_access, k8s) -> Run:
     if len(TRTLLM_SERVE_OVERLAYS) < 2:
         pytest.skip("one trtllm-serve target only")
     target = TRTLLM_SERVE_OVERLAYS[1]
-    run, release, namespace = begin(node, cluster_access, k8s, target)
-    try:
+    with on_the_node(node, cluster_access, k8s, target) as (run, release, namespace):
         hub.rate = FAST
         extra = node_values(target, {"trtllmServe": {"replicas": 1}})
         run.values = release.values(target, extra)
@@ -403,14 +405,9 @@ def served_again(node, hub, cluster_access, k8s) -> Run:
         run.objects = release.manifest()
         wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
         deployment = find(run.objects, "Deployment")
-        kube.wait_for("a Ready trtllm-serve pod", lambda: (k8s.apps.read_namespaced_deployment(
-            deployment["metadata"]["name"], namespace.name).status.ready_replicas or 0) == 1, timeout=420, interval=2,
-            explain=lambda: real.describe(k8s, namespace.name))
+        wait_ready(k8s, namespace.name, deployment["metadata"]["name"], 1, "a Ready trtllm-serve pod")
         run.facts["args"] = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
         helm_test(release, run, k8s, only=[f"{release.name}-smoke-test"])
-    except Exception as error:
-        stopped(run, k8s, error)
-    record(run, node, k8s, namespace, release)
     yield run
     release.close()
     namespace.delete()
@@ -472,8 +469,7 @@ def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
 
 @pytest.fixture(scope="module")
 def dynamo_run(node, hub, cluster_access, k8s) -> Run:
-    run, release, namespace = begin(node, cluster_access, k8s, DYNAMO_TARGET)
-    try:
+    with on_the_node(node, cluster_access, k8s, DYNAMO_TARGET) as (run, release, namespace):
         hub.rate = FAST
         small = {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"memory": "3Gi"}}
         extra = node_values(DYNAMO_TARGET, {"frontend": {"resources": small}})
@@ -485,9 +481,7 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
         k8s.core.create_namespaced_service(namespace.name, service)
         wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
         run.seconds["download"] = round(time.monotonic() - run.started, 1)
-        kube.wait_for("the frontend stand-in Ready", lambda: (k8s.apps.read_namespaced_deployment(
-            deployment["metadata"]["name"], namespace.name).status.ready_replicas or 0) == 1, timeout=420, interval=2,
-            explain=lambda: real.describe(k8s, namespace.name))
+        wait_ready(k8s, namespace.name, deployment["metadata"]["name"], 1, "the frontend stand-in Ready")
         run.seconds["ready"] = round(time.monotonic() - run.started, 1)
         snapshot_pods(k8s, run)
         helm_test(release, run, k8s)
@@ -496,9 +490,6 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
         run.facts["dgd_pods"] = [p["metadata"]["name"] for p in k8s.pods(
             namespace.name, f"nvidia.com/dynamo-graph-deployment-name={dgd['metadata']['name']}")
             if "gpt-oss.test/stand-in" not in p["metadata"]["labels"]]
-    except Exception as error:
-        stopped(run, k8s, error)
-    record(run, node, k8s, namespace, release)
     yield run
     release.close()
     namespace.delete()

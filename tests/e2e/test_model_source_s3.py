@@ -21,7 +21,7 @@ import pytest
 
 from tests.e2e import small_model
 from tests.e2e.model_job import job_run
-from tests.e2e.relays import TcpRelay
+from tests.relays import TcpRelay
 from tests.helpers import render_chart
 from tests.registry import free_port
 

@@ -1,9 +1,10 @@
-"""Two small network middlemen on 127.0.0.1 for the model-source tests.
+"""Small network middlemen on 127.0.0.1 for the tests.
 
-TcpRelay forwards a port to a server, optionally slowing what the server sends (so a download can be killed
-midway) and recording what the client sends (so a test can read the requests, e.g. a Range header).
-ConnectProxy is an HTTP proxy that only tunnels (CONNECT, what clients use for https:// through a proxy),
-recording each target, as corporate proxies in front of a Hub mirror do.
+TcpRelay forwards a port to a server, optionally slowing either direction (so a download can be killed midway, or
+Helm's requests trickle to the API server so a fault lands between two objects) and recording what the client
+sends (so a test can read the requests, e.g. a Range header). ConnectProxy is an HTTP proxy that only tunnels
+(CONNECT, what clients use for https:// through a proxy), recording each target, as corporate proxies in front of
+a Hub mirror do.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import time
 
 def _pump(source: socket.socket, sink: socket.socket, rate: float | None, record: bytearray | None,
           lock: threading.Lock) -> None:
-    step = 64 * 1024
+    step = 1024 if rate else 64 * 1024  # small steps keep a slow direction smooth
     try:
         while True:
             data = source.recv(step)
@@ -32,15 +33,17 @@ def _pump(source: socket.socket, sink: socket.socket, rate: float | None, record
         for end in (sink, source):
             try:
                 end.shutdown(socket.SHUT_RDWR)
+                end.close()
             except OSError:
                 pass
 
 
 class TcpRelay:
-    """127.0.0.1:<port> -> target; `rate` bytes per second from the target (None: full speed)."""
+    """127.0.0.1:<port> -> target; `rate` bytes per second from the target, `upload_rate` towards it (None: full
+    speed)."""
 
-    def __init__(self, target_port: int, rate: float | None = None):
-        self.target_port, self.rate = target_port, rate
+    def __init__(self, target_port: int, rate: float | None = None, upload_rate: float | None = None):
+        self.target_port, self.rate, self.upload_rate = target_port, rate, upload_rate
         self.sent = bytearray()  # everything clients sent, in order
         self.lock = threading.Lock()
         self.listener = socket.create_server(("127.0.0.1", 0))
@@ -53,8 +56,13 @@ class TcpRelay:
                 client, _ = self.listener.accept()
             except OSError:
                 return
-            server = socket.create_connection(("127.0.0.1", self.target_port))
-            threading.Thread(target=_pump, args=(client, server, None, self.sent, self.lock), daemon=True).start()
+            try:
+                server = socket.create_connection(("127.0.0.1", self.target_port))
+            except OSError:  # the target is down (a fault test killed it): this client sees a closed connection
+                client.close()
+                continue
+            threading.Thread(target=_pump, args=(client, server, self.upload_rate, self.sent, self.lock),
+                             daemon=True).start()
             threading.Thread(target=_pump, args=(server, client, self.rate, None, self.lock), daemon=True).start()
 
     def requests_text(self) -> str:
