@@ -38,60 +38,62 @@ def _pump(source: socket.socket, sink: socket.socket, rate: float | None, record
                 pass
 
 
-class TcpRelay:
+class _Listener:
+    """A socket on a free 127.0.0.1 port; each client is handed to `serve` in its own thread until `close`."""
+
+    def __init__(self):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.serve, args=(client,), daemon=True).start()
+
+    def serve(self, client: socket.socket) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+class TcpRelay(_Listener):
     """127.0.0.1:<port> -> target; `rate` bytes per second from the target, `upload_rate` towards it (None: full
     speed)."""
 
     def __init__(self, target_port: int, rate: float | None = None, upload_rate: float | None = None):
         self.target_port, self.rate, self.upload_rate = target_port, rate, upload_rate
         self.sent = bytearray()  # everything clients sent, in order
-        self.lock = threading.Lock()
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__()
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            try:
-                server = socket.create_connection(("127.0.0.1", self.target_port))
-            except OSError:  # the target is down (a fault test killed it): this client sees a closed connection
-                client.close()
-                continue
-            threading.Thread(target=_pump, args=(client, server, self.upload_rate, self.sent, self.lock),
-                             daemon=True).start()
-            threading.Thread(target=_pump, args=(server, client, self.rate, None, self.lock), daemon=True).start()
+    def serve(self, client: socket.socket) -> None:
+        try:
+            server = socket.create_connection(("127.0.0.1", self.target_port))
+        except OSError:  # the target is down (a fault test killed it): this client sees a closed connection
+            client.close()
+            return
+        threading.Thread(target=_pump, args=(client, server, self.upload_rate, self.sent, self.lock),
+                         daemon=True).start()
+        _pump(server, client, self.rate, None, self.lock)
 
     def requests_text(self) -> str:
         with self.lock:
             return self.sent.decode("latin-1")
 
-    def close(self) -> None:
-        self.listener.close()
 
-
-class ConnectProxy:
+class ConnectProxy(_Listener):
     """An HTTP CONNECT proxy on 127.0.0.1; `targets` lists the host:port of every tunnel it opened."""
 
     def __init__(self):
         self.targets: list[str] = []
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__()
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._tunnel, args=(client,), daemon=True).start()
-
-    def _tunnel(self, client: socket.socket) -> None:
+    def serve(self, client: socket.socket) -> None:
         head = b""
         while b"\r\n\r\n" not in head:
             chunk = client.recv(4096)
@@ -115,6 +117,3 @@ class ConnectProxy:
         client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
         threading.Thread(target=_pump, args=(client, server, None, None, self.lock), daemon=True).start()
         _pump(server, client, None, None, self.lock)
-
-    def close(self) -> None:
-        self.listener.close()
