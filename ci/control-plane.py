@@ -8,16 +8,18 @@
                                                  processes `start` recorded, removes the dir
     ci/control-plane.py env   [--dir .envtest]   prints KUBECONFIG=... of a running control plane
     ci/control-plane.py reap  [--dir .envtest]   (started by `start`) the kubelet's part in pod deletion
+    ci/control-plane.py leftovers                exits 1 naming any kubelet, containerd, etcd, kube-* or operator
+                                                 process still running on this machine (CI's last check)
     ci/control-plane.py restart --component NAME [--down-seconds S] [--signal KILL|TERM] [--dir .envtest]
                                                  kills one component `start` recorded (etcd, kube-apiserver,
                                                  ...) and starts it again with the same flags, ports and data
                                                  directory; the cluster tier's fault tests use it
 
-Binaries, first found wins: $KUBEBUILDER_ASSETS (the envtest convention; `setup-envtest use -p path`),
-then the newest version in setup-envtest's store (~/.local/share/kubebuilder-envtest/k8s/<version>-<os>-<arch>/).
-Without etcd and kube-apiserver `start` exits 3 and says so, so a caller can let the tier skip. This project
-ships and builds no such binary: get them from setup-envtest or your distribution (docs/testing.md: "A control
-plane for the cluster tier").
+Binaries, first found wins: the ones `ci/go_parts.py build kubernetes` built from the modules pinned in
+ci/go/kubernetes/go.sum (cached outside the checkout, keyed by that pin; .ci/run builds them), then
+$KUBEBUILDER_ASSETS (the envtest convention; `setup-envtest use -p path`), then the newest version in
+setup-envtest's store (~/.local/share/kubebuilder-envtest/k8s/<version>-<os>-<arch>/). Without etcd and
+kube-apiserver `start` exits 3 and says so; with CI=true a control plane that cannot start fails instead.
 Everything binds to 127.0.0.1 on free ports.
 
 The DynamoGraphDeployment CRD is the upstream file, found where the tests find CRDs ($GPT_OSS_SHARED_DIR/dynamo/crds,
@@ -53,6 +55,10 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by path, not run
+import go_parts  # noqa: E402
+import processes  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 PROFILES = json.loads((REPO / "ci" / "gpu-node-profiles.json").read_text())
 CRD_FILE = "nvidia.com_dynamographdeployments.yaml"
@@ -70,6 +76,9 @@ NODE_CAPACITY = {"cpu": "64", "memory": "512Gi", "pods": "110", "ephemeral-stora
 def find_binaries() -> tuple[Path | None, str]:
     """The directory holding the binaries, and where it came from (or why none was found)."""
     candidates = []
+    built = go_parts.built("kubernetes")
+    candidates.append((built or go_parts.bin_dir("kubernetes"),
+                       "ci/go_parts.py's cache" + ("" if built else " (not built: ci/go_parts.py build kubernetes)")))
     if os.environ.get("KUBEBUILDER_ASSETS"):
         candidates.append((Path(os.environ["KUBEBUILDER_ASSETS"]), "KUBEBUILDER_ASSETS"))
     store = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "kubebuilder-envtest" / "k8s"
@@ -84,8 +93,9 @@ def find_binaries() -> tuple[Path | None, str]:
         if all((path / name).is_file() and os.access(path / name, os.X_OK) for name in REQUIRED):
             return path, origin
     looked = ", ".join(str(p) for p, _ in candidates) or "nowhere"
-    return None, (f"no etcd and kube-apiserver binaries (looked in: {looked}); set KUBEBUILDER_ASSETS to a folder "
-                  "with them, from setup-envtest or your distribution (docs/testing.md: A control plane for the cluster tier)")
+    return None, (f"no etcd and kube-apiserver binaries (looked in: {looked}); build them with `python "
+                  "ci/go_parts.py build kubernetes` (docs/testing.md: A control plane for the cluster tier), or set "
+                  "KUBEBUILDER_ASSETS to a folder holding them")
 
 
 def free_port() -> int:
@@ -159,12 +169,12 @@ def write_kubeconfig(path: Path, pki: Path, port: int) -> None:
 
 
 def spawn(state: Path, name: str, argv: list[str], health: str | None = None) -> None:
-    """Start one component and record how (pid, argv, health URL), so `stop` and `restart` find it again."""
-    log = open(state / "logs" / f"{name}.log", "ab")
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               start_new_session=True)
+    """Start one component and record how (pid and start time, argv, health URL), so `stop` and `restart` find
+    exactly that process again."""
+    with open(state / "logs" / f"{name}.log", "ab") as log:
+        entry = processes.spawn(argv, log)
     pids = json.loads((state / "pids.json").read_text()) if (state / "pids.json").exists() else {}
-    pids[name] = {"pid": process.pid, "exe": argv[0], "argv": argv, "health": health}
+    pids[name] = {**entry, "argv": argv, "health": health}
     (state / "pids.json").write_text(json.dumps(pids, indent=1))
 
 
@@ -254,7 +264,7 @@ def start(state: Path) -> int:
     binaries, origin = find_binaries()
     if binaries is None:
         print(f"control plane not started: {origin}")
-        return BINARIES_ABSENT
+        return 1 if os.environ.get("CI", "").strip().lower() == "true" else BINARIES_ABSENT
     missing = [name for name in ("cryptography", "kubernetes", "yaml") if importlib.util.find_spec(name) is None]
     if missing:
         print(f"control plane not started: no Python module {', '.join(missing)}; "
@@ -336,6 +346,8 @@ def start(state: Path) -> int:
           + (f"DGD CRD installed from {crd_origin}" if crd else f"DGD CRD NOT installed: {crd_origin}"), flush=True)
     node = node_module()
     reason = node.why_not(binaries)
+    if reason and node_required():
+        raise SystemExit(f"no kubelet node, and {NODE_REQUIRED_BECAUSE}: {reason}")
     if reason:
         (state / "node-absent.txt").write_text(reason + "\n")
         print(f"no kubelet node: {reason}")
@@ -344,14 +356,25 @@ def start(state: Path) -> int:
             print(node.start(state, binaries, pki, f"https://127.0.0.1:{api_port}", spawn, api), flush=True)
         except (Exception, SystemExit) as error:
             # The control plane stays up without the node; the node tests skip with this reason.
-            # GPT_OSS_NODE=1 makes a failed node fail `start` instead.
+            # GPT_OSS_NODE=1 or CI=true makes a failed node fail `start` instead.
             node.stop(state, binaries)
             (state / "node-absent.txt").write_text(f"the node failed to start: {error}\n")
             print(f"NODE FAILED TO START (host restored): {error}", flush=True)
-            if os.environ.get("GPT_OSS_NODE", "").strip() == "1":
+            if node_required():
                 raise
     print(f"KUBECONFIG={kubeconfig}")
     return 0
+
+
+NODE_REQUIRED_BECAUSE = "GPT_OSS_NODE=1 or CI=true requires one"
+
+
+def node_required() -> bool:
+    """CI builds and installs every part of the node, so there a node that cannot start fails the run."""
+    wanted = os.environ.get("GPT_OSS_NODE", "").strip().lower()
+    if wanted in {"0", "false", "no", "off"}:
+        return False
+    return wanted == "1" or os.environ.get("CI", "").strip().lower() == "true"
 
 
 def node_module():
@@ -388,27 +411,8 @@ def reap(state: Path) -> int:
 
 
 def _ours(name: str, entry: dict) -> bool:
-    """Whether the recorded pid still runs the binary `start` gave it (pids get reused)."""
-    pid, exe = entry["pid"], entry["exe"]
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
-    except OSError:
-        return False  # already gone
-    if _zombie(pid):
-        return False
-    if cmdline != exe:
-        print(f"{name}: pid {pid} now runs {cmdline!r}, not ours; left alone")
-        return False
-    return True
-
-
-def _terminate(pid: int, sig: int = signal.SIGTERM, grace: float = 10.0) -> None:
-    os.kill(pid, sig)
-    for _ in range(int(grace * 10)):
-        if not Path(f"/proc/{pid}").exists() or _zombie(pid):
-            return
-        time.sleep(0.1)
-    os.kill(pid, signal.SIGKILL)
+    """Whether the process `start` recorded still runs (its pid and start time: a reused pid is not it)."""
+    return processes.alive(entry)
 
 
 def kill_component(state: Path, name: str, sig: int = signal.SIGKILL) -> None:
@@ -419,7 +423,7 @@ def kill_component(state: Path, name: str, sig: int = signal.SIGKILL) -> None:
     entry = pids[name]
     if not _ours(name, entry):
         raise SystemExit(f"{name} (pid {entry['pid']}) is not running as started; not killing anything")
-    _terminate(entry["pid"], sig)
+    processes.terminate(entry, sig)
     print(f"killed {name} (pid {entry['pid']}, signal {signal.Signals(sig).name})", flush=True)
 
 
@@ -459,10 +463,8 @@ def stop(state: Path) -> int:
     pids = json.loads(pids_file.read_text())
     # Reverse start order: controllers first, etcd last.
     for name, entry in reversed(list(pids.items())):
-        if not _ours(name, entry):
-            continue
-        _terminate(entry["pid"])
-        print(f"stopped {name} (pid {entry['pid']})")
+        if processes.terminate(entry):
+            print(f"stopped {name} (pid {entry['pid']})")
     mounted = node_module().mounts_under([str(state)])
     if mounted:  # never delete through a mount (a volume of a pod)
         print(f"{state} NOT removed: still mounted under it: {', '.join(mounted)}")
@@ -471,16 +473,9 @@ def stop(state: Path) -> int:
     return 1 if problems else 0
 
 
-def _zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
-    except OSError:
-        return True
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["start", "stop", "env", "reap", "restart"])
+    parser.add_argument("command", choices=["start", "stop", "env", "reap", "restart", "leftovers"])
     parser.add_argument("--dir", type=Path, default=REPO / ".envtest", help="state directory (default .envtest)")
     parser.add_argument("--component", help="restart: the component to kill and start again (e.g. kube-apiserver, etcd)")
     parser.add_argument("--down-seconds", type=float, default=0.0, help="restart: seconds it stays down")
@@ -497,6 +492,11 @@ def main() -> int:
         return stop(state)
     if args.command == "reap":
         return reap(state)
+    if args.command == "leftovers":
+        left = processes.running_servers()
+        print("still running: " + "; ".join(left) if left else
+              f"no {', '.join(processes.SERVER_NAMES)} runs on this machine")
+        return 1 if left else 0
     if args.command == "restart":
         if not args.component:
             parser.error("restart needs --component")

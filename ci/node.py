@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import ipaddress
 import json
 import os
@@ -54,7 +55,14 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by path, not run
+import processes  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
+# The node's sockets and state: a unix socket path may not exceed 107 bytes (containerd's ttrpc socket, the
+# kubelet's plugin sockets), so they live under a short folder named by a hash of the state folder, however long
+# the checkout's path is; <state>/node links to it.
+NODE_ROOT = Path("/run/gpt-oss-node")
 NODE_NAME = "gpt-oss-node"
 BRIDGE = "gptoss0"
 POD_CIDR = "10.244.0.0/24"
@@ -89,7 +97,7 @@ TOOLS = ["containerd", "containerd-shim-runc-v2", "runc", "ctr", "iptables", "ip
 
 
 def node_dir(state: Path) -> Path:
-    return state / "node"
+    return NODE_ROOT / hashlib.sha256(str(state.resolve()).encode()).hexdigest()[:12]
 
 
 def socket(state: Path) -> Path:
@@ -500,6 +508,8 @@ def start(state: Path, binaries: Path, pki: Path, server: str, spawn, api) -> st
     from kubernetes import client
     node = node_dir(state)
     node.mkdir(parents=True, exist_ok=True)
+    (state / "node").unlink(missing_ok=True)
+    (state / "node").symlink_to(node)
     record_host(state)
     LOCK.write_text(str(state))
     started = time.monotonic()
@@ -606,29 +616,8 @@ def stop_processes(state: Path, names: list[str]) -> None:
     pids = json.loads(pids_file.read_text())
     for name in names:
         entry = pids.get(name)
-        if not entry:
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry['pid']}/cmdline").read_bytes().split(b"\0")[0].decode()
-        except OSError:
-            continue
-        if cmdline != entry["exe"]:
-            continue
-        os.kill(entry["pid"], signal.SIGTERM)
-        for _ in range(100):
-            if not Path(f"/proc/{entry['pid']}").exists() or _zombie(entry["pid"]):
-                break
-            time.sleep(0.1)
-        else:
-            os.kill(entry["pid"], signal.SIGKILL)
-        print(f"stopped {name} (pid {entry['pid']})")
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
-    except OSError:
-        return True
+        if entry and processes.terminate(entry):
+            print(f"stopped {name} (pid {entry['pid']})")
 
 
 def stop(state: Path, binaries: Path | None = None) -> list[str]:
@@ -691,6 +680,11 @@ def stop(state: Path, binaries: Path | None = None) -> list[str]:
         (state / "pids.json").write_text(json.dumps(pids, indent=1))
     if not problems:
         host_file.unlink()
+        if not mounts_under([str(node)]):
+            shutil.rmtree(node, ignore_errors=True)
+            (state / "node").unlink(missing_ok=True)
+            if NODE_ROOT.is_dir() and not any(NODE_ROOT.iterdir()):
+                NODE_ROOT.rmdir()
     print(f"node stopped: host restored (removed chains: {len(removed_chains)}, sysctls restored, bridge "
           f"{'kept (pre-existing)' if host['bridge'] else 'deleted'})"
           + (f"; NOT undone: {'; '.join(problems)}" if problems else ""))

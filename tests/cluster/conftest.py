@@ -23,7 +23,8 @@ import yaml
 
 from tests.cluster import kube
 from tests.cluster.control import ControlPlane
-from tests.helpers import CHART_DIR, OVERLAYS, RELEASE_NAME, RUNTIMES, deep_merge, load_chart, load_values
+from tests.helpers import (CHART_DIR, OVERLAYS, RELEASE_NAME, RUNTIMES, deep_merge, load_chart, load_values,
+                           skip_for_missing_part)
 from tests.schemas import crd_file
 
 CACHE_SIZE = yaml.safe_load((CHART_DIR / "values.yaml").read_text())["modelCache"]["size"]
@@ -50,11 +51,14 @@ class ClusterAccess:
 @pytest.fixture(scope="session")
 def cluster_access(pytestconfig) -> ClusterAccess:  # PROBE_LINE
     """The cluster, or one skip reason for the whole tier."""
-    pytest.importorskip("kubernetes", reason="the cluster tier needs `pip install -r requirements-cluster.txt`")
+    try:
+        import kubernetes  # noqa: F401
+    except ImportError:
+        skip_for_missing_part("the cluster tier needs `pip install -r requirements-cluster.txt`")
     path = kube.kubeconfig_path(pytestconfig)
     answer = kube.probe(path)
     if isinstance(answer, str):
-        pytest.skip(f"{NO_CLUSTER} at {path}: {answer}")
+        skip_for_missing_part(f"{NO_CLUSTER} at {path}: {answer}")
     return ClusterAccess(path, answer)
 
 
@@ -99,7 +103,7 @@ def dgd_api(request, cluster_access, crd_source, operator_present) -> str:
     crd = kube.DgdCrd(cluster_access.api_client, crd_source, operator_present)
     reason = crd.prepare(request.param)
     if reason:
-        pytest.skip(reason)
+        skip_for_missing_part(reason)
     return request.param
 
 
@@ -163,7 +167,7 @@ class Release:
 def scheduler(cluster_access) -> None:
     """For checks of where pods are bound: skips where no kube-scheduler runs (an API server alone)."""
     if not kube.component_running(cluster_access.api_client, "kube-scheduler"):
-        pytest.skip("the cluster has no kube-scheduler (no recently renewed kube-system/kube-scheduler Lease), "
+        skip_for_missing_part("the cluster has no kube-scheduler (no recently renewed kube-system/kube-scheduler Lease), "
                     "so no pod is ever bound to a node")
 
 
@@ -176,7 +180,7 @@ def controllers(cluster_access) -> bool:
 @pytest.fixture(scope="session")
 def job_pods(controllers) -> None:
     if not controllers:
-        pytest.skip("the cluster has no kube-controller-manager (no recently renewed kube-system/"
+        skip_for_missing_part("the cluster has no kube-controller-manager (no recently renewed kube-system/"
                     "kube-controller-manager Lease), so no Job ever creates a pod")
 
 
@@ -227,7 +231,7 @@ def control_plane(cluster_access) -> ControlPlane:
     """The ci/control-plane.py control plane behind KUBECONFIG, whose components a fault test may restart."""
     plane = ControlPlane.beside(cluster_access.kubeconfig)
     if plane is None:
-        pytest.skip(f"the cluster at {cluster_access.kubeconfig} was not started by ci/control-plane.py (no pids.json "
+        skip_for_missing_part(f"the cluster at {cluster_access.kubeconfig} was not started by ci/control-plane.py (no pids.json "
                     "beside the kubeconfig), so this test cannot kill and restart its kube-apiserver or etcd")
     return plane
 

@@ -25,6 +25,7 @@ from tests.helpers import RELEASE_NAME, load_script
 
 
 NODE = load_script("ci/node.py", "gpt_oss_node")
+PROCESSES = load_script("ci/processes.py", "gpt_oss_processes")
 IMAGES = load_script("ci/node-images.py", "gpt_oss_node_images")
 # Each model-cache PV of a node test is a `local` volume in a folder here (the kubelet applies fsGroup to it).
 VOLUMES = Path("/var/tmp/gpt-oss-node-test")

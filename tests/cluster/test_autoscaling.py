@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from tests.cluster import kube
+from tests.helpers import skip_for_missing_part
 from tests.schemas import crd_file
 
 ADAPTER_CRD = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
@@ -99,7 +100,7 @@ class TestScalers:
         for obj in scalers:
             assert kube.subset_diff(kube.comparable(obj), stored(k8s, release.namespace, obj)) == []
         if not controllers:
-            pytest.skip("no kube-controller-manager runs, so no HPA controller reports conditions")
+            skip_for_missing_part("no kube-controller-manager runs, so no HPA controller reports conditions")
         create_adapter(k8s, release.namespace, "gpt-oss-trtllmworker", "gpt-oss", "TRTLLMWorker")
         wait_condition(k8s, release.namespace, "gpt-oss-worker", "AbleToScale", "True", "SucceededGetScale")
         # The operator sets the adapter's status.selector; until then the HPA cannot read pod metrics.
@@ -119,7 +120,7 @@ class TestScalers:
                                                  "name": "gpt-oss-trtllm-serve"}
         assert kube.subset_diff(kube.comparable(hpa), stored(k8s, release.namespace, hpa)) == []
         if not controllers:
-            pytest.skip("no kube-controller-manager runs, so no HPA controller reports conditions")
+            skip_for_missing_part("no kube-controller-manager runs, so no HPA controller reports conditions")
         wait_condition(k8s, release.namespace, "gpt-oss-trtllm-serve", "AbleToScale", "True", "SucceededGetScale")
         wait_condition(k8s, release.namespace, "gpt-oss-trtllm-serve", "ScalingActive", "False",
                        "FailedGetExternalMetric")

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from tests.cluster import kube
-from tests.helpers import find, render_chart
+from tests.helpers import find, render_chart, skip_for_missing_part
 from tests.schemas import crd_file, crd_lookup
 from tests.test_exposure import INGRESS, POOL, ROUTE
 
@@ -109,7 +109,7 @@ def evict(k8s, namespace: str, pod: str) -> int:
 class TestDisruptionController:
     def test_should_count_the_pods_and_refuse_an_eviction_with_no_disruption_left(self, controllers, namespace, k8s):
         if not controllers:
-            pytest.skip("the cluster has no kube-controller-manager (no recently renewed kube-system/"
+            skip_for_missing_part("the cluster has no kube-controller-manager (no recently renewed kube-system/"
                         "kube-controller-manager Lease): no ReplicaSet or disruption controller runs")
         objects = render_chart(["agg.yaml"], {"workers": {"worker": {"replicas": 2}}})
         budget = find(objects, "PodDisruptionBudget", "gpt-oss-worker")

@@ -13,7 +13,7 @@ from typing import Callable
 import pytest
 
 from tests.cluster import kube
-from tests.helpers import RUNTIMES, dgd_pods, dgd_workers, find, render_chart
+from tests.helpers import RUNTIMES, dgd_pods, dgd_workers, find, render_chart, skip_for_missing_part
 
 pytestmark = pytest.mark.cluster
 
@@ -53,7 +53,7 @@ def pod_selector(release, target) -> str:
 def gpu_pods(scheduler, operator_present, controllers, k8s, target):
     """start(release): the GPU pods of the installed release exist, made by a controller or by the stand-in."""
     if RUNTIMES[target] == "trtllm-serve" and not controllers:
-        pytest.skip("the cluster has no kube-controller-manager, so the Deployment makes no pods")
+        skip_for_missing_part("the cluster has no kube-controller-manager, so the Deployment makes no pods")
 
     def start(release) -> None:
         if operator_present or RUNTIMES[target] != "dynamo":

@@ -1,0 +1,93 @@
+"""The cluster tier's own parts: Go programs built from pinned modules (ci/go_parts.py), the processes the tiers
+start and must end (ci/processes.py), and the node's socket paths (ci/node.py)."""
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO_ROOT, load_script
+
+GO_PARTS = load_script("ci/go_parts.py", "gpt_oss_go_parts")
+PROCESSES = load_script("ci/processes.py", "gpt_oss_processes")
+NODE = load_script("ci/node.py", "gpt_oss_node")
+
+
+class TestGoParts:
+    def test_should_pin_kubernetes_1_36_and_etcd_3_6(self):
+        versions = GO_PARTS.pinned_versions("kubernetes")
+        assert versions["k8s.io/kubernetes"] == "v1.36.3"
+        assert versions["go.etcd.io/etcd/server/v3"] == "v3.6.16"
+
+    def test_should_pin_the_staging_repositories_at_the_release_of_kubernetes(self):
+        versions = GO_PARTS.pinned_versions("kubernetes")
+        for module in ("k8s.io/api", "k8s.io/apimachinery", "k8s.io/apiserver", "k8s.io/client-go",
+                       "k8s.io/component-base", "k8s.io/kubelet", "k8s.io/kube-proxy", "k8s.io/cri-api"):
+            assert versions[module] == "v0.36.3", module
+
+    def test_should_stamp_the_binaries_with_the_pinned_version(self):
+        spec = json.loads((REPO_ROOT / "ci/go/kubernetes/build.json").read_text())
+        flags = [GO_PARTS.expand(flag, GO_PARTS.pinned_versions("kubernetes")) for flag in spec["ldflags"]]
+        for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+            assert f"{package}.gitVersion=v1.36.3" in flags
+            assert f"{package}.gitMajor=1" in flags
+            assert f"{package}.gitMinor=36" in flags
+        assert set(spec["binaries"]) == {"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet",
+                                         "kube-proxy", "etcd"}
+
+    def test_should_refuse_a_stamp_naming_a_module_go_mod_does_not_require(self):
+        with pytest.raises(SystemExit, match="example.com/other"):
+            GO_PARTS.expand("-X a.b={version:example.com/other}", GO_PARTS.pinned_versions("kubernetes"))
+
+    def test_should_build_anew_when_the_pin_changes(self, tmp_path, monkeypatch):
+        shutil.copytree(REPO_ROOT / "ci/go/kubernetes", tmp_path / "kubernetes")
+        monkeypatch.setattr(GO_PARTS, "PARTS", tmp_path)
+        monkeypatch.setenv("GPT_OSS_GO_CACHE", str(tmp_path / "cache"))
+        before = GO_PARTS.bin_dir("kubernetes")
+        with open(tmp_path / "kubernetes/go.sum", "a") as go_sum:
+            go_sum.write("example.com/changed v1.0.0 h1:x=\n")
+        after = GO_PARTS.bin_dir("kubernetes")
+        assert before != after and before.parent.parent == after.parent.parent == tmp_path / "cache"
+        assert GO_PARTS.built("kubernetes") is None
+
+
+class TestProcesses:
+    @pytest.fixture()
+    def fake_kubelet(self, tmp_path):
+        """A `sleep` copied under the name kubelet: what the end-of-CI check must find."""
+        binary = tmp_path / "kubelet"
+        shutil.copy(shutil.which("sleep"), binary)
+        with open(tmp_path / "log", "ab") as log:
+            entry = PROCESSES.spawn([str(binary), "60"], log)
+        yield entry
+        PROCESSES.terminate(entry, signal.SIGKILL, grace=0)
+
+    def test_should_find_a_kubelet_left_running(self, fake_kubelet):
+        assert any(line.split(" ", 1)[0] == str(fake_kubelet["pid"]) for line in PROCESSES.running_servers())
+
+    def test_should_know_a_process_by_its_pid_and_start_time(self, fake_kubelet):
+        assert PROCESSES.alive(fake_kubelet)
+        reused = {**fake_kubelet, "start_time": fake_kubelet["start_time"] - 1}  # the same pid, another process
+        assert not PROCESSES.alive(reused)
+        assert not PROCESSES.terminate(reused), "signalled a process that is not the one recorded"
+        assert PROCESSES.alive(fake_kubelet)
+
+    def test_should_end_the_process_and_its_group(self, fake_kubelet):
+        assert PROCESSES.terminate(fake_kubelet, grace=5)
+        assert not PROCESSES.alive(fake_kubelet)
+        assert not any(line.split(" ", 1)[0] == str(fake_kubelet["pid"]) for line in PROCESSES.running_servers())
+
+
+class TestNodePaths:
+    def test_should_keep_the_sockets_short_under_a_deep_state_folder(self):
+        state = Path("/" + "/".join(["a-ci-work-folder-of-some-depth"] * 8)) / ".envtest"
+        assert len(str(state)) > 200
+        socket = NODE.socket(state)
+        assert len(str(socket) + ".ttrpc") <= 107, socket  # sun_path: 108 bytes with the NUL
+        assert str(socket).startswith("/run/gpt-oss-node/")
+
+    def test_should_give_each_state_folder_its_own_node_folder(self):
+        assert NODE.node_dir(Path("/work/a/.envtest")) != NODE.node_dir(Path("/work/b/.envtest"))
