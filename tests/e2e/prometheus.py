@@ -147,12 +147,26 @@ def rule_groups(objects: list[dict]) -> list[dict]:
     return [group for o in objects if o["kind"] == "PrometheusRule" for group in o["spec"]["groups"]]
 
 
-def prometheus_binary() -> str | None:
-    return shutil.which("prometheus")
+# The Prometheus releases the monitoring checks run on: Debian's package (2.42, with promtool) and Prometheus 3 as
+# users run it today, built from its pinned module (ci/go/prometheus).
+RELEASES = ["2.42", "3.16"]
+
+
+def prometheus_binary(release: str = "2.42") -> str | None:
+    if release == "2.42":
+        return shutil.which("prometheus")
+    from tests.helpers import load_script
+    folder = load_script("ci/go_parts.py", "gpt_oss_go_parts").built("prometheus")
+    return str(folder / "prometheus") if folder else None
+
+
+def missing_binary(release: str) -> str:
+    return {"2.42": "prometheus not found; install Debian's prometheus package (apt-get install prometheus)"}.get(
+        release, f"Prometheus {release} is not built: python ci/go_parts.py build prometheus")
 
 
 def prometheus_service(name: str, folder: Path, port: int, scrape_configs: list[dict], groups: list[dict],
-                       env: dict[str, str], interval: str = "1s") -> dict:
+                       env: dict[str, str], interval: str = "1s", release: str = "2.42") -> dict:
     """A stack.py service: Prometheus on 127.0.0.1:port with these scrape configs and alert rule groups."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
@@ -160,7 +174,7 @@ def prometheus_service(name: str, folder: Path, port: int, scrape_configs: list[
               "rule_files": [str(folder / "rules.yaml")], "scrape_configs": scrape_configs}
     (folder / "prometheus.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     return {"name": name, "role": "prometheus", "env": env,
-            "argv": [prometheus_binary(), f"--config.file={folder / 'prometheus.yml'}",
+            "argv": [prometheus_binary(release), f"--config.file={folder / 'prometheus.yml'}",
                      f"--storage.tsdb.path={folder / 'data'}", f"--web.listen-address=127.0.0.1:{port}",
                      "--storage.tsdb.retention.time=1h", "--web.enable-lifecycle"],
             "url": f"http://127.0.0.1:{port}"}

@@ -24,7 +24,7 @@ import pytest
 from tests.e2e import conftest as e2e
 from tests.e2e import plan as e2e_plan
 from tests.e2e import prometheus as prom
-from tests.helpers import REPO_ROOT, deep_merge, find, load_values, render_chart
+from tests.helpers import REPO_ROOT, deep_merge, find, load_values, render_chart, skip_for_missing_part
 
 pytestmark = pytest.mark.e2e
 PROBE = Path(__file__).with_name("monitoring_probe.py")
@@ -103,7 +103,7 @@ def dashboard_queries(objects: list[dict], namespace: str) -> dict[str, str]:
     return queries
 
 
-def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path) -> tuple[dict, dict]:
+def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path, release: str) -> tuple[dict, dict]:
     """The plan (both releases, three Prometheus servers, the probe) and what the test checks against."""
     adapter = prom.adapter_rules((REPO_ROOT / "docs" / "monitoring.md").read_text())
     plan, scrape, groups, targets, spec_queries, scalers, dashboards = None, {k: [] for k in PROMETHEUS_PORTS}, [], \
@@ -168,7 +168,7 @@ def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path) -> tuple[d
         service["env"][e2e_plan.RUN_ENV] = plan["run_dir"]
     env = dict(plan["services"][0]["env"])
     prometheus = {where: prom.prometheus_service(f"prometheus-{where}", run_dir / f"prometheus-{where}", port,
-                                                 scrape[where], groups, env, INTERVAL)
+                                                 scrape[where], groups, env, INTERVAL, release)
                   for where, port in PROMETHEUS_PORTS.items()}
     plan["services"] += list(prometheus.values())
     spec = {"frontends": frontends, "prometheus": {k: v["url"] for k, v in prometheus.items()}, "targets": targets,
@@ -180,14 +180,15 @@ def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path) -> tuple[d
     return plan, {"scalers": scalers, "dashboards": dashboards, "targets": targets}
 
 
-@pytest.fixture(scope="module")
-def live(e2e_python, tokenizer_dir, tmp_path_factory):
-    if not prom.prometheus_binary():
-        pytest.skip("e2e tier: prometheus not found; install Debian's prometheus package (apt-get install prometheus)")
-    run_dir = tmp_path_factory.mktemp("monitoring-live")
+@pytest.fixture(scope="module", params=prom.RELEASES, ids=[f"prometheus-{r}" for r in prom.RELEASES])
+def live(request, e2e_python, tokenizer_dir, tmp_path_factory):
+    release = request.param
+    if not prom.prometheus_binary(release):
+        skip_for_missing_part(f"e2e tier: {prom.missing_binary(release)}")
+    run_dir = tmp_path_factory.mktemp(f"monitoring-live-{release}")
     tmp_dir = Path(tempfile.mkdtemp(prefix="gpt-oss-mon-"))
     try:
-        plan, expected = build(e2e_python, tokenizer_dir, run_dir, tmp_dir)
+        plan, expected = build(e2e_python, tokenizer_dir, run_dir, tmp_dir, release)
         run = e2e._run_plan("monitoring", [], plan, e2e_python, tokenizer_dir, run_dir)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)

@@ -1,0 +1,49 @@
+"""The helm CLI users run, built from its pinned module (ci/go/helm), renders what the SDK the tests use renders,
+and refuses what it refuses. Skips where the CLI is not built (`python ci/go_parts.py build helm`); CI builds it."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+import yaml
+
+from tests.helpers import (CHART_DIR, NAMESPACE, OVERLAYS, RELEASE_NAME, VALUES_DIR, ChartRenderError, load_script,
+                           render_chart)
+
+GO_PARTS = load_script("ci/go_parts.py", "gpt_oss_go_parts")
+
+
+@pytest.fixture(scope="module")
+def helm() -> str:
+    folder = GO_PARTS.built("helm")
+    if folder is None:
+        pytest.skip("the helm CLI is not built: python ci/go_parts.py build helm")
+    return str(folder / "helm")
+
+
+def cli_template(helm: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([helm, "template", RELEASE_NAME, str(CHART_DIR), "-n", NAMESPACE, *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+class TestHelmCli:
+    def test_should_be_the_helm_release_the_sdk_binds(self, helm):
+        version = subprocess.run([helm, "version", "--template", "{{ .Version }}"], capture_output=True, text=True,
+                                 timeout=30, check=True).stdout.strip()
+        assert version == "v4.2.3"
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_render_what_the_sdk_renders(self, helm, overlay):
+        result = cli_template(helm, "-f", str(VALUES_DIR / overlay))
+        assert result.returncode == 0, result.stderr
+        from_cli = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+        from_sdk = render_chart(values_files=[overlay])
+        key = lambda doc: (doc["kind"], doc["metadata"]["name"])  # noqa: E731
+        assert sorted(from_cli, key=key) == sorted(from_sdk, key=key)
+
+    def test_should_refuse_a_wrong_gpu_type_naming_the_key(self, helm):
+        result = cli_template(helm, "-f", str(VALUES_DIR / "agg.yaml"), "--set", "gpu.type=T4")
+        assert result.returncode != 0
+        with pytest.raises(ChartRenderError) as refused:
+            render_chart(values_files=["agg.yaml"], values={"gpu": {"type": "T4"}})
+        assert "gpu.type" in result.stderr and "gpu.type" in str(refused.value)
