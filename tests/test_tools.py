@@ -218,6 +218,19 @@ class TestErrors:
         assert (listed.returncode, listed.stderr) == (
             2, f"Error: failed to parse {tmp_path / 'list.yaml'}: a values file is a YAML map, not a list\n")
 
+    def test_should_refuse_a_values_file_that_is_not_utf8_in_one_line(self, tmp_path):
+        (tmp_path / "latin1.yaml").write_bytes(b"gpu:\n  type: \"\xe9\"\n")
+        result = run_script("-f", str(tmp_path / "latin1.yaml"))
+        assert (result.returncode, result.stderr) == (
+            2, f"Error: failed to parse {tmp_path / 'latin1.yaml'}: not UTF-8 (byte 0xe9 at offset 14)\n")
+
+    def test_should_end_quietly_when_its_reader_closes_the_pipe(self):
+        # `plan.py | head -1`, five times: a closed pipe is the reader's choice, not an error.
+        for _ in range(5):
+            shell = subprocess.run(f"{sys.executable} tools/plan.py -f values/agg.yaml | head -1", shell=True,
+                                   capture_output=True, text=True, cwd=REPO_ROOT)
+            assert shell.stderr == "" and len(shell.stdout.splitlines()) == 1, shell.stderr
+
     def test_should_give_the_schema_message_with_exit_code_1(self, run_tool):
         result = run_tool("-f", "values/agg.yaml", "--set", "gpu.type=A100")
         assert result.returncode == 1

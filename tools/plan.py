@@ -18,6 +18,7 @@ command line or values file (one line on stderr).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -323,4 +324,12 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`| head -1`): what it read is all it wanted. Python's own flush at exit would
+        # raise again, so stdout points at /dev/null from here.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = 0
+    sys.exit(status)

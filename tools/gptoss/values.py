@@ -71,6 +71,9 @@ def _parse_values_file(path: str | os.PathLike) -> dict:
         raise ValuesError(f"read {path}: is a directory") from None
     except OSError as error:
         raise ValuesError(f"open {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise ValuesError(f"failed to parse {path}: not UTF-8 (byte {error.object[error.start]:#04x} at offset "
+                          f"{error.start})") from None
     try:
         loaded = yaml.safe_load(text)
     except yaml.YAMLError as error:
