@@ -592,7 +592,6 @@ def hook_objects(run: Run) -> list[dict]:
     return [o for o in objects if "helm.sh/hook" in (o["metadata"].get("annotations") or {})]
 
 
-@pytest.mark.parametrize("flow", ["served", "dynamo_run"])
 class TestNodeHost:
     def test_should_keep_the_node_sockets_under_a_short_path_whatever_the_state_folder(self, node, cluster_access):
         state = real.state_of(cluster_access.kubeconfig)
@@ -606,6 +605,7 @@ class TestNodeHost:
             assert len(str(state)) >= 110, state
 
 
+@pytest.mark.parametrize("flow", ["served", "dynamo_run"])
 class TestImagesBuiltHere:
     def test_should_run_only_stand_in_images_built_here_under_the_rendered_names(self, flow, request, node,
                                                                               record_property):
