@@ -485,8 +485,8 @@ def copy_in_place(what: str) -> dict:
 def copy_problems(manifest: dict, only: list[str] | None = None) -> list[str]:
     """Listed files that differ, and files the manifest does not list (the staged vocabulary aside)."""
     problems = model_copy.folder_problems(model_dir, manifest, only=only)
-    if tiktoken_sha256 and TIKTOKEN_PATH not in {f["path"] for f in manifest["files"]}:
-        problems.pop(TIKTOKEN_PATH, None)
+    if only is None and tiktoken_sha256 and TIKTOKEN_PATH not in {f["path"] for f in manifest["files"]}:
+        problems.pop(TIKTOKEN_PATH, None)  # staged beside the copy from model.tiktoken.url, checked on its own
     return [f"{path}: {problem}" for path, problem in sorted(problems.items())]
 
 
