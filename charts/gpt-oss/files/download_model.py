@@ -188,6 +188,11 @@ def remove_markers() -> None:
 @contextlib.contextmanager
 def cache_lock():
     """One Job at a time on a cache: a POSIX lock (NFS carries those) on .cache/gpt-oss/lock."""
+    for link in (model_dir / ".cache", model_dir / WORK_DIR):
+        found = model_copy._lstat(link)
+        if found is not None and stat.S_ISLNK(found.st_mode):
+            link.unlink()
+            log(f"removed the symbolic link {link}: the work folder is never reached through a link")
     work = model_copy.safe_folders(model_dir, WORK_DIR, create=True)
     fd = model_copy.open_no_follow(work / "lock", os.O_RDWR | os.O_CREAT)
     try:
@@ -199,6 +204,15 @@ def cache_lock():
         yield
     finally:
         os.close(fd)
+
+
+def remove_links() -> None:
+    """Symbolic links in the folder (none is part of a copy): removed, never followed."""
+    links = [relative for relative, info in model_copy.walk_files(model_dir) if stat.S_ISLNK(info.st_mode)]
+    for relative in links:
+        os.unlink(model_dir / relative)
+    if links:
+        log(f"removed {len(links)} symbolic link(s) from {model_dir} (never followed): {links[:10]}")
 
 
 def remove_unlisted(keep: set[str]) -> list[str]:
@@ -527,6 +541,8 @@ def main() -> None:
             log(f"{model_id}@{revision} is already complete ({marker}); nothing to do")
             return
         remove_markers()
+        if source != "pvc":  # the claim of source pvc is the user's copy: checked, never changed
+            remove_links()
         pip_install_opt_in()
         started = time.monotonic()
         fetch = {"huggingface": from_huggingface, "s3": from_s3, "oci": from_oci, "pvc": from_pvc}[source]

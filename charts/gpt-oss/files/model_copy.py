@@ -171,12 +171,12 @@ def walk_files(folder: str | os.PathLike):
     for current, folders, files in os.walk(root, followlinks=False):
         base = Path(current).relative_to(root).as_posix()
         base = "" if base == "." else base + "/"
-        if base == "":
-            folders[:] = [name for name in folders if name != ".cache"]
         for name in list(folders):
             if os.path.islink(os.path.join(current, name)):
                 folders.remove(name)
                 yield base + name, os.lstat(os.path.join(current, name))
+            elif base == "" and name == ".cache":
+                folders.remove(name)
         for name in files:
             yield base + name, os.lstat(os.path.join(current, name))
 
@@ -375,12 +375,15 @@ def fetch_file(folder, entry: dict, open_stream, log=print, partial: Path | None
     if _lstat(target) is not None:
         problem = check_file(target, entry, root=folder)
         if problem is None:
+            if into is not None:  # a file staged by an earlier run must not replace it
+                remove_entry(into, relative)
             log(f"  {relative}: in place, checked")
             return None
         log(f"  {relative}: in place but {problem}; fetching it again")
         if "through a symbolic link" in problem:
             raise CopyError(f"{target}: {problem}")
-        remove_entry(folder, relative)
+        if into is None:  # staged, it replaces the file only when every file is checked
+            remove_entry(folder, relative)
     destination_root = Path(into) if into is not None else Path(folder)
     if into is not None and _lstat(destination_root / relative) is not None:
         problem = check_file(destination_root / relative, entry, root=destination_root)
