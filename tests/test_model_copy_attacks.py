@@ -141,7 +141,7 @@ class TestStaleMarker:
             process = subprocess.Popen(wait["command"], env={**env, "POLL_SECONDS": "1", "PATH": "/usr/bin:/bin"},
                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             try:
-                process.wait(1.5)
+                process.wait(0.5)  # a ready marker: it exits at once
                 return False
             except subprocess.TimeoutExpired:
                 process.kill()
