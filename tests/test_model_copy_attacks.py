@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.fake_hub import RepoFile
-from tests.helpers import CHART_DIR, ChartRenderError, dgd_pods, find, render_chart
+from tests.helpers import CHART_DIR, ChartRenderError, dgd_pods, find, load_script, render_chart
 from tests.hostile import MiB, FakeRegistry, HostileHub, TokenService, layer_tar
 
 SCRIPT = CHART_DIR / "files" / "download_model.py"
@@ -152,6 +152,27 @@ class TestStaleMarker:
         assert waits(json.dumps({"model": MODEL, "revision": REV_B, "manifestSha256": PIN}, sort_keys=True))
         assert waits("")
         assert not waits(json.dumps({"model": MODEL, "revision": revision, "manifestSha256": PIN}, sort_keys=True))
+
+
+    def test_should_keep_the_benchmark_waiting_on_a_marker_of_another_pin(self, tmp_path):
+        """The benchmark's wait_for_model.py reads the cache too: it waits for the marker of the rendered pin."""
+        wait_for_model = load_script("charts/gpt-oss/files/wait_for_model.py")
+        benchmark = find(render_chart(["agg.yaml"], {"modelCache": {"source": "pvc", "manifestSha256": PIN,
+                                                                    "existingClaim": "weights"}}),
+                         "Job", "gpt-oss-benchmark")["spec"]["template"]["spec"]["containers"][0]
+        env = {e["name"]: e["value"] for e in benchmark["env"]}
+        assert env["EXPECTED_MANIFEST_SHA256"] == PIN
+        marker = tmp_path / ".download-complete"
+        marker.write_text(json.dumps({"revision": env["EXPECTED_REVISION"], "manifestSha256": "e" * 64}))
+        assert "this release pins " + PIN in wait_for_model.marker_problem(
+            str(marker), env["EXPECTED_REVISION"], env["EXPECTED_MANIFEST_SHA256"])
+        with pytest.raises(SystemExit, match="gave up: .* names manifest e{64}"):
+            wait_for_model.wait_for_marker(str(marker), env["EXPECTED_REVISION"], PIN, deadline=0, interval=0)
+        link = tmp_path / "link"
+        marker.write_text(json.dumps({"revision": env["EXPECTED_REVISION"], "manifestSha256": PIN}))
+        link.symlink_to(marker)
+        assert wait_for_model.marker_problem(str(marker), env["EXPECTED_REVISION"], PIN) is None
+        assert "is a symbolic link" in wait_for_model.marker_problem(str(link), env["EXPECTED_REVISION"], PIN)
 
 
 # --- 3. no independent check with a mirror ---------------------------------------------------------------------------

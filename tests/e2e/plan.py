@@ -405,6 +405,14 @@ def prepare_model_files(plan: dict, tokenizer_dir: Path) -> None:
     shutil.copytree(tokenizer_dir, entry / "snapshots" / revision, dirs_exist_ok=True)
     (entry / "refs").mkdir(parents=True, exist_ok=True)
     (entry / "refs" / "main").write_text(revision)
+    # What the download Job writes last when the pinned copy is checked: the benchmark waits for it (issue 36).
+    for job in plan["jobs"]:
+        marker = job["env"].get("MODEL_MARKER")
+        if marker:
+            Path(marker).parent.mkdir(parents=True, exist_ok=True)
+            Path(marker).write_text(json.dumps({"model": plan["model"], "revision": job["env"]["EXPECTED_REVISION"],
+                                                "manifestSha256": job["env"].get("EXPECTED_MANIFEST_SHA256", "")},
+                                               sort_keys=True))
 
 
 def write_plan(plan: dict, path: Path) -> Path:
