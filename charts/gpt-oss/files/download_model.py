@@ -242,14 +242,20 @@ def keep_set(manifest: dict) -> set[str]:
 
 def publish(staged: Path, manifest: dict, data: bytes | None) -> None:
     """The checked files of `staged` into place, the unlisted ones out, then the manifest (fsynced)."""
-    moved = 0
+    moved, folders = 0, {model_dir}
     for entry in manifest["files"]:
         relative = entry["path"]
         if model_copy._lstat(staged / relative) is None:
             continue
         folder = model_copy.safe_folders(model_dir, posixpath.dirname(relative), create=True)
+        fd = model_copy.open_no_follow(staged / relative)
+        try:
+            os.fsync(fd)  # on the disk before the marker can say so
+        finally:
+            os.close(fd)
         model_copy.remove_entry(model_dir, relative)
         os.replace(staged / relative, folder / posixpath.basename(relative))
+        folders.add(folder)
         moved += 1
     remove_unlisted(keep_set(manifest))
     missing = [e["path"] for e in manifest["files"]
@@ -259,7 +265,8 @@ def publish(staged: Path, manifest: dict, data: bytes | None) -> None:
         raise CopyError(f"after publishing, {missing} are not in place; no marker is written")
     if data is not None:
         model_copy.write_file_atomically(model_dir / MANIFEST, data)
-    os.sync()
+    for folder in folders:  # the renames, too, before the marker
+        model_copy.fsync_folder(folder)
     if moved:
         log(f"published {moved} checked file(s) into {model_dir}")
 
