@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -143,7 +144,7 @@ class TestStaleMarker:
             process = subprocess.Popen(wait["command"], env={**env, "POLL_SECONDS": "1", "PATH": "/usr/bin:/bin"},
                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             try:
-                process.wait(0.5)  # a ready marker: it exits at once
+                process.wait(0.3)  # a ready marker: it exits at once
                 return False
             except subprocess.TimeoutExpired:
                 process.kill()
@@ -224,8 +225,14 @@ class TestTwoJobsOnOneCache:
     def test_should_serve_the_listed_size_when_two_jobs_race(self, hubs, tmp_path):
         files = [RepoFile("model-00001.safetensors", hashlib.sha256(b"race").digest() * (128 * 1024), lfs=True)]
         hub, url = hubs(REV_A, files)
-        hub.rate = 16 * MiB  # 4 MiB: a quarter of a second, both Jobs are under way together
-        first, second = Job(tmp_path, HF_ENDPOINT=url).start(), Job(tmp_path, HF_ENDPOINT=url).start()
+        hub.rate = 8 * MiB  # 4 MiB: half a second; the second Job starts while the first is writing
+        first = Job(tmp_path, HF_ENDPOINT=url).start()
+        partial = Job(tmp_path).model_dir / ".cache" / "gpt-oss" / "partial" / (files[0].path + ".partial")
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while not partial.exists() and first.poll() is None:  # made before the first byte is asked for
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        second = Job(tmp_path, HF_ENDPOINT=url).start()
 
         outputs = [process.communicate(timeout=RUN_TIMEOUT)[0] for process in (first, second)]
 

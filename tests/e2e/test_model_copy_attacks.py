@@ -16,11 +16,13 @@ import pytest
 
 from tests.e2e.fake_hub import RepoFile
 from tests.e2e.model_job import job_run
-from tests.e2e.test_model_source_s3 import BUCKET, chart_values, run_job, s3  # noqa: F401  (the moto fixture)
+from tests.e2e import test_model_source_s3 as s3_source
 from tests.helpers import render_chart
 from tests.hostile import MiB, HostileHub
 
 pytestmark = pytest.mark.e2e
+
+s3 = s3_source.s3  # the moto server fixture of the S3 source's tests
 
 MODEL = "openai/gpt-oss-120b"
 REVISION = "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
@@ -81,9 +83,9 @@ class TestXetGetsPastThePin:
 
 
 class TestUnboundedS3Manifest:
-    def test_should_refuse_an_s3_manifest_too_big_to_read(self, s3, tmp_path):  # noqa: F811
-        s3["client"].put_object(Bucket=BUCKET, Key="huge/model-manifest.json", Body=b" " * (17 * MiB))
-        job, model_dir, marker = run_job(s3, tmp_path, chart_values(s3, prefix="huge"))
+    def test_should_refuse_an_s3_manifest_too_big_to_read(self, s3, tmp_path):
+        s3["client"].put_object(Bucket=s3_source.BUCKET, Key="huge/model-manifest.json", Body=b" " * (17 * MiB))
+        job, model_dir, marker = s3_source.run_job(s3, tmp_path, s3_source.chart_values(s3, prefix="huge"))
 
         assert job.run(RUN_TIMEOUT) != 0
         assert "s3://models/huge/model-manifest.json is larger than 16777216 bytes; refused" in job.output(), \

@@ -320,7 +320,7 @@ def take_what_xet_fetched(scratch: Path, entries: list[dict]) -> None:
     """The listed files snapshot_download wrote into its scratch folder, checked, into staging; nothing else."""
     for entry in entries:
         relative = entry["path"]
-        if model_copy._lstat(model_dir / relative) is not None or model_copy._lstat(scratch / relative) is None:
+        if model_copy._lstat(scratch / relative) is None:
             continue
         if model_copy.check_file(scratch / relative, entry, root=scratch) is None:
             folder = model_copy.safe_folders(staging, posixpath.dirname(relative), create=True)

@@ -10,6 +10,7 @@ them with it. Standard library only; boto3 is imported when S3 is used.
 from __future__ import annotations
 
 import base64
+import errno
 import fnmatch
 import hashlib
 import json
@@ -99,7 +100,8 @@ def open_no_follow(path: str | os.PathLike, flags: int = os.O_RDONLY, mode: int 
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
     except OSError as error:
-        if error.errno == 40 or (_lstat(path) is not None and stat.S_ISLNK(_lstat(path).st_mode)):  # ELOOP
+        found = _lstat(path)
+        if error.errno == errno.ELOOP or (found is not None and stat.S_ISLNK(found.st_mode)):
             raise CopyError(f"{path} is a symbolic link; refused (a copy holds regular files only)") from None
         raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
