@@ -370,6 +370,22 @@ class TestCredentialsOnTheWire:
             service.stop()
 
 
+    def test_should_send_no_registry_credentials_over_plain_http(self, tmp_path):
+        registry = FakeRegistry("models/gpt-oss", [], challenge='Basic realm="models"')
+        host = registry.start()
+        config = tmp_path / "config.json"
+        config.write_text(json.dumps({"auths": {host: {"auth": base64.b64encode(b"reader:s3cret").decode()}}}))
+        try:
+            code, output = Job(tmp_path, SOURCE="oci", OCI_REPOSITORY=f"{host}/models/gpt-oss",
+                               OCI_DIGEST=registry.digest, OCI_PLAIN_HTTP="true", MANIFEST_SHA256=PIN,
+                               REGISTRY_AUTH_FILES=str(config)).run()
+        finally:
+            registry.stop()
+
+        assert code == 1 and f"http://{host} is plain HTTP: no credential goes over it" in output, output
+        assert [auth for _, auth in registry.authorizations if auth] == []
+
+
 # --- 7. links and leftovers --------------------------------------------------------------------------------------------
 
 class TestLinksAndLeftovers:

@@ -656,18 +656,19 @@ class Registry:
         if scheme.lower() == "basic":
             if not self.credentials:
                 raise CopyError(f"{self.host} wants a user and password and none were given: {CREDENTIALS_HINT}")
+            self._no_plain_http(self.base)
             return "Basic " + base64.b64encode(":".join(self.credentials).encode()).decode()
         fields = dict(re.findall(r'(\w+)="([^"]*)"', params))
         realm = fields.get("realm", "")
-        # The registry names its token service: credentials go there only when it is on the registry's own
-        # origin, or is the one the user named (modelCache.oci.tokenService).
-        if origin(realm) != origin(self.base) and not (self.token_service
-                                                        and origin(realm) == origin(self.token_service)):
-            raise CopyError(f"{self.host} sends its token requests to {realm!r}, not on the registry's host; refused, "
-                            "no credential goes there: if that token service is the registry's, name it in "
-                            "modelCache.oci.tokenService")
-        if self.credentials and origin(realm)[0] != "https" and origin(realm) != origin(self.base):
-            raise CopyError(f"the token service {realm!r} of {self.host} is plain HTTP: no credential goes over it")
+        if self.credentials:
+            # The registry names its token service: credentials go there only when it is on the registry's own
+            # origin, or is the one the user named (modelCache.oci.tokenService); never over plain HTTP.
+            if origin(realm) != origin(self.base) and not (self.token_service
+                                                            and origin(realm) == origin(self.token_service)):
+                raise CopyError(f"{self.host} sends its token requests to {realm!r}, not on the registry's host; "
+                                "refused, no credential goes there: if that token service is the registry's, name it "
+                                "in modelCache.oci.tokenService")
+            self._no_plain_http(realm)
         query = urllib.parse.urlencode({k: v for k, v in fields.items() if k in ("service", "scope")})
         request = urllib.request.Request(f"{realm}?{query}")
         if self.credentials:
@@ -679,6 +680,11 @@ class Registry:
         except urllib.error.HTTPError as error:
             raise CopyError(f"the token service of {self.host} refused ({error.code}): {CREDENTIALS_HINT}") from None
         return "Bearer " + (answer.get("token") or answer["access_token"])
+
+    def _no_plain_http(self, url: str) -> None:
+        if origin(url)[0] != "https":
+            raise CopyError(f"{url} is plain HTTP: no credential goes over it; serve the registry (and its token "
+                            "service) over https, with modelCache.caBundle for a private CA")
 
     def request(self, method: str, path: str, headers: dict | None = None, data=None, what: str = ""):
         """The response (the caller closes it); HTTPError for other statuses than 2xx, after one auth retry."""
