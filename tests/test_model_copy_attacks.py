@@ -140,16 +140,19 @@ class TestStaleMarker:
         marker.parent.mkdir(parents=True)
 
         def waits(content: str) -> bool:
+            """True when the rendered script says it waits; False when it says the cache is ready and exits 0."""
             marker.write_text(content)
-            process = subprocess.Popen(wait["command"], env={**env, "POLL_SECONDS": "1", "PATH": "/usr/bin:/bin"},
+            process = subprocess.Popen(wait["command"], env={**env, "POLL_SECONDS": "5", "PATH": "/usr/bin:/bin"},
                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             try:
-                process.wait(0.3)  # a ready marker: it exits at once
+                first = process.stdout.readline()
+                if "waiting for" in first or "names another" in first:
+                    return True
+                assert first.startswith("model cache ready") and process.wait(RUN_TIMEOUT) == 0, first
                 return False
-            except subprocess.TimeoutExpired:
+            finally:
                 process.kill()
                 process.wait()
-                return True
 
         revision = env["EXPECTED_REVISION"]
         assert waits(json.dumps({"model": MODEL, "revision": REV_B, "manifestSha256": PIN}, sort_keys=True))
