@@ -159,7 +159,6 @@ class TestStaleMarker:
         assert waits("")
         assert not waits(json.dumps({"model": MODEL, "revision": revision, "manifestSha256": PIN}, sort_keys=True))
 
-
     def test_should_keep_the_benchmark_waiting_on_a_marker_of_another_pin(self, tmp_path):
         """The benchmark's wait_for_model.py reads the cache too: it waits for the marker of the rendered pin."""
         wait_for_model = load_script("charts/gpt-oss/files/wait_for_model.py")
