@@ -115,6 +115,23 @@ class TestStaleMarker:
         assert code == 1 and f"but modelCache.manifestSha256 pins {'e' * 64}" in output, output
         assert not job.marker.exists(), "a refused re-check left the old marker"
 
+    def test_should_check_again_under_a_marker_an_older_job_wrote(self, hubs, tmp_path):
+        """A 0.3.0 marker (no format) was written before these defences: leftovers under it are not trusted."""
+        hub, url = hubs(REV_A, revision_files(b"A"))
+        job = Job(tmp_path, HF_ENDPOINT=url)
+        assert job.run()[0] == 0
+        old = {k: v for k, v in job.recorded().items() if k != "format"}
+        job.marker.write_text(json.dumps(old))
+        (job.model_dir / "modeling_planted.py").write_text("import os\n")
+        asked = len(hub.requests)
+
+        code, output = job.run()
+
+        assert code == 0 and "was written by an older download Job" in output, output
+        assert not (job.model_dir / "modeling_planted.py").exists()
+        assert [r["path"] for r in hub.requests[asked:] if "/resolve/" in r["path"]] == [], \
+            "files in place and right were fetched again"
+
     def test_should_not_mix_old_and_new_files_when_an_upgrade_fails(self, hubs, tmp_path):
         hub_a, url_a = hubs(REV_A, revision_files(b"A"))
         assert Job(tmp_path, REV_A, HF_ENDPOINT=url_a).run()[0] == 0

@@ -55,6 +55,8 @@ staging = model_dir / STAGING_DIR
 # The harmony vocabulary is ~3.6 MB; a source that sends more is refused, not read into memory.
 MAX_VOCABULARY = 64 * 1024 * 1024
 MAX_MARKER = 64 * 1024
+# Markers of this Job since issue 36 (verify, then publish): an older marker is checked again, not trusted.
+MARKER_FORMAT = "gpt-oss.model-ready/v2"
 
 
 def log(message: str) -> None:
@@ -154,7 +156,9 @@ def finished() -> bool:
         assert isinstance(recorded, dict)
     except (OSError, ValueError, AssertionError, CopyError):
         recorded, reason = {}, "is not a marker this Job wrote"
-    if reason is None and (recorded.get("model"), recorded.get("revision")) != (model_id, revision):
+    if reason is None and recorded.get("format") != MARKER_FORMAT:
+        reason = f"was written by an older download Job (not {MARKER_FORMAT})"
+    elif reason is None and (recorded.get("model"), recorded.get("revision")) != (model_id, revision):
         reason = f"records {recorded.get('model')}@{recorded.get('revision')}, not {model_id}@{revision}"
     elif reason is None and pinned and recorded.get("manifestSha256") != pinned:
         reason = f"records manifest {recorded.get('manifestSha256')}, the values pin {pinned}"
@@ -273,8 +277,8 @@ def publish(staged: Path, manifest: dict, data: bytes | None) -> None:
 
 def write_marker(manifest: dict) -> None:
     """Last: the marker names the model, the revision and the manifest's sha256 (what the pods compare)."""
-    record = {"model": model_id, "revision": revision, "source": source, "manifestSha256": manifest["sha256"],
-              "finished": int(time.time())}
+    record = {"format": MARKER_FORMAT, "model": model_id, "revision": revision, "source": source,
+              "manifestSha256": manifest["sha256"], "finished": int(time.time())}
     model_copy.write_file_atomically(marker, json.dumps(record, sort_keys=True).encode())
 
 
