@@ -143,9 +143,12 @@ class TestBenchmarkSafety:
         container = benchmark_job(["agg.yaml"])["spec"]["template"]["spec"]["containers"][0]
         env = {e["name"]: e["value"] for e in container["env"]}
         assert container["command"] == ["bash", "/opt/gpt-oss/scripts/benchmark.sh"]
-        assert env["ARTIFACTS_ROOT"] == "/model-cache/perf"
+        assert env["ARTIFACTS_ROOT"] == "/artifacts"
         assert env["READY_TIMEOUT_SECONDS"] == "3600"
-        assert {"name": "model-cache", "mountPath": "/model-cache"} in container["volumeMounts"]
+        # The cache read-only (issue 36: the benchmark never changes the served copy); its own folder of the claim,
+        # perf/, writable for the artifacts.
+        assert {"name": "model-cache", "mountPath": "/model-cache", "readOnly": True} in container["volumeMounts"]
+        assert {"name": "benchmark-artifacts", "mountPath": "/artifacts", "subPath": "perf"} in container["volumeMounts"]
 
     def test_should_use_the_dynamo_image_unless_another_is_given(self):
         image = lambda job: job["spec"]["template"]["spec"]["containers"][0]["image"]  # noqa: E731

@@ -118,6 +118,14 @@ MODEL_SOURCE_REFUSALS = [
     ("copy-without-pinned-manifest", "agg.yaml", {"modelCache": {"source": "s3", "s3": {"bucket": "models"}}},
      "modelCache.source=s3 needs modelCache.manifestSha256: the sha256 of the copy's model-manifest.json, which "
      "tools/mirror-model.py prints when it writes the copy; without it any copy of model.revision would be served"),
+    ("mirror-over-plain-http", "agg.yaml", {"modelCache": {"manifestSha256": MANIFEST,
+                                                          "huggingface": {"endpoint": "http://hf-mirror.corp.example"}}},
+     "modelCache.huggingface.endpoint=http://hf-mirror.corp.example is not https://: over plain HTTP anyone on the "
+     "network can change the files and their hashes alike, and read the token; use the mirror's https:// URL"),
+    ("mirror-without-pinned-manifest", "agg.yaml", {"modelCache": {"huggingface": {
+        "endpoint": "https://hf-mirror.corp.example"}}},
+     "modelCache.huggingface.endpoint=https://hf-mirror.corp.example needs modelCache.manifestSha256: a mirror lists "
+     "the sizes and hashes of the very bytes it serves, so without a pin made elsewhere nothing checks it"),
     ("copy-nothing-checks", "agg.yaml", {"modelCache": {**SOURCES["s3"]["modelCache"], "download": {"enabled": False}}},
      "modelCache.download.enabled=false with modelCache.source=s3: the download Job is what fills and checks the "
      "cache and writes the ready marker the pods wait for; keep modelCache.download.enabled=true"),
@@ -260,6 +268,7 @@ class TestDownloadJobPerSource:
 
     def test_should_reach_a_hub_mirror_through_the_proxy_with_the_ca(self):
         values = {"modelCache": {"huggingface": {"endpoint": "https://hf-mirror.corp.example:8443"},
+                                 "manifestSha256": MANIFEST,
                                  "proxy": {"httpsProxy": "http://proxy.corp.example:3128", "noProxy": ".svc,10.0.0.0/8"},
                                  "caBundle": {"secret": "corp-ca", "key": "bundle.pem"}}}
         spec = download_jobs(render_chart(["agg.yaml"], values))[0]["spec"]["template"]["spec"]

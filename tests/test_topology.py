@@ -192,6 +192,9 @@ class TestPlacement:
         init = workers["TRTLLMWorker"]["pod_spec"]["initContainers"][0]
         script = init["command"][-1]
         assert init["name"] == "wait-for-model"
-        assert ".download-complete-b5c939de8f754692c1647ca79fbf85e8c1e70f8a" in script
-        assert "echo \"waiting for $marker" in script
+        env = {e["name"]: e["value"] for e in init["env"]}
+        assert env["MARKER"].endswith("/.download-complete-b5c939de8f754692c1647ca79fbf85e8c1e70f8a")
+        # The marker must name the pinned revision (issue 36), not merely exist.
+        assert env["EXPECTED_REVISION"] == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
+        assert "echo \"waiting for $MARKER" in script
 

@@ -254,7 +254,7 @@ def main(argv=None) -> int:
     parser.add_argument("--s3-endpoint", default="")
     parser.add_argument("--region", default="us-east-1")
     parser.add_argument("--path-style", action="store_true")
-    parser.add_argument("--plain-http", action="store_true", help="the registry speaks HTTP")
+    parser.add_argument("--plain-http", action="store_true", help="the registry speaks HTTP (no credentials are sent)")
     parser.add_argument("--username", help="registry user; password in env REGISTRY_PASSWORD")
     parser.add_argument("--ca-bundle", help="PEM file of a private CA to trust besides the public roots")
     parser.add_argument("--work-dir", help="scratch space (a Hub download, image layers); default a temp folder")

@@ -342,6 +342,17 @@ def _dynamo_services(objects: list[dict], python: str, dynamo_env: dict, namespa
     return services, model_paths
 
 
+def benchmark_artifacts_root(container: dict) -> str:
+    """Where the benchmark's artifacts land on this machine: its artifacts mount is a subPath of the cache claim
+    (mounted read-only at the cache's mountPath), so that folder of the cache."""
+    env = literal_env(container.get("env"))
+    mounts = {m["name"]: m for m in container["volumeMounts"]}
+    artifacts = mounts.get("benchmark-artifacts")
+    if artifacts is None or env["ARTIFACTS_ROOT"] != artifacts["mountPath"] or "subPath" not in artifacts:
+        return env["ARTIFACTS_ROOT"]
+    return f"{mounts['model-cache']['mountPath'].rstrip('/')}/{artifacts['subPath']}"
+
+
 def _with_jobs(objects: list[dict], run_dir: Path, tmp_dir: Path, base_env: dict, services: list[dict],
                model_paths: set[str]) -> dict:
     """The plan: the services, plus the smoke test and benchmark as rendered (scripts mapped locally)."""
@@ -355,6 +366,8 @@ def _with_jobs(objects: list[dict], run_dir: Path, tmp_dir: Path, base_env: dict
         files.update({str(scripts_dir / file): text for file, text in data.items()})
         # HOME: the benchmark Job points it at an emptyDir mounted on /tmp; here a per-run folder.
         env = {**base_env, **literal_env(container.get("env")), "HOME": str(run_dir / f"{name}-home")}
+        if name == "benchmark":
+            env["ARTIFACTS_ROOT"] = benchmark_artifacts_root(container)
         timeout = int(env.get("READY_TIMEOUT_SECONDS", "90")) + 240
         jobs.append({"name": name, "argv": _mapped(container["command"] + container.get("args", []),
                                                    mount_path, scripts_dir),
@@ -373,7 +386,7 @@ def _with_jobs(objects: list[dict], run_dir: Path, tmp_dir: Path, base_env: dict
         "files": files,
         "services": services,
         "jobs": jobs,
-        "artifacts_root": benchmark_env["ARTIFACTS_ROOT"],
+        "artifacts_root": benchmark_artifacts_root(main_container(benchmark, "aiperf")),
         "expected_requests": int(benchmark_env["EXPECTED_REQUESTS"]),
     }
 
@@ -392,6 +405,14 @@ def prepare_model_files(plan: dict, tokenizer_dir: Path) -> None:
     shutil.copytree(tokenizer_dir, entry / "snapshots" / revision, dirs_exist_ok=True)
     (entry / "refs").mkdir(parents=True, exist_ok=True)
     (entry / "refs" / "main").write_text(revision)
+    # What the download Job writes last when the pinned copy is checked: the benchmark waits for it (issue 36).
+    for job in plan["jobs"]:
+        marker = job["env"].get("MODEL_MARKER")
+        if marker:
+            Path(marker).parent.mkdir(parents=True, exist_ok=True)
+            Path(marker).write_text(json.dumps({"model": plan["model"], "revision": job["env"]["EXPECTED_REVISION"],
+                                                "manifestSha256": job["env"].get("EXPECTED_MANIFEST_SHA256", "")},
+                                               sort_keys=True))
 
 
 def write_plan(plan: dict, path: Path) -> Path:

@@ -174,7 +174,8 @@ class TestDownloadResume:
         assert "is already complete" in download.output()
 
     def test_should_check_what_the_xet_client_fetched(self, hub, tmp_path):
-        """transfer: xet lets huggingface_hub's snapshot_download fetch first; every file is then checked in place."""
+        """transfer: xet lets huggingface_hub's snapshot_download fetch first, into a scratch folder; every listed
+        file is then checked there before it is published (tests/e2e/test_model_copy_attacks.py: unlisted ones)."""
         hub, url = hub
         hub.rate = 64 * 1024 * 1024
         download = Download(tmp_path, url, hub, {"modelCache": {"download": {"transfer": "xet"}}})
@@ -183,13 +184,15 @@ class TestDownloadResume:
         code, _ = download.run_watching()
 
         assert code == 0, download.output()
-        assert f"{BIG}: in place, checked" in download.output()
+        assert f"{BIG}: fetched by the xet client, checked" in download.output()
+        assert not (download.model_dir / ".cache" / "gpt-oss" / "xet").exists(), "the xet scratch folder was left"
         assert len(big_file_gets(hub)) == 1, "the checked file was fetched a second time"
         assert (download.model_dir / BIG).read_bytes() == hub.file(BIG).content
         assert download.marker.exists()
 
     def test_should_move_the_vocabulary_a_0_2_0_cache_staged(self, hub, tmp_path):
-        """0.2.0 staged it in <mountPath>/tiktoken; 0.3.0 reads it in <model dir>/tiktoken: no fetch needed."""
+        """0.2.0 staged it in <mountPath>/tiktoken; 0.3.0 reads it in <model dir>/tiktoken: no fetch needed. A 0.2.0
+        marker names no manifest, so the copy is checked again (issue 36) and the new marker names it."""
         hub, url = hub
         download = Download(tmp_path, url, hub)
         download.marker.parent.mkdir(parents=True)
@@ -203,4 +206,8 @@ class TestDownloadResume:
 
         assert (Path(download.env["TIKTOKEN_DIR"]) / "o200k_base.tiktoken").read_bytes() == VOCABULARY
         assert not [r for r in hub.requests if r["path"].startswith("/tiktoken/")], "it fetched the vocabulary again"
-        assert "is already complete" in download.output()
+        assert "checking the cache again" in download.output()
+        written = json.loads(download.marker.read_text())
+        assert written["revision"] == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
+        assert written["manifestSha256"] == hashlib.sha256(
+            (download.model_dir / "model-manifest.json").read_bytes()).hexdigest()

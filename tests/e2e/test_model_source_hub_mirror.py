@@ -3,7 +3,8 @@
 The fake Hub (tests/e2e/fake_hub.py) serves HTTPS with a certificate of a test CA made here with
 `cryptography`; the download Job's command, as rendered (tests/e2e/model_job.py), reaches it as
 modelCache.huggingface.endpoint only through an HTTP CONNECT proxy on 127.0.0.1 (modelCache.proxy), trusting
-the CA from the ConfigMap modelCache.caBundle names. Without the CA the Job is refused, naming the values to
+the CA from the ConfigMap modelCache.caBundle names, with the manifest sha256 a mirror needs (issue 36) from
+tools/mirror-model.py. Without the CA the Job is refused, naming the values to
 set. tools/mirror-model.py through the same mirror writes a copy whose manifest sha256 the Job reproduces
 byte for byte, so modelCache.manifestSha256 pins a Hub download too; another pin is refused.
 """
@@ -100,6 +101,20 @@ def mirror_values(mirror: dict, ca: bool = True, manifest_sha256: str = "") -> d
             "modelCache": cache}
 
 
+def pin_by_mirroring(mirror: dict, copy: Path) -> str:
+    """What a user does before pointing the chart at a mirror (issue 36: a mirror needs a pin): tools/mirror-model.py
+    through the mirror writes a copy and prints the manifest's sha256."""
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "https_proxy", "http_proxy")}
+    env["HTTPS_PROXY"] = f"http://127.0.0.1:{mirror['proxy'].port}"
+    mirrored = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "tools" / "mirror-model.py"), "--endpoint", mirror["url"],
+         "--ca-bundle", str(mirror["ca"]), "--tiktoken", f"{mirror['url']}/tiktoken/o200k_base.tiktoken",
+         "--tiktoken-sha256", hashlib.sha256(VOCABULARY).hexdigest(), "--json", str(copy)],
+        capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env)
+    assert mirrored.returncode == 0, mirrored.stderr
+    return json.loads(mirrored.stdout)["manifestSha256"]
+
+
 def run_job(mirror: dict, root: Path, values: dict):
     return job_run(root, render_chart(["agg.yaml"], values),
                    config_maps={CA_CONFIGMAP: {"ca.crt": mirror["ca"].read_bytes()}})
@@ -107,7 +122,9 @@ def run_job(mirror: dict, root: Path, values: dict):
 
 class TestHubMirror:
     def test_should_download_through_the_proxy_trusting_the_ca(self, mirror, tmp_path):
-        job = run_job(mirror, tmp_path, mirror_values(mirror))
+        pinned = pin_by_mirroring(mirror, tmp_path / "copy")
+        mirror["proxy"].targets.clear()
+        job = run_job(mirror, tmp_path, mirror_values(mirror, manifest_sha256=pinned))
         assert job.env["HTTPS_PROXY"] == f"http://127.0.0.1:{mirror['proxy'].port}"
 
         assert job.run(RUN_TIMEOUT) == 0, job.output()
@@ -124,7 +141,7 @@ class TestHubMirror:
         assert "trusting the CA bundle" in job.output()
 
     def test_should_refuse_the_mirror_without_its_ca(self, mirror, tmp_path):
-        job = run_job(mirror, tmp_path, mirror_values(mirror, ca=False))
+        job = run_job(mirror, tmp_path, mirror_values(mirror, ca=False, manifest_sha256="e" * 64))
 
         assert job.run(RUN_TIMEOUT) != 0
         assert f"cannot reach {mirror['url']}" in job.output() and "CERTIFICATE_VERIFY_FAILED" in job.output(), \
@@ -134,15 +151,7 @@ class TestHubMirror:
 
     def test_should_pin_the_manifest_of_a_hub_download(self, mirror, tmp_path):
         copy = tmp_path / "copy"
-        env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "https_proxy", "http_proxy")}
-        env["HTTPS_PROXY"] = f"http://127.0.0.1:{mirror['proxy'].port}"
-        mirrored = subprocess.run(
-            [sys.executable, str(REPO_ROOT / "tools" / "mirror-model.py"), "--endpoint", mirror["url"],
-             "--ca-bundle", str(mirror["ca"]), "--tiktoken", f"{mirror['url']}/tiktoken/o200k_base.tiktoken",
-             "--tiktoken-sha256", hashlib.sha256(VOCABULARY).hexdigest(), "--json", str(copy)],
-            capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env)
-        assert mirrored.returncode == 0, mirrored.stderr
-        pinned = json.loads(mirrored.stdout)["manifestSha256"]
+        pinned = pin_by_mirroring(mirror, copy)
 
         job = run_job(mirror, tmp_path / "job", mirror_values(mirror, manifest_sha256=pinned))
         assert job.run(RUN_TIMEOUT) == 0, job.output()

@@ -174,7 +174,8 @@ class TestOciImageVolume:
 
 @pytest.fixture(scope="module")
 def private_registry(tmp_path_factory):
-    """A second docker-registry that wants a user and password (htpasswd, bcrypt), with the stand-in pushed."""
+    """A second docker-registry that wants a user and password (htpasswd, bcrypt), over TLS with a test CA (no
+    credential goes over plain HTTP, issue 36), with the stand-in pushed."""
     import base64
     import shutil
     import subprocess
@@ -193,19 +194,27 @@ def private_registry(tmp_path_factory):
         pytest.skip(f"cannot make a bcrypt htpasswd entry here (Python's crypt module): {error}")
     if not (password_hash or "").startswith("$2"):
         pytest.skip("this libcrypt makes no bcrypt hashes, which docker-registry's htpasswd needs")
+    pytest.importorskip("cryptography", reason="the test CA needs cryptography (requirements-test.txt)")
+    import ssl
+
+    from tests.e2e.test_model_source_hub_mirror import make_test_ca
     base = tmp_path_factory.mktemp("private-registry")
+    ca_file, _ = make_test_ca(base)
     (base / "htpasswd").write_text(f"model-reader:{password_hash}\n")
     port = free_port()
     (base / "config.yml").write_text(
         f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {base / 'storage'}\n"
-        f"http:\n  addr: 127.0.0.1:{port}\nauth:\n  htpasswd:\n    realm: models\n    path: {base / 'htpasswd'}\n")
+        f"http:\n  addr: 127.0.0.1:{port}\n  tls:\n    certificate: {base / 'server.crt'}\n"
+        f"    key: {base / 'server.key'}\n"
+        f"auth:\n  htpasswd:\n    realm: models\n    path: {base / 'htpasswd'}\n")
+    client_context = ssl.create_default_context(cafile=str(ca_file))
     log = base / "registry.log"
     process = subprocess.Popen([binary, "serve", str(base / "config.yml")], stdout=open(log, "wb"),
                                stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 15
     while True:
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1).close()
+            urllib.request.urlopen(f"https://127.0.0.1:{port}/v2/", timeout=1, context=client_context).close()
         except urllib.error.HTTPError as error:
             if error.code == 401:
                 break
@@ -217,12 +226,13 @@ def private_registry(tmp_path_factory):
         source = base / "stand-in" / "model"
         source.mkdir(parents=True)
         small_model.make(source)
-        code, result, output = small_model.mirror(source, f"oci://127.0.0.1:{port}/{REPOSITORY}", "--plain-http",
-                                                  "--username", "model-reader", env={"REGISTRY_PASSWORD": "s3cret"})
+        code, result, output = small_model.mirror(source, f"oci://127.0.0.1:{port}/{REPOSITORY}", "--ca-bundle",
+                                                  str(ca_file), "--username", "model-reader",
+                                                  env={"REGISTRY_PASSWORD": "s3cret"})
         assert code == 0, output
         auth = base64.b64encode(b"model-reader:s3cret").decode()
         config_json = json.dumps({"auths": {f"127.0.0.1:{port}": {"auth": auth}}}).encode()
-        yield {"result": result, "dockerconfigjson": config_json}
+        yield {"result": result, "dockerconfigjson": config_json, "ca": ca_file.read_bytes()}
     finally:
         process.terminate()
         process.wait(10)
@@ -233,21 +243,23 @@ class TestOciCredentials:
         result = private_registry["result"]
         values = small_model.values({"modelCache": {
             "source": "oci", "manifestSha256": result["manifestSha256"],
-            "oci": {"repository": result["repository"], "digest": result["digest"], "mount": "pull",
-                    "plainHttp": True}}})
+            "oci": {"repository": result["repository"], "digest": result["digest"], "mount": "pull"},
+            "caBundle": {"configMap": "registry-ca"}}})
         if pull_secret:
             values["dynamo"] = {"imagePullSecrets": [{"name": "model-registry"}]}
         return values
 
     def test_should_pull_with_the_image_pull_secret(self, private_registry, tmp_path):
         job = job_run(tmp_path, render_chart(["agg.yaml"], self.values(private_registry, True)),
-                      secrets={"model-registry": {".dockerconfigjson": private_registry["dockerconfigjson"]}})
+                      secrets={"model-registry": {".dockerconfigjson": private_registry["dockerconfigjson"]}},
+                      config_maps={"registry-ca": {"ca.crt": private_registry["ca"]}})
 
         assert job.run(RUN_TIMEOUT) == 0, job.output()
         assert Path(job.env["MARKER"]).exists()
 
     def test_should_refuse_without_credentials_naming_what_to_give(self, private_registry, tmp_path):
-        job = job_run(tmp_path, render_chart(["agg.yaml"], self.values(private_registry, False)))
+        job = job_run(tmp_path, render_chart(["agg.yaml"], self.values(private_registry, False)),
+                      config_maps={"registry-ca": {"ca.crt": private_registry["ca"]}})
 
         assert job.run(RUN_TIMEOUT) != 0
         assert ("wants a user and password and none were given: give the registry's credentials (the chart: "

@@ -10,13 +10,16 @@ them with it. Standard library only; boto3 is imported when S3 is used.
 from __future__ import annotations
 
 import base64
+import errno
 import fnmatch
 import hashlib
 import json
 import os
 import posixpath
 import re
+import stat
 import tarfile
+import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -28,6 +31,13 @@ TIKTOKEN_PATH = "tiktoken/o200k_base.tiktoken"
 # Where partial downloads and pulled blobs wait, inside the copy's folder but never part of it.
 WORK_DIR = ".cache/gpt-oss"
 BLOCK = 8 * 1024 * 1024
+# Where checked files wait until every listed file is checked; then they move into place together.
+STAGING_DIR = WORK_DIR + "/staging"
+# Limits on what is read into memory: a hostile server cannot make the Job read without end.
+MAX_MANIFEST = 16 * 1024 * 1024  # model-manifest.json (a few KiB for a model of a few hundred files)
+MAX_LISTING = 16 * 1024 * 1024  # the Hub's JSON listing of a revision
+MAX_OCI_MANIFEST = 4 * 1024 * 1024  # what the OCI distribution spec lets a registry refuse above
+MAX_TOKEN_ANSWER = 1024 * 1024  # a registry token service's JSON answer
 
 MEDIA_INDEX = "application/vnd.oci.image.index.v1+json"
 MEDIA_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -42,6 +52,95 @@ class CopyError(Exception):
     """The copy cannot be used; the message says which file, key or value and what to do."""
 
 
+def read_limited(stream, limit: int, what: str) -> bytes:
+    """At most `limit` bytes of a stream; more is refused, never read into memory."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise CopyError(f"{what} is larger than {limit} bytes; refused (a source that never ends is not read)")
+    return data
+
+
+# --- paths: no symbolic link is ever followed --------------------------------------------------------------------
+
+def _lstat(path):
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+def safe_folders(root: str | os.PathLike, relative_parent: str, create: bool = False) -> Path | None:
+    """root/relative_parent, each folder on the way checked with lstat (and made when `create`); a symbolic link or
+    a file on the way is refused. None when a folder is missing and not made."""
+    current = Path(root)
+    found = _lstat(current)
+    if found is None and create:
+        current.mkdir(parents=True, exist_ok=True)
+        found = _lstat(current)
+    if found is None:
+        return None
+    if not stat.S_ISDIR(found.st_mode):
+        raise CopyError(f"{current} is a symbolic link or not a folder; refused (a copy is never reached through links)")
+    for part in [p for p in relative_parent.split("/") if p]:
+        current = current / part
+        found = _lstat(current)
+        if found is None:
+            if not create:
+                return None
+            os.mkdir(current)
+            continue
+        if not stat.S_ISDIR(found.st_mode):
+            raise CopyError(f"{current} is a symbolic link or not a folder; refused (a copy is never reached "
+                            "through links)")
+    return current
+
+
+def open_no_follow(path: str | os.PathLike, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
+    """os.open with O_NOFOLLOW: a symbolic link at `path` is refused, not followed; only regular files open."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
+    except OSError as error:
+        found = _lstat(path)
+        if error.errno == errno.ELOOP or (found is not None and stat.S_ISLNK(found.st_mode)):
+            raise CopyError(f"{path} is a symbolic link; refused (a copy holds regular files only)") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise CopyError(f"{path} is not a regular file; refused")
+    return fd
+
+
+def write_file_atomically(path: str | os.PathLike, data: bytes) -> None:
+    """`data` at `path` by a uniquely named temporary file beside it, fsynced, then renamed over it."""
+    path = Path(path)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    fsync_folder(path.parent)
+
+
+def fsync_folder(folder: str | os.PathLike) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_small_file(path: str | os.PathLike, limit: int, what: str) -> bytes:
+    """A small file's bytes (no link followed, at most `limit` bytes)."""
+    fd = open_no_follow(path)
+    with os.fdopen(fd, "rb") as source:
+        return read_limited(source, limit, what)
+
+
 # --- manifests -----------------------------------------------------------------------------------------------
 
 def not_part_of_a_copy(relative: str) -> bool:
@@ -53,7 +152,7 @@ def not_part_of_a_copy(relative: str) -> bool:
 
 def sha256_file(path: str | os.PathLike) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as source:
+    with os.fdopen(open_no_follow(path), "rb") as source:
         for block in iter(lambda: source.read(BLOCK), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -67,18 +166,35 @@ def manifest_bytes(model: str, revision: str, files: list[dict]) -> bytes:
                        indent=1, sort_keys=True) + "\n").encode()
 
 
-def folder_files(folder: str | os.PathLike, ignore_patterns=()) -> list[str]:
-    """Relative paths of the files that make the copy in `folder`, sorted."""
+def walk_files(folder: str | os.PathLike):
+    """(relative path, lstat) of everything in `folder` but its folders, links included, never followed; the
+    work folder (.cache/) is not walked."""
     root = Path(folder)
+    for current, folders, files in os.walk(root, followlinks=False):
+        base = Path(current).relative_to(root).as_posix()
+        base = "" if base == "." else base + "/"
+        for name in list(folders):
+            if os.path.islink(os.path.join(current, name)):
+                folders.remove(name)
+                yield base + name, os.lstat(os.path.join(current, name))
+            elif base == "" and name == ".cache":
+                folders.remove(name)
+        for name in files:
+            yield base + name, os.lstat(os.path.join(current, name))
+
+
+def folder_files(folder: str | os.PathLike, ignore_patterns=()) -> list[str]:
+    """Relative paths of the files that make the copy in `folder`, sorted; a link (to a file or a folder) or any
+    other thing that is not a regular file is refused."""
     found = []
-    for path in root.rglob("*"):
-        relative = path.relative_to(root).as_posix()
-        if path.is_dir() or not_part_of_a_copy(relative):
+    for relative, info in walk_files(folder):
+        if not_part_of_a_copy(relative):
             continue
         if any(fnmatch.fnmatch(relative, pattern) for pattern in ignore_patterns):
             continue
-        if path.is_symlink() or not path.is_file():
-            raise CopyError(f"{path} is not a regular file: a copy holds regular files only")
+        if not stat.S_ISREG(info.st_mode):
+            raise CopyError(f"{Path(folder) / relative} is a symbolic link or not a regular file: a copy holds "
+                            "regular files only")
         found.append(relative)
     return sorted(found)
 
@@ -100,8 +216,14 @@ def safe_relative(path: str) -> bool:
 
 
 def read_manifest(data: bytes, where: str, model: str, revision: str, pinned_sha256: str = "") -> dict:
-    """The manifest at `where`, refused unless it is this model's pinned revision (and the pinned manifest)."""
+    """The manifest at `where`, refused unless it is this model's pinned revision (and the pinned manifest).
+    The pin is checked first: a manifest of another sha256 is never parsed."""
+    if len(data) > MAX_MANIFEST:
+        raise CopyError(f"{where} is larger than {MAX_MANIFEST} bytes; refused")
     digest = hashlib.sha256(data).hexdigest()
+    if pinned_sha256 and digest != pinned_sha256:
+        raise CopyError(f"{where} has sha256 {digest}, but modelCache.manifestSha256 pins {pinned_sha256}: this "
+                        "is not the copy the values pin; pin the sha256 tools/mirror-model.py printed for it")
     try:
         manifest = json.loads(data)
         files = manifest["files"]
@@ -117,9 +239,6 @@ def read_manifest(data: bytes, where: str, model: str, revision: str, pinned_sha
         raise CopyError(f"{where} is a copy of {manifest['model']}@{manifest['revision']}, but model.id and "
                         f"model.revision ask for {model}@{revision}: a copy of another revision is never served; "
                         "mirror the pinned revision (tools/mirror-model.py), or point the values at its copy")
-    if pinned_sha256 and digest != pinned_sha256:
-        raise CopyError(f"{where} has sha256 {digest}, but modelCache.manifestSha256 pins {pinned_sha256}: this "
-                        "is not the copy the values pin; pin the sha256 tools/mirror-model.py printed for it")
     manifest["sha256"] = digest
     return manifest
 
@@ -136,11 +255,14 @@ class _Digests:
         if self.sha1 is not None:
             self.sha1.update(block)
 
-    def read(self, path) -> "_Digests":
-        with open(path, "rb") as source:
-            for block in iter(lambda: source.read(BLOCK), b""):
-                self.update(block)
-        return self
+    def read_fd(self, fd: int) -> int:
+        """Hash what the open file holds, from its start; returns its size."""
+        size = 0
+        os.lseek(fd, 0, os.SEEK_SET)
+        for block in iter(lambda: os.read(fd, BLOCK), b""):
+            self.update(block)
+            size += len(block)
+        return size
 
 
 def _mismatch(size: int, digests: _Digests, entry: dict) -> str | None:
@@ -155,37 +277,63 @@ def _mismatch(size: int, digests: _Digests, entry: dict) -> str | None:
     return None
 
 
-def check_file(path: str | os.PathLike, entry: dict) -> str | None:
-    """What is wrong with one file of a copy, or None; an entry without sha256 gets the file's."""
-    if not os.path.isfile(path):
+def check_file(path: str | os.PathLike, entry: dict, root: str | os.PathLike | None = None) -> str | None:
+    """What is wrong with one file of a copy, or None; an entry without sha256 gets the file's. With `root`, every
+    folder between root and the file is checked too: a link on the way is a problem, never followed."""
+    path = Path(path)
+    if root is not None:
+        try:
+            if safe_folders(root, path.parent.relative_to(root).as_posix()) is None:
+                return "missing"
+        except CopyError:
+            return "reached through a symbolic link (a folder on its way is a link); refused"
+    info = _lstat(path)
+    if info is None:
         return "missing"
-    size = os.path.getsize(path)
-    if size != entry["size"]:
-        return f"{size} bytes, {entry.get('listed_by', 'the manifest')} lists {entry['size']}"
-    digests = _Digests(entry).read(path)
+    if stat.S_ISLNK(info.st_mode):
+        return "a symbolic link; refused (a copy holds regular files only)"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    if info.st_size != entry["size"]:
+        return f"{info.st_size} bytes, {entry.get('listed_by', 'the manifest')} lists {entry['size']}"
+    digests = _Digests(entry)
+    fd = open_no_follow(path)
+    try:
+        size = digests.read_fd(fd)
+    finally:
+        os.close(fd)
     problem = _mismatch(size, digests, entry)
     if problem is None:
         entry.setdefault("sha256", digests.sha256.hexdigest())
     return problem
 
 
-def verify_folder(folder, manifest: dict, only: list[str] | None = None, log=print) -> list[str]:
-    """'path: problem' for every listed file (or those of `only`) that differs from the manifest."""
+def folder_problems(folder, manifest: dict, only: list[str] | None = None, unlisted: bool = True) -> dict[str, str]:
+    """{path: problem} for every listed file (or those of `only`) that differs from the manifest, and (checking the
+    whole copy, with `unlisted`) every file the manifest does not list, which is never served."""
     listed = {f["path"]: f for f in manifest["files"]}
     wanted = only if only is not None else sorted(listed)
-    problems = []
+    problems = {}
     for relative in wanted:
         if relative not in listed:
-            problems.append(f"{relative}: not in the manifest")
+            problems[relative] = "not in the manifest"
             continue
-        problem = check_file(Path(folder) / relative, listed[relative])
+        problem = check_file(Path(folder) / relative, listed[relative], root=folder)
         if problem:
-            problems.append(f"{relative}: {problem}")
-    if only is None:
-        extra = [p for p in folder_files(folder) if p not in listed]
-        if extra:
-            log(f"note: {len(extra)} file(s) in {folder} are not in the manifest and are not checked: {extra[:10]}")
+            problems[relative] = problem
+    if only is None and unlisted:
+        for relative, info in walk_files(folder):
+            if relative in listed or not_part_of_a_copy(relative):
+                continue
+            problems[relative] = ("a symbolic link; refused" if stat.S_ISLNK(info.st_mode)
+                                  else "not in the manifest; a copy holds only the files its manifest lists")
     return problems
+
+
+def verify_folder(folder, manifest: dict, only: list[str] | None = None, log=print, unlisted: bool = True) -> list[str]:
+    """'path: problem' for every listed file (or those of `only`) that differs from the manifest, and every file it
+    does not list (see folder_problems)."""
+    return [f"{path}: {problem}" for path, problem in sorted(folder_problems(folder, manifest, only, unlisted).items())]
 
 
 # --- fetching one file with resume ---------------------------------------------------------------------------
@@ -194,51 +342,118 @@ def partial_path(folder, relative: str) -> Path:
     return Path(folder) / WORK_DIR / "partial" / (relative + ".partial")
 
 
-def fetch_file(folder, entry: dict, open_stream, log=print, partial: Path | None = None) -> str | None:
+def remove_entry(folder, relative: str) -> None:
+    """Remove one file (or link: the link itself, never what it points at) of a copy; a folder there is refused."""
+    path = Path(folder) / relative
+    info = _lstat(path)
+    if info is None:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        raise CopyError(f"{path} is a folder where the manifest lists a file; refused (remove it)")
+    path.unlink()
+
+
+def _write_all(fd: int, block: bytes) -> None:
+    view = memoryview(block)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def fetch_file(folder, entry: dict, open_stream, log=print, partial: Path | None = None,
+               into: str | os.PathLike | None = None) -> str | None:
     """Put one listed file in place, resuming a partial download; returns a problem, or None when it matches.
 
     open_stream(offset) returns (readable, total size of the object or None). The bytes go to a partial file
-    beside the copy, hashed as they arrive (a resumed run hashes what is already there first), and move into
-    place only when size and hash match the entry (sha256, or the git blob sha1 the Hub lists for a non-LFS
-    file; the entry then gets the sha256). A file already in place is checked, and fetched again if it differs.
+    beside the copy, hashed as they arrive through the one file descriptor that is renamed (a resumed run hashes
+    what is already there first, through it too); never more than the listed size is written. The file moves to
+    `into` (a staging folder; default: into place in `folder`) only when size and hash match the entry (sha256,
+    or the git blob sha1 the Hub lists for a non-LFS file; the entry then gets the sha256). A file already in
+    place (or staged by an earlier run) is checked, and fetched again if it differs. Links are never followed.
     partial: where the partial file goes (default: under WORK_DIR in `folder`).
     """
-    relative, target = entry["path"], Path(folder) / entry["path"]
-    if target.is_file():
-        problem = check_file(target, entry)
+    relative, size = entry["path"], entry["size"]
+    lister = entry.get("listed_by", "the manifest")
+    target = Path(folder) / relative
+    if _lstat(target) is not None:
+        problem = check_file(target, entry, root=folder)
         if problem is None:
+            if into is not None:  # a file staged by an earlier run must not replace it
+                remove_entry(into, relative)
             log(f"  {relative}: in place, checked")
             return None
         log(f"  {relative}: in place but {problem}; fetching it again")
-        target.unlink()
-    partial = partial or partial_path(folder, relative)
-    partial.parent.mkdir(parents=True, exist_ok=True)
-    offset = partial.stat().st_size if partial.exists() else 0
-    if offset > entry["size"]:
-        partial.unlink()
-        offset = 0
-    digests = _Digests(entry)
-    if offset:
-        digests.read(partial)
-        log(f"  {relative}: resuming at {offset} of {entry['size']} bytes")
-    if offset < entry["size"] or entry["size"] == 0:
-        stream, total = open_stream(offset)
-        if total is not None and total != entry["size"]:
-            stream.close()
+        if "through a symbolic link" in problem:
+            raise CopyError(f"{target}: {problem}")
+        if into is None:  # staged, it replaces the file only when every file is checked
+            remove_entry(folder, relative)
+    destination_root = Path(into) if into is not None else Path(folder)
+    if into is not None and _lstat(destination_root / relative) is not None:
+        problem = check_file(destination_root / relative, entry, root=destination_root)
+        if problem is None:
+            log(f"  {relative}: staged, checked")
+            return None
+        remove_entry(destination_root, relative)
+    partial = Path(partial or partial_path(folder, relative))
+    try:
+        safe_folders(folder, partial.parent.relative_to(folder).as_posix(), create=True)
+    except ValueError:  # a partial file outside the copy's folder (a caller's choice)
+        partial.parent.mkdir(parents=True, exist_ok=True)
+    fd = open_no_follow(partial, os.O_RDWR | os.O_CREAT)
+    try:
+        digests = _Digests(entry)
+        offset = digests.read_fd(fd)
+        if offset > size:
+            os.ftruncate(fd, 0)
+            digests, offset = _Digests(entry), 0
+        if offset:
+            log(f"  {relative}: resuming at {offset} of {size} bytes")
+        if offset < size or size == 0:
+            stream, total = open_stream(offset)
+            if total is not None and total != size:
+                stream.close()
+                os.close(fd)
+                fd = -1
+                partial.unlink(missing_ok=True)
+                return f"the source holds {total} bytes, {lister} lists {size}"
+            with stream:
+                os.lseek(fd, offset, os.SEEK_SET)
+                remaining = size - offset
+                while remaining > 0:
+                    block = stream.read(min(BLOCK, remaining))
+                    if not block:
+                        break
+                    _write_all(fd, block)
+                    digests.update(block)
+                    remaining -= len(block)
+                overflow = remaining == 0 and bool(stream.read(1))
+            if overflow:
+                os.close(fd)
+                fd = -1
+                partial.unlink(missing_ok=True)
+                return f"the source sent more than the {size} bytes {lister} lists; refused, nothing past it written"
+        written = os.fstat(fd).st_size
+        problem = _mismatch(written, digests, entry)
+        if problem:
+            os.close(fd)
+            fd = -1
             partial.unlink(missing_ok=True)
-            return f"the source holds {total} bytes, {entry.get('listed_by', 'the manifest')} lists {entry['size']}"
-        with stream, open(partial, "ab") as out:
-            for block in iter(lambda: stream.read(BLOCK), b""):
-                out.write(block)
-                digests.update(block)
-    size = partial.stat().st_size
-    problem = _mismatch(size, digests, entry)
-    if problem:
-        partial.unlink()
-        return problem
-    entry.setdefault("sha256", digests.sha256.hexdigest())
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(partial, target)
+            return problem
+        os.fsync(fd)
+        mine = os.fstat(fd)
+        entry.setdefault("sha256", digests.sha256.hexdigest())
+        safe_folders(destination_root, posixpath.dirname(relative), create=True)
+        destination = destination_root / relative
+        there = _lstat(partial)
+        if there is None or (there.st_dev, there.st_ino) != (mine.st_dev, mine.st_ino):
+            raise CopyError(f"{partial} was replaced while {relative} was fetched (another writer on the cache?); "
+                            "refused")
+        os.replace(partial, destination)
+        there = _lstat(destination)
+        if there is None or (there.st_dev, there.st_ino) != (mine.st_dev, mine.st_ino):
+            raise CopyError(f"{destination} is not the file that was checked (another writer on the cache?); refused")
+    finally:
+        if fd >= 0:
+            os.close(fd)
     log(f"  {relative}: {size} bytes, checked")
     return None
 
@@ -246,9 +461,12 @@ def fetch_file(folder, entry: dict, open_stream, log=print, partial: Path | None
 # --- the Hugging Face Hub (or a mirror of it) ------------------------------------------------------------------
 
 def hub_request(url: str, token: str | None = None, offset: int = 0, timeout: float = 120):
-    """An opened response; redirects (to the Hub's CDN) drop the token."""
+    """An opened response; redirects (to the Hub's CDN) drop the token. A token never goes over plain HTTP."""
     headers = {"User-Agent": "gpt-oss-model-fetch"}
     if token:
+        if urllib.parse.urlsplit(url).scheme != "https":
+            raise CopyError(f"{url} is plain HTTP: the Hugging Face token (huggingface.tokenSecret) is never sent "
+                            "over it; use an https:// endpoint")
         headers["Authorization"] = f"Bearer {token}"
     if offset:
         headers["Range"] = f"bytes={offset}-"
@@ -262,7 +480,7 @@ def hub_entries(endpoint: str, model: str, revision: str, ignore_patterns=(), to
     url = f"{endpoint.rstrip('/')}/api/models/{model}/revision/{urllib.parse.quote(revision, safe='')}?blobs=true"
     try:
         with hub_request(url, token) as response:
-            info = json.load(response)
+            info = json.loads(read_limited(response, MAX_LISTING, f"the listing of {model}@{revision} at {endpoint}"))
     except urllib.error.HTTPError as error:
         if error.code in (401, 403):
             raise CopyError(f"{endpoint} refused {model} ({error.code}): check the token of huggingface.tokenSecret") \
@@ -272,8 +490,9 @@ def hub_entries(endpoint: str, model: str, revision: str, ignore_patterns=(), to
     except urllib.error.URLError as error:
         raise CopyError(f"cannot reach {endpoint} ({error.reason}): check modelCache.huggingface.endpoint, "
                         "modelCache.proxy and modelCache.caBundle") from None
-    if info.get("sha") not in (None, revision):
-        raise CopyError(f"{endpoint} answered commit {info.get('sha')} for {model}@{revision}; refused")
+    if info.get("sha") != revision:
+        raise CopyError(f"{endpoint} answered commit {info.get('sha')} for {model}@{revision}; refused (a listing "
+                        "must name the pinned commit)")
     patterns = [p + "*" if p.endswith("/") else p for p in ignore_patterns]
     entries = []
     for sibling in info.get("siblings", []):
@@ -283,11 +502,15 @@ def hub_entries(endpoint: str, model: str, revision: str, ignore_patterns=(), to
         if not safe_relative(name):
             raise CopyError(f"{endpoint} lists {name!r} in {model}@{revision}, a path outside the copy; refused")
         lfs = sibling.get("lfs")
-        entry = {"path": name, "size": int(lfs["size"] if lfs else sibling["size"]), "listed_by": "the Hub"}
-        if lfs:
-            entry["sha256"] = lfs["sha256"]
-        else:
-            entry["blob_sha1"] = sibling["blobId"]
+        try:
+            entry = {"path": name, "size": int(lfs["size"] if lfs else sibling["size"]), "listed_by": "the Hub"}
+        except (KeyError, TypeError, ValueError):
+            entry = {"size": -1}
+        digest = (lfs or {}).get("sha256") if lfs else sibling.get("blobId")
+        if entry["size"] < 0 or not re.fullmatch(r"[0-9a-f]{64}" if lfs else r"[0-9a-f]{40}", str(digest or "")):
+            raise CopyError(f"{endpoint} lists {name!r} in {model}@{revision} without a size and a hash (sha256 for "
+                            "LFS files, a git blob sha1 otherwise); refused: every file is checked against a hash")
+        entry["sha256" if lfs else "blob_sha1"] = digest
         entries.append(entry)
     return sorted(entries, key=lambda e: e["path"])
 
@@ -393,14 +616,23 @@ def docker_credentials(host: str, config_files=()) -> tuple[str, str] | None:
     return None
 
 
+def origin(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of a URL, the port made explicit: what a credential is bound to."""
+    parts = urllib.parse.urlsplit(url)
+    port = parts.port or {"https": 443, "http": 80}.get(parts.scheme, 0)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
 class _SameHostRedirect(urllib.request.HTTPRedirectHandler):
-    """Follow redirects (blobs often live in object storage) without carrying the registry's Authorization."""
+    """Follow redirects (blobs often live in object storage) without carrying the Authorization header to
+    another origin: it is dropped whenever the scheme, host or port changes, and over plain HTTP."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc:
-            new.headers.pop("Authorization", None)
-            new.unredirected_hdrs.pop("Authorization", None)
+        if new is not None and (origin(newurl) != origin(req.full_url) or origin(newurl)[0] != "https"):
+            for name in ("Authorization", "authorization"):
+                new.headers.pop(name, None)
+                new.unredirected_hdrs.pop(name, None)
         return new
 
 
@@ -412,8 +644,9 @@ class Registry:
     """The parts of the OCI distribution API a copy needs: manifests, blobs (ranged), uploads; basic and token auth."""
 
     def __init__(self, host: str, plain_http: bool = False, credentials: tuple[str, str] | None = None,
-                 timeout: float = 120):
+                 timeout: float = 120, token_service: str = ""):
         self.host, self.credentials, self.timeout = host, credentials, timeout
+        self.token_service = token_service
         self.base = f"{'http' if plain_http else 'https'}://{host}"
         self.opener = urllib.request.build_opener(_SameHostRedirect())
         self.authorization: str | None = None
@@ -423,26 +656,42 @@ class Registry:
         if scheme.lower() == "basic":
             if not self.credentials:
                 raise CopyError(f"{self.host} wants a user and password and none were given: {CREDENTIALS_HINT}")
+            self._no_plain_http(self.base)
             return "Basic " + base64.b64encode(":".join(self.credentials).encode()).decode()
         fields = dict(re.findall(r'(\w+)="([^"]*)"', params))
+        realm = fields.get("realm", "")
+        if self.credentials:
+            # The registry names its token service: credentials go there only when it is on the registry's own
+            # origin, or is the one the user named (modelCache.oci.tokenService); never over plain HTTP.
+            if origin(realm) != origin(self.base) and not (self.token_service
+                                                            and origin(realm) == origin(self.token_service)):
+                raise CopyError(f"{self.host} sends its token requests to {realm!r}, not on the registry's host; "
+                                "refused, no credential goes there: if that token service is the registry's, name it "
+                                "in modelCache.oci.tokenService")
+            self._no_plain_http(realm)
         query = urllib.parse.urlencode({k: v for k, v in fields.items() if k in ("service", "scope")})
-        request = urllib.request.Request(f"{fields['realm']}?{query}")
+        request = urllib.request.Request(f"{realm}?{query}")
         if self.credentials:
             request.add_header("Authorization",
                                "Basic " + base64.b64encode(":".join(self.credentials).encode()).decode())
         try:
             with self.opener.open(request, timeout=self.timeout) as response:
-                answer = json.load(response)
+                answer = json.loads(read_limited(response, MAX_TOKEN_ANSWER, f"the token service of {self.host}"))
         except urllib.error.HTTPError as error:
             raise CopyError(f"the token service of {self.host} refused ({error.code}): {CREDENTIALS_HINT}") from None
         return "Bearer " + (answer.get("token") or answer["access_token"])
+
+    def _no_plain_http(self, url: str) -> None:
+        if origin(url)[0] != "https":
+            raise CopyError(f"{url} is plain HTTP: no credential goes over it; serve the registry (and its token "
+                            "service) over https, with modelCache.caBundle for a private CA")
 
     def request(self, method: str, path: str, headers: dict | None = None, data=None, what: str = ""):
         """The response (the caller closes it); HTTPError for other statuses than 2xx, after one auth retry."""
         url = path if path.startswith("http") else self.base + path
         for attempt in (1, 2):
             request = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
-            if self.authorization:
+            if self.authorization and origin(url) == origin(self.base):  # never to another origin
                 request.add_header("Authorization", self.authorization)
             try:
                 return self.opener.open(request, timeout=self.timeout)
@@ -468,7 +717,8 @@ class Registry:
         try:
             with self.request("GET", f"/v2/{repository}/manifests/{reference}", {"Accept": ACCEPT},
                               what=f"{repository}@{reference}") as response:
-                data, media = response.read(), response.headers.get("Content-Type", "").split(";")[0]
+                data = read_limited(response, MAX_OCI_MANIFEST, f"the manifest {repository}@{reference}")
+                media = response.headers.get("Content-Type", "").split(";")[0]
         except CopyError as error:
             if " answered 404" in str(error):
                 raise CopyError(f"no image {self.host}/{repository}@{reference} in the registry (manifest unknown): "
@@ -532,13 +782,19 @@ def extract_layer(blob: str | os.PathLike, folder: str | os.PathLike) -> list[st
                         or posixpath.basename(name).startswith(".wh.")):
                     raise CopyError(f"layer {Path(blob).name} holds {member.name!r}, which is not a regular file inside "
                                     "the copy; refused (write model images with tools/mirror-model.py)")
+                parent = safe_folders(folder, posixpath.dirname(name), create=True)
                 target = Path(folder) / name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                temporary = target.with_name(target.name + ".tmp")
-                with layer.extractfile(member) as source, open(temporary, "wb") as out:
-                    for block in iter(lambda: source.read(BLOCK), b""):
-                        out.write(block)
-                os.replace(temporary, target)
+                if _lstat(target) is not None and not stat.S_ISREG(_lstat(target).st_mode):
+                    raise CopyError(f"{target} is a symbolic link or not a regular file; refused")
+                fd, temporary = tempfile.mkstemp(dir=parent, prefix="." + target.name + ".", suffix=".tmp")
+                try:
+                    with layer.extractfile(member) as source, os.fdopen(fd, "wb") as out:
+                        for block in iter(lambda: source.read(BLOCK), b""):
+                            out.write(block)
+                    os.replace(temporary, target)
+                except BaseException:
+                    Path(temporary).unlink(missing_ok=True)
+                    raise
                 written.append(name)
     except tarfile.TarError as error:
         raise CopyError(f"layer {Path(blob).name} is not a tar archive this Job reads (tar or tar+gzip): {error}") \

@@ -174,7 +174,8 @@ Usage: {{ include "gpt-oss.modelCopyEnv" . | nindent 12 }}
 
 {{/*
 Init container that holds a pod until the model cache is ready. With a PVC: waits for the download marker
-(and the vocabulary), saying what it waits for. With an image volume: checks the copy against its manifest
+that names the revision (and the manifest sha256) this release pins, and the vocabulary, saying what it waits
+for; a marker of another revision or manifest, or a link, is not ready. With an image volume: checks the copy against its manifest
 (every file, or only `paths`) and fails the pod naming any file that differs.
 Usage: {{ include "gpt-oss.modelReadyContainer" (dict "root" . "paths" (list)) | nindent 8 }}
 */}}
@@ -209,21 +210,39 @@ Usage: {{ include "gpt-oss.modelReadyContainer" (dict "root" . "paths" (list)) |
 - name: wait-for-model
   image: {{ include "gpt-oss.image" $root.Values.waitForModel.image }}
   imagePullPolicy: {{ $root.Values.waitForModel.image.pullPolicy }}
+  # The marker must name what this release pins (the download Job writes it last, and removes it first).
+  env:
+    - name: MARKER
+      value: {{ include "gpt-oss.modelMarker" $root | quote }}
+    - name: EXPECTED_REVISION
+      value: {{ $root.Values.model.revision | quote }}
+    {{- with $root.Values.modelCache.manifestSha256 }}
+    - name: EXPECTED_MANIFEST_SHA256
+      value: {{ . | quote }}
+    {{- end }}
+    {{- if $root.Values.model.tiktoken.stage }}
+    - name: VOCABULARY
+      value: {{ printf "%s/o200k_base.tiktoken" (include "gpt-oss.tiktokenDir" $root) | quote }}
+    {{- end }}
   command:
     - sh
     - -c
     - |
-      marker={{ include "gpt-oss.modelMarker" $root }}
-      {{- if $root.Values.model.tiktoken.stage }}
-      vocabulary={{ include "gpt-oss.tiktokenDir" $root }}/o200k_base.tiktoken
-      until [ -f "$marker" ] && [ -f "$vocabulary" ]; do
-      {{- else }}
-      until [ -f "$marker" ]; do
-      {{- end }}
-        echo "waiting for $marker: the model-cache download Job ({{ include "gpt-oss.downloadJobName" $root }}) writes it when {{ $root.Values.model.id }}@{{ $root.Values.model.revision }} is complete and checked"
-        sleep 30
+      ready() {
+        [ -f "$MARKER" ] && [ ! -L "$MARKER" ] || return 1
+        grep -qF "\"revision\": \"$EXPECTED_REVISION\"" "$MARKER" || { echo "$MARKER names another revision than $EXPECTED_REVISION"; return 1; }
+        if [ -n "${EXPECTED_MANIFEST_SHA256:-}" ]; then
+          grep -qF "\"manifestSha256\": \"$EXPECTED_MANIFEST_SHA256\"" "$MARKER" || { echo "$MARKER names another manifest than $EXPECTED_MANIFEST_SHA256"; return 1; }
+        fi
+        if [ -n "${VOCABULARY:-}" ]; then
+          [ -f "$VOCABULARY" ] && [ ! -L "$VOCABULARY" ] || return 1
+        fi
+      }
+      until ready; do
+        echo "waiting for $MARKER: the model-cache download Job ({{ include "gpt-oss.downloadJobName" $root }}) writes it when {{ $root.Values.model.id }}@{{ $root.Values.model.revision }} is complete and checked"
+        sleep "${POLL_SECONDS:-30}"
       done
-      echo "model cache ready: $marker"
+      echo "model cache ready: $MARKER"
   securityContext: {{ include "gpt-oss.readOnlyContainerSecurityContext" $root | nindent 4 }}
   resources:
     requests:

@@ -550,6 +550,15 @@ Usage: {{ include "gpt-oss.checkValues.modelSource" . }}
 {{- if and (has $source (list "s3" "oci" "pvc")) (not $mc.manifestSha256) }}
 {{- fail (printf "modelCache.source=%s needs modelCache.manifestSha256: the sha256 of the copy's model-manifest.json, which tools/mirror-model.py prints when it writes the copy; without it any copy of model.revision would be served" $source) }}
 {{- end }}
+{{- /* A mirror serves the listing and the bytes: only a pin made elsewhere checks them (docs/security.md). */}}
+{{- if and (eq $source "huggingface") $mc.huggingface.endpoint }}
+{{- if not (hasPrefix "https://" $mc.huggingface.endpoint) }}
+{{- fail (printf "modelCache.huggingface.endpoint=%s is not https://: over plain HTTP anyone on the network can change the files and their hashes alike, and read the token; use the mirror's https:// URL (with modelCache.caBundle for a private CA)" $mc.huggingface.endpoint) }}
+{{- end }}
+{{- if not $mc.manifestSha256 }}
+{{- fail (printf "modelCache.huggingface.endpoint=%s needs modelCache.manifestSha256: a mirror lists the sizes and hashes of the very bytes it serves, so without a pin made elsewhere nothing checks it; run tools/mirror-model.py --endpoint %s (or against https://huggingface.co) and pin the manifest sha256 it prints" $mc.huggingface.endpoint $mc.huggingface.endpoint) }}
+{{- end }}
+{{- end }}
 {{- if and (has $source (list "s3" "oci" "pvc")) (not $dl.enabled) (not (and (eq $source "oci") (eq $mc.oci.mount "imageVolume"))) }}
 {{- fail (printf "modelCache.download.enabled=false with modelCache.source=%s: the download Job is what %s the cache and writes the ready marker the pods wait for; keep modelCache.download.enabled=true" $source (ternary "checks" "fills and checks" (eq $source "pvc"))) }}
 {{- end }}

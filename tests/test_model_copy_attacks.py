@@ -1,0 +1,513 @@
+"""The attacks of issue 36's security review, replayed against the chart's real scripts and refused (offline tier).
+
+charts/gpt-oss/files/download_model.py runs as a subprocess with the environment of the download Job, against
+hostile servers on 127.0.0.1 (tests/hostile.py: a fake Hub, an OCI registry and a token service that lie); the
+chart's own checks are rendered. One test per attack, named after it; the ones that need huggingface_hub's xet
+client or moto's S3 are in tests/e2e/test_model_copy_attacks.py. docs/security.md lists the defences.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.fake_hub import RepoFile
+from tests.helpers import CHART_DIR, ChartRenderError, dgd_pods, find, load_script, render_chart
+from tests.hostile import MiB, FakeRegistry, HostileHub, TokenService, layer_tar
+
+SCRIPT = CHART_DIR / "files" / "download_model.py"
+sys.path.insert(0, str(CHART_DIR / "files"))
+import model_copy  # noqa: E402  (the chart's module, as the Job imports it)
+
+MODEL = "openai/gpt-oss-120b"
+REV_A = "a" * 40
+REV_B = "b" * 40
+PIN = "5" * 64
+RUN_TIMEOUT = 60
+
+
+def revision_files(tag: bytes) -> list[RepoFile]:
+    return [RepoFile("config.json", b'{"model_type": "gpt_oss", "tag": "%s"}\n' % tag, lfs=False),
+            RepoFile("model-00001.safetensors", tag * 4096, lfs=True),
+            RepoFile("model-00002.safetensors", tag[::-1] * 4096, lfs=True)]
+
+
+@pytest.fixture
+def hubs():
+    started = []
+
+    def start(commit: str, files: list[RepoFile], **knobs) -> tuple[HostileHub, str]:
+        hub = HostileHub(MODEL, commit, files, rate=64 * MiB, **knobs)
+        started.append(hub)
+        return hub, hub.start()
+    yield start
+    for hub in started:
+        hub.stop()
+
+
+class Job:
+    """download_model.py with the download Job's environment, in a folder that stands for the cache claim."""
+
+    def __init__(self, root: Path, revision: str = REV_A, **env):
+        self.root, self.revision = root, revision
+        self.model_dir = root / "cache" / MODEL
+        self.marker = self.model_dir / f".download-complete-{revision}"
+        self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), "PYTHONDONTWRITEBYTECODE": "1",
+                    "SOURCE": "huggingface", "MODEL_ID": MODEL, "MODEL_REVISION": revision,
+                    "MODEL_DIR": str(self.model_dir), "MARKER": str(self.marker), "IGNORE_PATTERNS": "[]",
+                    "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1", **env}
+
+    # -S: these sources need the standard library only (huggingface_hub and boto3 are for xet and s3, in the e2e
+    # file); skipping site's start-up keeps the offline tier within its time.
+    argv = [sys.executable, "-S", str(SCRIPT)]
+
+    def start(self) -> subprocess.Popen:
+        return subprocess.Popen(self.argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def run(self) -> tuple[int, str]:
+        done = subprocess.run(self.argv, env=self.env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        return done.returncode, done.stdout + done.stderr
+
+    def recorded(self) -> dict:
+        return json.loads(self.marker.read_text())
+
+
+def disk_bytes(folder: Path) -> int:
+    return sum(p.lstat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+# --- 2. a ready marker that outlives its check -----------------------------------------------------------------------
+
+class TestStaleMarker:
+    def test_should_not_call_a_rollback_complete_while_the_disk_holds_another_revision(self, hubs, tmp_path):
+        hub_a, url_a = hubs(REV_A, revision_files(b"A"))
+        hub_b, url_b = hubs(REV_B, revision_files(b"B"))
+        first = Job(tmp_path, REV_A, HF_ENDPOINT=url_a)
+        assert first.run()[0] == 0
+        pin_a = first.recorded()["manifestSha256"]  # what the user pins for A
+        upgrade = Job(tmp_path, REV_B, HF_ENDPOINT=url_b)
+        assert upgrade.run()[0] == 0
+
+        code, output = Job(tmp_path, REV_A, HF_ENDPOINT=url_a, MANIFEST_SHA256=pin_a).run()
+
+        assert code == 0, output
+        assert "already complete" not in output
+        assert (first.model_dir / "config.json").read_bytes() == hub_a.file("config.json").content
+        assert first.recorded()["revision"] == REV_A and first.recorded()["manifestSha256"] == pin_a
+        assert not upgrade.marker.exists(), "the marker of B stayed beside A's files"
+
+    def test_should_remove_the_marker_when_a_recheck_is_refused(self, hubs, tmp_path):
+        _, url = hubs(REV_A, revision_files(b"A"))
+        assert Job(tmp_path, REV_A, HF_ENDPOINT=url).run()[0] == 0
+        job = Job(tmp_path, REV_A, HF_ENDPOINT=url, MANIFEST_SHA256="e" * 64)
+        assert job.marker.exists()
+
+        code, output = job.run()
+
+        assert code == 1 and f"but modelCache.manifestSha256 pins {'e' * 64}" in output, output
+        assert not job.marker.exists(), "a refused re-check left the old marker"
+
+    def test_should_check_again_under_a_marker_an_older_job_wrote(self, hubs, tmp_path):
+        """A 0.3.0 marker (no format) was written before these defences: leftovers under it are not trusted."""
+        hub, url = hubs(REV_A, revision_files(b"A"))
+        job = Job(tmp_path, HF_ENDPOINT=url)
+        assert job.run()[0] == 0
+        old = {k: v for k, v in job.recorded().items() if k != "format"}
+        job.marker.write_text(json.dumps(old))
+        (job.model_dir / "modeling_planted.py").write_text("import os\n")
+        asked = len(hub.requests)
+
+        code, output = job.run()
+
+        assert code == 0 and "was written by an older download Job" in output, output
+        assert not (job.model_dir / "modeling_planted.py").exists()
+        assert [r["path"] for r in hub.requests[asked:] if "/resolve/" in r["path"]] == [], \
+            "files in place and right were fetched again"
+
+    def test_should_not_mix_old_and_new_files_when_an_upgrade_fails(self, hubs, tmp_path):
+        hub_a, url_a = hubs(REV_A, revision_files(b"A"))
+        assert Job(tmp_path, REV_A, HF_ENDPOINT=url_a).run()[0] == 0
+        files_b = revision_files(b"B")
+        _, url_b = hubs(REV_B, files_b, corrupt="model-00002.safetensors")
+        job = Job(tmp_path, REV_B, HF_ENDPOINT=url_b)
+
+        code, output = job.run()
+
+        assert code == 1 and "model-00002.safetensors: sha256 differs" in output, output
+        # B's good first shard waits in staging: nothing of B is in place until every file of B is checked.
+        for name in ("config.json", "model-00001.safetensors"):
+            assert (job.model_dir / name).read_bytes() == hub_a.file(name).content, name
+        assert not list(job.model_dir.glob(".download-complete-*")), "a marker stayed over a half-changed folder"
+
+    def test_should_keep_workers_waiting_on_a_marker_of_another_pin(self, tmp_path):
+        objects = render_chart(["agg.yaml"], {"modelCache": {"mountPath": str(tmp_path / "cache")},
+                                              "model": {"tiktoken": {"stage": False}}})
+        pod = dgd_pods(find(objects, "DynamoGraphDeployment"))["TRTLLMWorker"]["spec"]
+        wait = next(c for c in pod["initContainers"] if c["name"] == "wait-for-model")
+        env = {e["name"]: e["value"] for e in wait["env"]}
+        marker = Path(env["MARKER"])
+        marker.parent.mkdir(parents=True)
+
+        def waits(content: str) -> bool:
+            """True when the rendered script says it waits; False when it says the cache is ready and exits 0."""
+            marker.write_text(content)
+            process = subprocess.Popen(wait["command"], env={**env, "POLL_SECONDS": "5", "PATH": "/usr/bin:/bin"},
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            try:
+                first = process.stdout.readline()
+                if "waiting for" in first or "names another" in first:
+                    return True
+                assert first.startswith("model cache ready") and process.wait(RUN_TIMEOUT) == 0, first
+                return False
+            finally:
+                process.kill()
+                process.wait()
+
+        revision = env["EXPECTED_REVISION"]
+        assert waits(json.dumps({"model": MODEL, "revision": REV_B, "manifestSha256": PIN}, sort_keys=True))
+        assert waits("")
+        assert not waits(json.dumps({"model": MODEL, "revision": revision, "manifestSha256": PIN}, sort_keys=True))
+
+    def test_should_keep_the_benchmark_waiting_on_a_marker_of_another_pin(self, tmp_path):
+        """The benchmark's wait_for_model.py reads the cache too: it waits for the marker of the rendered pin."""
+        wait_for_model = load_script("charts/gpt-oss/files/wait_for_model.py")
+        benchmark = find(render_chart(["agg.yaml"], {"modelCache": {"source": "pvc", "manifestSha256": PIN,
+                                                                    "existingClaim": "weights"}}),
+                         "Job", "gpt-oss-benchmark")["spec"]["template"]["spec"]["containers"][0]
+        env = {e["name"]: e["value"] for e in benchmark["env"]}
+        assert env["EXPECTED_MANIFEST_SHA256"] == PIN
+        marker = tmp_path / ".download-complete"
+        marker.write_text(json.dumps({"revision": env["EXPECTED_REVISION"], "manifestSha256": "e" * 64}))
+        assert "this release pins " + PIN in wait_for_model.marker_problem(
+            str(marker), env["EXPECTED_REVISION"], env["EXPECTED_MANIFEST_SHA256"])
+        with pytest.raises(SystemExit, match="gave up: .* names manifest e{64}"):
+            wait_for_model.wait_for_marker(str(marker), env["EXPECTED_REVISION"], PIN, deadline=0, interval=0)
+        link = tmp_path / "link"
+        marker.write_text(json.dumps({"revision": env["EXPECTED_REVISION"], "manifestSha256": PIN}))
+        link.symlink_to(marker)
+        assert wait_for_model.marker_problem(str(marker), env["EXPECTED_REVISION"], PIN) is None
+        assert "is a symbolic link" in wait_for_model.marker_problem(str(link), env["EXPECTED_REVISION"], PIN)
+
+
+# --- 3. no independent check with a mirror ---------------------------------------------------------------------------
+
+class TestMirrorWithoutIndependentCheck:
+    def test_should_refuse_a_mirror_without_a_pinned_manifest(self):
+        with pytest.raises(ChartRenderError) as error:
+            render_chart(["agg.yaml"], {"modelCache": {"huggingface": {"endpoint": "https://hf-mirror.example"}}})
+        assert "modelCache.huggingface.endpoint=https://hf-mirror.example needs modelCache.manifestSha256" in \
+            str(error.value)
+
+    def test_should_refuse_a_plain_http_mirror(self):
+        with pytest.raises(ChartRenderError) as error:
+            render_chart(["agg.yaml"], {"modelCache": {"manifestSha256": PIN,
+                                                       "huggingface": {"endpoint": "http://hf-mirror.example"}}})
+        assert "modelCache.huggingface.endpoint=http://hf-mirror.example is not https://" in str(error.value)
+
+    def test_should_refuse_a_listing_without_the_commit(self, hubs, tmp_path):
+        def drop_sha(body):
+            body.pop("sha")
+            return body
+        _, url = hubs(REV_A, revision_files(b"A"), listing_patch=drop_sha)
+        job = Job(tmp_path, HF_ENDPOINT=url)
+
+        code, output = job.run()
+
+        assert code == 1 and "answered commit None" in output, output
+        assert not job.marker.exists() and not (job.model_dir / "config.json").exists()
+
+    def test_should_refuse_a_listing_with_an_empty_blob_id(self, hubs, tmp_path):
+        def empty_blob_id(body):
+            body["siblings"][0]["blobId"] = ""
+            return body
+        _, url = hubs(REV_A, revision_files(b"A"), listing_patch=empty_blob_id)
+        job = Job(tmp_path, HF_ENDPOINT=url)
+
+        code, output = job.run()
+
+        assert code == 1 and "lists 'config.json' in openai/gpt-oss-120b" in output, output
+        assert "without a size and a hash" in output
+        assert not job.marker.exists()
+
+
+# --- 4. two Jobs racing on one cache ---------------------------------------------------------------------------------
+
+class TestTwoJobsOnOneCache:
+    def test_should_serve_the_listed_size_when_two_jobs_race(self, hubs, tmp_path):
+        files = [RepoFile("model-00001.safetensors", hashlib.sha256(b"race").digest() * (128 * 1024), lfs=True)]
+        hub, url = hubs(REV_A, files)
+        hub.rate = 8 * MiB  # 4 MiB: half a second; the second Job starts while the first is writing
+        first = Job(tmp_path, HF_ENDPOINT=url).start()
+        partial = Job(tmp_path).model_dir / ".cache" / "gpt-oss" / "partial" / (files[0].path + ".partial")
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while not partial.exists() and first.poll() is None:  # made before the first byte is asked for
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        second = Job(tmp_path, HF_ENDPOINT=url).start()
+
+        outputs = [process.communicate(timeout=RUN_TIMEOUT)[0] for process in (first, second)]
+
+        assert [first.returncode, second.returncode] == [0, 0], outputs
+        served = Job(tmp_path).model_dir / files[0].path
+        assert served.stat().st_size == 4 * MiB
+        assert served.read_bytes() == files[0].content
+        assert any("another download Job holds the lock" in output for output in outputs), outputs
+
+
+# --- 5. unbounded writes and reads -----------------------------------------------------------------------------------
+
+class TestUnboundedWritesAndReads:
+    def test_should_write_no_more_than_the_listed_size_without_content_length(self, hubs, tmp_path):
+        files = [RepoFile("config.json", b"0123456789", lfs=False)]
+        _, url = hubs(REV_A, files, endless={f"/{MODEL}/resolve/{REV_A}/config.json": 256 * MiB})
+        job = Job(tmp_path, HF_ENDPOINT=url)
+
+        code, output = job.run()
+
+        assert code == 1 and "the source sent more than the 10 bytes the Hub lists" in output, output
+        assert disk_bytes(job.model_dir) < 64 * 1024, "the endless answer reached the volume"
+        assert not job.marker.exists()
+
+    def test_should_refuse_an_endless_vocabulary(self, hubs, tmp_path):
+        _, url = hubs(REV_A, revision_files(b"A"), endless={"/tiktoken/o200k_base.tiktoken": 256 * MiB})
+        job = Job(tmp_path, HF_ENDPOINT=url, TIKTOKEN_URL=f"{url}/tiktoken/o200k_base.tiktoken",
+                  TIKTOKEN_SHA256=PIN)
+
+        code, output = job.run()
+
+        assert code == 1 and "is larger than 67108864 bytes; refused" in output, output
+        assert not job.marker.exists()
+
+    def test_should_refuse_an_oversized_hub_listing(self, hubs, tmp_path):
+        def pad(body):
+            body["cardData"] = "x" * (17 * MiB)
+            return body
+        _, url = hubs(REV_A, revision_files(b"A"), listing_patch=pad)
+
+        code, output = Job(tmp_path, HF_ENDPOINT=url).run()
+
+        assert code == 1 and "is larger than 16777216 bytes; refused" in output, output
+
+    def test_should_refuse_an_oversized_oci_manifest(self, tmp_path):
+        registry = FakeRegistry("models/gpt-oss", [], manifest_body=b" " * (5 * MiB))
+        host = registry.start()
+        try:
+            job = Job(tmp_path, SOURCE="oci", OCI_REPOSITORY=f"{host}/models/gpt-oss", OCI_DIGEST=registry.digest,
+                      OCI_PLAIN_HTTP="true", MANIFEST_SHA256=PIN)
+            code, output = job.run()
+        finally:
+            registry.stop()
+
+        assert code == 1 and "is larger than 4194304 bytes; refused" in output, output
+
+    def test_should_check_the_pin_before_parsing_a_manifest(self, tmp_path):
+        job = Job(tmp_path, SOURCE="pvc", MANIFEST_SHA256=PIN)
+        job.model_dir.mkdir(parents=True)
+        (job.model_dir / "model-manifest.json").write_bytes(b"\xff{ not json")
+
+        code, output = job.run()
+
+        assert code == 1 and f"but modelCache.manifestSha256 pins {PIN}" in output, output
+        assert "is not a gpt-oss.model-copy/v1 manifest" not in output, "it parsed the manifest before the pin"
+        (job.model_dir / "model-manifest.json").write_bytes(b" " * (17 * MiB))
+        code, output = job.run()
+        assert code == 1 and "is larger than 16777216 bytes" in output, output
+
+
+# --- 6. credentials on the wire ---------------------------------------------------------------------------------------
+
+class TestCredentialsOnTheWire:
+    def test_should_drop_authorization_on_a_redirect_from_https_to_http(self, hubs, tmp_path, monkeypatch):
+        pytest.importorskip("cryptography", reason="the test CA needs cryptography (requirements-test.txt)")
+        from tests.e2e.test_model_source_hub_mirror import make_test_ca
+
+        ca_file, context = make_test_ca(tmp_path)
+        plain, plain_url = hubs(REV_A, revision_files(b"A"))
+        path = f"/{MODEL}/resolve/{REV_A}/config.json"
+        secure = HostileHub(MODEL, REV_A, revision_files(b"A"), redirects={path: plain_url + path})
+        secure_url = secure.start(ssl_context=context)
+        monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
+        try:
+            with model_copy.hub_request(secure_url + path, token="hf_secret") as response:
+                assert response.read() == plain.file("config.json").content
+        finally:
+            secure.stop()
+
+        assert secure.authorizations == [(path, "Bearer hf_secret")]
+        assert plain.authorizations == [(path, None)], "the token followed the redirect to plain HTTP"
+
+    def test_should_send_no_token_to_a_plain_http_mirror(self, hubs, tmp_path):
+        hub, url = hubs(REV_A, revision_files(b"A"))
+        token = tmp_path / "token"
+        token.write_text("hf_secret\n")
+
+        code, output = Job(tmp_path, HF_ENDPOINT=url, HF_TOKEN_PATH=str(token)).run()
+
+        assert code == 1 and "is plain HTTP: the Hugging Face token (huggingface.tokenSecret) is never sent" in output
+        assert [auth for _, auth in hub.authorizations if auth] == []
+
+    def test_should_not_give_a_mirror_the_hub_token(self):
+        def job_spec(huggingface: dict) -> dict:
+            objects = render_chart(["agg.yaml"], {"modelCache": {"manifestSha256": PIN, "huggingface": huggingface}},
+                                   show_only=["templates/model-cache/job-model-download.yaml"])
+            return find(objects, "Job")["spec"]["template"]["spec"]
+
+        spec = job_spec({"endpoint": "https://hf-mirror.example"})
+        assert "hf-token" not in {v["name"] for v in spec["volumes"]}
+        assert "HF_TOKEN_PATH" not in {e["name"] for e in spec["containers"][0]["env"]}
+        opted = job_spec({"endpoint": "https://hf-mirror.example", "sendTokenToMirror": True})
+        assert "hf-token" in {v["name"] for v in opted["volumes"]}
+
+    def test_should_send_no_credentials_to_a_token_service_on_another_host(self, tmp_path):
+        service = TokenService()
+        realm = service.start()
+        registry = FakeRegistry("models/gpt-oss", [], challenge=f'Bearer realm="{realm}",service="registry"')
+        host = registry.start()
+        config = tmp_path / "config.json"
+        config.write_text(json.dumps({"auths": {host: {"auth": base64.b64encode(b"reader:s3cret").decode()}}}))
+        env = dict(SOURCE="oci", OCI_REPOSITORY=f"{host}/models/gpt-oss", OCI_DIGEST=registry.digest,
+                   OCI_PLAIN_HTTP="true", MANIFEST_SHA256=PIN, REGISTRY_AUTH_FILES=str(config))
+        try:
+            code, output = Job(tmp_path, **env).run()
+            assert code == 1 and "not on the registry's host; refused" in output, output
+            assert "modelCache.oci.tokenService" in output
+            assert service.hits == [], "the credentials went to the token service the registry named"
+            # Named by the user (modelCache.oci.tokenService): trusted, though plain HTTP is still refused.
+            code, output = Job(tmp_path / "named", **env, OCI_TOKEN_SERVICE=realm).run()
+            assert "is plain HTTP: no credential goes over it" in output, output
+            assert service.hits == []
+        finally:
+            registry.stop()
+            service.stop()
+
+
+    def test_should_send_no_registry_credentials_over_plain_http(self, tmp_path):
+        registry = FakeRegistry("models/gpt-oss", [], challenge='Basic realm="models"')
+        host = registry.start()
+        config = tmp_path / "config.json"
+        config.write_text(json.dumps({"auths": {host: {"auth": base64.b64encode(b"reader:s3cret").decode()}}}))
+        try:
+            code, output = Job(tmp_path, SOURCE="oci", OCI_REPOSITORY=f"{host}/models/gpt-oss",
+                               OCI_DIGEST=registry.digest, OCI_PLAIN_HTTP="true", MANIFEST_SHA256=PIN,
+                               REGISTRY_AUTH_FILES=str(config)).run()
+        finally:
+            registry.stop()
+
+        assert code == 1 and f"http://{host} is plain HTTP: no credential goes over it" in output, output
+        assert [auth for _, auth in registry.authorizations if auth] == []
+
+
+# --- 7. links and leftovers --------------------------------------------------------------------------------------------
+
+class TestLinksAndLeftovers:
+    def test_should_not_write_through_a_link_already_in_the_folder(self, hubs, tmp_path):
+        hub, url = hubs(REV_A, revision_files(b"A"))
+        job = Job(tmp_path, HF_ENDPOINT=url)
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        victim = outside / "victim"
+        victim.write_bytes(b"not the cache's")
+        job.model_dir.mkdir(parents=True)
+        (job.model_dir / "config.json").symlink_to(victim)
+        (job.model_dir / "model-00001.safetensors").symlink_to(outside / "planted")
+
+        code, output = job.run()
+
+        assert code == 0, output
+        assert victim.read_bytes() == b"not the cache's" and not (outside / "planted").exists()
+        assert not (job.model_dir / "config.json").is_symlink()
+        assert (job.model_dir / "config.json").read_bytes() == hub.file("config.json").content
+
+    def test_should_not_write_through_a_linked_folder(self, hubs, tmp_path):
+        files = [RepoFile("sub/model.safetensors", b"w" * 4096, lfs=True)]
+        _, url = hubs(REV_A, files)
+        job = Job(tmp_path, HF_ENDPOINT=url)
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        job.model_dir.mkdir(parents=True)
+        (job.model_dir / "sub").symlink_to(outside, target_is_directory=True)
+
+        code, output = job.run()
+
+        assert code == 0, output
+        assert list(outside.iterdir()) == [], "a write escaped the cache through a linked folder"
+        assert (job.model_dir / "sub").is_dir() and not (job.model_dir / "sub").is_symlink()
+
+    def test_should_refuse_a_linked_folder_in_a_checked_copy(self, tmp_path):
+        job = Job(tmp_path, SOURCE="pvc")
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        (outside / "model.safetensors").write_bytes(b"w" * 10)
+        job.model_dir.mkdir(parents=True)
+        (job.model_dir / "sub").symlink_to(outside, target_is_directory=True)
+        manifest = model_copy.manifest_bytes(MODEL, REV_A, [
+            {"path": "sub/model.safetensors", "size": 10, "sha256": hashlib.sha256(b"w" * 10).hexdigest()}])
+        (job.model_dir / "model-manifest.json").write_bytes(manifest)
+        job.env["MANIFEST_SHA256"] = hashlib.sha256(manifest).hexdigest()
+
+        code, output = job.run()
+
+        assert code == 1 and "sub/model.safetensors: reached through a symbolic link" in output, output
+        assert not job.marker.exists()
+
+    def test_should_not_serve_files_the_manifest_does_not_list(self, hubs, tmp_path):
+        _, url = hubs(REV_A, revision_files(b"A"))
+        job = Job(tmp_path, HF_ENDPOINT=url)
+        (job.model_dir / "extra").mkdir(parents=True)
+        (job.model_dir / "extra" / "modeling_evil.py").write_text("import os\n")
+        (job.model_dir / "tokenizer.json").write_text("{}")
+
+        code, output = job.run()
+
+        assert code == 0, output
+        assert not (job.model_dir / "extra").exists() and not (job.model_dir / "tokenizer.json").exists()
+        # The user's claim (source pvc) with a file its manifest does not list: refused, not served.
+        pvc = Job(tmp_path / "claim", SOURCE="pvc", MANIFEST_SHA256=hashlib.sha256(
+            (job.model_dir / "model-manifest.json").read_bytes()).hexdigest())
+        shutil.copytree(job.model_dir, pvc.model_dir, ignore=shutil.ignore_patterns(".download-complete-*", ".cache"))
+        (pvc.model_dir / "tokenizer.json").write_text("{}")
+        code, output = pvc.run()
+        assert code == 1 and "tokenizer.json: not in the manifest" in output, output
+        assert not pvc.marker.exists()
+
+    def test_should_mount_the_cache_read_only_in_the_benchmark(self):
+        benchmark = find(render_chart(["agg.yaml"]), "Job", "gpt-oss-benchmark")["spec"]["template"]["spec"]
+        mounts = {m["name"]: m for m in benchmark["containers"][0]["volumeMounts"]}
+        assert mounts["model-cache"].get("readOnly") is True
+        volume = next(v for v in benchmark["volumes"] if v["name"] == "model-cache")
+        assert volume["persistentVolumeClaim"]["readOnly"] is True
+
+
+# --- 8. OCI names with ':' ---------------------------------------------------------------------------------------------
+
+class TestOciNamesWithColons:
+    def test_should_remove_the_bad_file_whose_name_holds_a_colon(self, tmp_path):
+        good, meant = b"g" * 100, b"m" * 100
+        manifest = model_copy.manifest_bytes(MODEL, REV_A, [
+            {"path": "a", "size": 100, "sha256": hashlib.sha256(good).hexdigest()},
+            {"path": "a:b.bin", "size": 100, "sha256": hashlib.sha256(meant).hexdigest()}])
+        layer = layer_tar({"a": good, "a:b.bin": b"x" * 100, "model-manifest.json": manifest})
+        registry = FakeRegistry("models/gpt-oss", [layer])
+        host = registry.start()
+        try:
+            job = Job(tmp_path, SOURCE="oci", OCI_REPOSITORY=f"{host}/models/gpt-oss", OCI_DIGEST=registry.digest,
+                      OCI_PLAIN_HTTP="true", MANIFEST_SHA256=hashlib.sha256(manifest).hexdigest())
+            code, output = job.run()
+        finally:
+            registry.stop()
+
+        assert code == 1 and "a:b.bin: sha256 differs" in output, output
+        scratch = job.model_dir / ".cache" / "gpt-oss" / "oci"
+        assert not (scratch / "a:b.bin").exists() and not (job.model_dir / "a:b.bin").exists(), \
+            "the bad file was left"
+        assert (scratch / "a").read_bytes() == good, "the clean-up removed the wrong file"
+        assert not job.marker.exists()
+
