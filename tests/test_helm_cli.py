@@ -46,4 +46,16 @@ class TestHelmCli:
         assert result.returncode != 0
         with pytest.raises(ChartRenderError) as refused:
             render_chart(values_files=["agg.yaml"], values={"gpu": {"type": "T4"}})
-        assert "gpu.type" in result.stderr and "gpu.type" in str(refused.value)
+        message = "at '/gpu/type': value must be one of 'GB200', 'B200', 'H200', 'H100'"
+        assert message in result.stderr and message in str(refused.value), (result.stderr, str(refused.value))
+
+    def test_should_refuse_a_cross_field_rule_with_the_chart_message(self, helm):
+        # A rule of the validation templates (not the schema): a Hub mirror without a pinned manifest.
+        endpoint = "modelCache.huggingface.endpoint=https://mirror.example.com"
+        result = cli_template(helm, "-f", str(VALUES_DIR / "agg.yaml"), "--set", endpoint)
+        assert result.returncode != 0
+        with pytest.raises(ChartRenderError) as refused:
+            render_chart(values_files=["agg.yaml"],
+                         values={"modelCache": {"huggingface": {"endpoint": "https://mirror.example.com"}}})
+        assert "modelCache.manifestSha256" in str(refused.value)
+        assert "modelCache.manifestSha256" in result.stderr, result.stderr
