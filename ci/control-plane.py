@@ -50,7 +50,6 @@ import re
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
