@@ -15,9 +15,9 @@
                                                  ...) and starts it again with the same flags, ports and data
                                                  directory; the cluster tier's fault tests use it
 
-Binaries, first found wins: the ones `ci/go_parts.py build kubernetes` built from the modules pinned in
-ci/go/kubernetes/go.sum (cached outside the checkout, keyed by that pin; .ci/run builds them), then
-$KUBEBUILDER_ASSETS (the envtest convention; `setup-envtest use -p path`), then the newest version in
+Binaries, first found wins: $KUBEBUILDER_ASSETS when set (the envtest convention; `setup-envtest use -p path`),
+then the ones `ci/go_parts.py build kubernetes` built from the modules pinned in ci/go/kubernetes/go.sum (cached
+outside the checkout, keyed by that pin; .ci/run builds them and sets no KUBEBUILDER_ASSETS), then the newest version in
 setup-envtest's store (~/.local/share/kubebuilder-envtest/k8s/<version>-<os>-<arch>/). Without etcd and
 kube-apiserver `start` exits 3 and says so; with CI=true a control plane that cannot start fails instead.
 Everything binds to 127.0.0.1 on free ports.
@@ -75,11 +75,12 @@ NODE_CAPACITY = {"cpu": "64", "memory": "512Gi", "pods": "110", "ephemeral-stora
 def find_binaries() -> tuple[Path | None, str]:
     """The directory holding the binaries, and where it came from (or why none was found)."""
     candidates = []
+    # A folder the user names wins; then what the project builds from its pins; then setup-envtest's store.
+    if os.environ.get("KUBEBUILDER_ASSETS"):
+        candidates.append((Path(os.environ["KUBEBUILDER_ASSETS"]), "KUBEBUILDER_ASSETS"))
     built = go_parts.built("kubernetes")
     candidates.append((built or go_parts.bin_dir("kubernetes"),
                        "ci/go_parts.py's cache" + ("" if built else " (not built: ci/go_parts.py build kubernetes)")))
-    if os.environ.get("KUBEBUILDER_ASSETS"):
-        candidates.append((Path(os.environ["KUBEBUILDER_ASSETS"]), "KUBEBUILDER_ASSETS"))
     store = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "kubebuilder-envtest" / "k8s"
     if not store.is_dir():
         candidates.append((store / "<version>-<os>-<arch>", "setup-envtest store (absent)"))
