@@ -640,8 +640,8 @@ def hook_objects(run: Run) -> list[dict]:
 class TestNodeHost:
     def test_should_keep_the_node_sockets_under_a_short_path_whatever_the_state_folder(self, node, cluster_access):
         state = real.state_of(cluster_access.kubeconfig)
-        sockets = [Path(entry.path) for folder, _, _ in os.walk(NODE.node_dir(state))
-                   for entry in os.scandir(folder) if entry.is_socket()]
+        sockets = [path for folder, _, _ in os.walk(NODE.node_dir(state))
+                   for path in map(Path, (entry.path for entry in os.scandir(folder))) if path.is_socket()]
         assert sockets, f"no unix socket under {NODE.node_dir(state)}"
         # sun_path holds 108 bytes with its terminating NUL
         assert max(len(str(path)) for path in sockets) <= 107, sorted(map(str, sockets))
