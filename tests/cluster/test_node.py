@@ -387,6 +387,16 @@ class TestTrtllmServeOnTheNode:
         owners = {(uid, gid) for path, (uid, gid, _) in files.items() if not path.startswith("benchmark")}
         assert owners == {(1000, 1000)}, f"files not written as uid/gid 1000: {owners}"
 
+    def test_should_trust_the_mirror_by_the_chart_ca_bundle_and_mark_the_pinned_manifest(self, served, hub):
+        require(served, "hub_requests")
+        downloads = [logs.get("download", "") for name, logs in served.logs.items()
+                     if name.startswith(served.facts["job"] + "-")]
+        assert any("trusting the CA bundle" in text for text in downloads), downloads
+        env = {e["name"]: e["value"] for e in find(served.objects, "Job")["spec"]["template"]["spec"]["containers"][0][
+            "env"] if "value" in e}
+        marker = real.VOLUMES / served.namespace / Path(env["MARKER"]).relative_to("/model-cache")
+        assert hub.manifest_sha256 in marker.read_text(), marker.read_text()
+
     def test_should_resume_the_download_after_its_pod_is_deleted_and_survive_a_kubelet_restart(self, served):
         require(served, "hub_requests")
         kill = served.facts["kubelet_kill"]
