@@ -70,7 +70,8 @@ GATEWAY = "10.244.0.1"
 SERVICE_CIDR = "10.0.0.0/24"
 CLUSTER_DOMAIN = "cluster.local"
 FAKE_HUB_PORT = 8780
-FAKE_HUB_URL = f"http://{GATEWAY}:{FAKE_HUB_PORT}"
+# HTTPS with a test CA: the chart refuses a plain-HTTP Hub mirror (issue 36).
+FAKE_HUB_URL = f"https://{GATEWAY}:{FAKE_HUB_PORT}"
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 CNI_NETWORK = "gpt-oss-node"
 CNI_BIN = Path("/usr/lib/cni")

@@ -126,6 +126,12 @@ class NodeNamespace:
         k8s.core.create_persistent_volume(local_volume(name, f"{RELEASE_NAME}-model-cache", size, volume))
         return cls(k8s, name, volume)
 
+    def add_ca(self, config_map: str, pem: bytes) -> None:
+        """The fake Hub's test CA as a ConfigMap (key ca.crt), for the chart's modelCache.caBundle.configMap."""
+        self.k8s.core.create_namespaced_config_map(self.name, {
+            "metadata": {"name": config_map, "labels": {kube.TIER_LABEL: "cluster"}},
+            "data": {"ca.crt": pem.decode()}})
+
     def delete(self) -> None:
         self.k8s.core.delete_namespace(self.name)
         # Wait for the kubelet to stop the pods and unmount their volumes before the folder goes.

@@ -8,7 +8,10 @@ for real, in namespaces enforcing PodSecurity `restricted`, with the model cache
 The images are stand-ins built from Debian packages and PyPI (tests/cluster/node.py stand_ins() says what each
 is): the Jobs' Python image is Debian's python3 with the Jobs' pinned packages; the TensorRT-LLM and Dynamo
 runtime images are Dynamo's own frontend in front of GPU-free mockers. The model is a small tokenizer and config
-plus one large file, served by tests/e2e/fake_hub.py on the node's bridge address (ci/node.py FAKE_HUB_URL).
+plus one large file, served by tests/e2e/fake_hub.py on the node's bridge address (ci/node.py FAKE_HUB_URL) over
+HTTPS with a test CA, as a Hub mirror must be (issue 36): the pods trust the CA through modelCache.caBundle (a
+ConfigMap in each namespace) and the release pins the manifest sha256 tools/mirror-model.py prints for a copy
+made through the same fake Hub (modelCache.manifestSha256), as a user does before pointing the chart at a mirror.
 
 trtllm-serve: the whole release runs: the download Job (its pod killed mid-download, the kubelet killed too),
 the server's wait-for-model init container, its readiness probe, the Service by name (cluster DNS, kube-proxy),
@@ -23,10 +26,13 @@ import hashlib
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -34,7 +40,11 @@ from tests.cluster import kube
 from tests.cluster import node as real
 from tests.cluster.conftest import CACHE_SIZE, Release
 from tests.cluster.control import ControlPlane
-from tests.helpers import DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS, dgd_pods, dgd_workers, find, skip_for_missing_part
+from tests.helpers import (DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods, dgd_workers, find,
+                           skip_for_missing_part)
+
+if TYPE_CHECKING:
+    from tests.e2e.fake_hub import FakeHub
 
 pytestmark = pytest.mark.cluster
 
@@ -47,6 +57,7 @@ PERMISSION_ERRORS = re.compile(r"Permission denied|Read-only file system|Operati
 TRTLLM_SERVE_TARGET = TRTLLM_SERVE_OVERLAYS[0]
 DYNAMO_TARGET = "agg.yaml" if "agg.yaml" in DYNAMO_OVERLAYS else DYNAMO_OVERLAYS[0]
 SERVE_REPLICAS = 2  # two server pods, so the budget (maxUnavailable 1) has one to allow and one to refuse
+CA_CONFIGMAP = "gpt-oss-node-hub-ca"  # in each release's namespace: the fake Hub's test CA (modelCache.caBundle)
 
 
 @dataclass
@@ -75,9 +86,33 @@ def node(cluster_access, k8s, job_pods, scheduler):
         takeover.restore()
 
 
+@dataclass
+class HubMirror:
+    """The fake Hub as the chart's Hub mirror: its https:// URL, the test CA it is signed by, and the manifest
+    sha256 of a copy tools/mirror-model.py made through it (the pin modelCache.manifestSha256 needs)."""
+    fake: FakeHub
+    url: str
+    ca: bytes
+    manifest_sha256: str
+
+
+def pin_by_mirroring(url: str, ca_file: Path, model_id: str, revision: str, copy: Path) -> str:
+    """What a user does before pointing the chart at a mirror: tools/mirror-model.py writes a copy through it and
+    prints the manifest's sha256."""
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "https_proxy", "http_proxy")}
+    mirrored = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "tools" / "mirror-model.py"), "--endpoint", url, "--ca-bundle", str(ca_file),
+         "--model", model_id, "--revision", revision, "--tiktoken", f"{url}/tiktoken/o200k_base.tiktoken",
+         "--tiktoken-sha256", hashlib.sha256(real.VOCABULARY).hexdigest(), "--json", str(copy)],
+        capture_output=True, text=True, timeout=300, env=env)
+    assert mirrored.returncode == 0, f"tools/mirror-model.py through {url}: {mirrored.stderr}"
+    return json.loads(mirrored.stdout)["manifestSha256"]
+
+
 @pytest.fixture(scope="module")
 def hub(node, tmp_path_factory):
     from tests.e2e.fake_hub import FakeHub
+    from tests.e2e.test_model_source_hub_mirror import make_test_ca
     from tests.e2e.tokenizer import build_tokenizer
     from tests.helpers import render_chart
     # The model the Job asks for, as rendered: the fake Hub serves that repo at that revision.
@@ -86,25 +121,33 @@ def hub(node, tmp_path_factory):
     env = {e["name"]: e["value"] for e in job["env"] if "value" in e}
     model_id, revision = env["MODEL_ID"], env["MODEL_REVISION"]
     tokenizer = build_tokenizer(tmp_path_factory.mktemp("tokenizer"))
+    ca_file, tls = make_test_ca(tmp_path_factory.mktemp("hub-ca"), address=NODE.GATEWAY)
     hub = FakeHub(model_id, revision, real.fake_repo(tokenizer, BIG_SIZE),
                   extra={Path(env["TIKTOKEN_URL"]).name: real.VOCABULARY}, rate=FAST)
-    hub.start(host=NODE.GATEWAY, port=NODE.FAKE_HUB_PORT)
-    yield hub
-    hub.stop()
+    url = hub.start(ssl_context=tls, host=NODE.GATEWAY, port=NODE.FAKE_HUB_PORT)
+    assert url == NODE.FAKE_HUB_URL, url
+    try:
+        pinned = pin_by_mirroring(url, ca_file, model_id, revision, tmp_path_factory.mktemp("mirrored") / "copy")
+        hub.requests.clear()  # the flows look only at what their pods asked for
+        hub.served.clear()
+        yield HubMirror(hub, url, ca_file.read_bytes(), pinned)
+    finally:
+        hub.stop()
 
 
-def node_values(target: str, extra: dict | None = None) -> dict:
-    """What a node install adds to the tier's values: the fake Hub as the Hub mirror and its vocabulary, images
-    never pulled (they were imported), the benchmark's image (the Python image, with AIPerf), and sizes that fit
-    a 2-CPU node."""
+def node_values(target: str, hub: HubMirror, extra: dict | None = None) -> dict:
+    """What a node install adds to the tier's values: the fake Hub as the Hub mirror (https, its CA from the
+    namespace's ConfigMap, the manifest pinned) and its vocabulary, images never pulled (they were imported), the
+    benchmark's image (the Python image, with AIPerf), and sizes that fit a 2-CPU node."""
     from tests.helpers import RUNTIMES, deep_merge, load_values
     python = real.IMAGES.rendered_images()["download"]
     repository, tag = python.rsplit(":", 1)
     small = {"requests": {"cpu": "50m", "memory": "128Mi"}, "limits": {"memory": "2Gi"}}
     values = {
-        "model": {"tiktoken": {"url": f"{NODE.FAKE_HUB_URL}/tiktoken/o200k_base.tiktoken",
+        "model": {"tiktoken": {"url": f"{hub.url}/tiktoken/o200k_base.tiktoken",
                                "sha256": hashlib.sha256(real.VOCABULARY).hexdigest()}},
-        "modelCache": {"huggingface": {"endpoint": NODE.FAKE_HUB_URL},
+        "modelCache": {"huggingface": {"endpoint": hub.url}, "manifestSha256": hub.manifest_sha256,
+                       "caBundle": {"configMap": CA_CONFIGMAP},
                        "download": {"image": {"pullPolicy": "Never"}, "resources": small}},
         "waitForModel": {"image": {"pullPolicy": "Never"}},
         "smokeTest": {"image": {"pullPolicy": "Never"}, "maxTokens": 16, "readyTimeoutSeconds": 300},
@@ -224,12 +267,12 @@ def disrupt(k8s: kube.Kube, run: Run) -> None:
 @pytest.fixture(scope="module")
 def served(node, hub, cluster_access, k8s) -> Run:
     real.set_gpus(k8s, 8 * SERVE_REPLICAS)  # two 8-GPU servers on this one node (a B200 node has 8)
-    with on_the_node(node, cluster_access, k8s, TRTLLM_SERVE_TARGET) as (run, release, namespace):
-        hub.rate = START
-        hub.requests.clear()
-        hub.served.clear()
-        run.values = release.values(TRTLLM_SERVE_TARGET, node_values(TRTLLM_SERVE_TARGET))
-        release.install(TRTLLM_SERVE_TARGET, node_values(TRTLLM_SERVE_TARGET))
+    with on_the_node(node, hub, cluster_access, k8s, TRTLLM_SERVE_TARGET) as (run, release, namespace):
+        hub.fake.rate = START
+        hub.fake.requests.clear()
+        hub.fake.served.clear()
+        run.values = release.values(TRTLLM_SERVE_TARGET, node_values(TRTLLM_SERVE_TARGET, hub))
+        release.install(TRTLLM_SERVE_TARGET, node_values(TRTLLM_SERVE_TARGET, hub))
         run.objects = release.manifest()
         job = find(run.objects, "Job")["metadata"]["name"]
         run.facts["job"] = job
@@ -237,11 +280,11 @@ def served(node, hub, cluster_access, k8s) -> Run:
         # The kubelet killed mid-download and started again: the container runs on (containerd keeps it).
         kube.wait_for("part of the large file on the volume", lambda: download_progress(namespace.volume) > 0,
                       timeout=180, interval=0.2, explain=lambda: real.describe(k8s, namespace.name))
-        hub.rate = SLOW
-        before_kill = hub.served.get(real.BIG, 0)
+        hub.fake.rate = SLOW
+        before_kill = hub.fake.served.get(real.BIG, 0)
         node.plane.kill("kubelet")
         time.sleep(3)
-        during_kill = hub.served.get(real.BIG, 0)
+        during_kill = hub.fake.served.get(real.BIG, 0)
         node.plane.start("kubelet")
         run.facts["kubelet_kill"] = {"served_before": before_kill, "served_while_down": during_kill,
                                      "kubelets": [p for p in real.PROCESSES.running_servers()
@@ -258,11 +301,11 @@ def served(node, hub, cluster_access, k8s) -> Run:
         kube.wait_for("the deleted download pod to be gone", lambda: not [
             p for p in k8s.pods(namespace.name, f"job-name={job}") if p["metadata"]["name"] == first["metadata"]["name"]],
             timeout=60, interval=0.2)
-        run.facts["deleted_pod"]["served"] = hub.served.get(real.BIG, 0)
-        hub.rate = FAST
+        run.facts["deleted_pod"]["served"] = hub.fake.served.get(real.BIG, 0)
+        hub.fake.rate = FAST
         wait_job(k8s, namespace.name, job, timeout=240)
         run.seconds["download"] = round(time.monotonic() - run.started, 1)
-        run.facts["hub_requests"] = list(hub.requests)
+        run.facts["hub_requests"] = list(hub.fake.requests)
 
         # The servers: released by wait-for-model, then Ready (readiness probe on /health).
         deployment = find(run.objects, "Deployment")["metadata"]["name"]
@@ -282,12 +325,14 @@ def served(node, hub, cluster_access, k8s) -> Run:
 
 
 @contextlib.contextmanager
-def on_the_node(node: NodeContext, cluster_access, k8s: kube.Kube, target: str):
-    """A release of `target` in a restricted namespace of its own whose containers the watcher follows. A failing
-    step is recorded in the run, not raised, so each test reports the part it is about. Then what the release
-    left is recorded (pods, containers, the volume, events) and it is uninstalled: the next run's servers need the
-    node's (fake) GPUs. The namespace stays until the tests have read the run."""
+def on_the_node(node: NodeContext, hub: HubMirror, cluster_access, k8s: kube.Kube, target: str):
+    """A release of `target` in a restricted namespace of its own, with the fake Hub's CA in the ConfigMap
+    node_values names, whose containers the watcher follows. A failing step is recorded in the run, not raised,
+    so each test reports the part it is about. Then what the release left is recorded (pods, containers, the
+    volume, events) and it is uninstalled: the next run's servers need the node's (fake) GPUs. The namespace
+    stays until the tests have read the run."""
     namespace = real.NodeNamespace.create(k8s, CACHE_SIZE)
+    namespace.add_ca(CA_CONFIGMAP, hub.ca)
     node.watcher.namespaces.add(namespace.name)
     run = Run(target, namespace.name, started=time.monotonic())
     release = Release(cluster_access.kubeconfig, namespace.name, kube.API_VERSIONS[0])
@@ -341,6 +386,16 @@ class TestTrtllmServeOnTheNode:
         assert vocabulary in files, f"no vocabulary {vocabulary} on the volume: {sorted(files)}"
         owners = {(uid, gid) for path, (uid, gid, _) in files.items() if not path.startswith("benchmark")}
         assert owners == {(1000, 1000)}, f"files not written as uid/gid 1000: {owners}"
+
+    def test_should_trust_the_mirror_by_the_chart_ca_bundle_and_mark_the_pinned_manifest(self, served, hub):
+        require(served, "hub_requests")
+        downloads = [logs.get("download", "") for name, logs in served.logs.items()
+                     if name.startswith(served.facts["job"] + "-")]
+        assert any("trusting the CA bundle" in text for text in downloads), downloads
+        env = {e["name"]: e["value"] for e in find(served.objects, "Job")["spec"]["template"]["spec"]["containers"][0][
+            "env"] if "value" in e}
+        marker = real.VOLUMES / served.namespace / Path(env["MARKER"]).relative_to("/model-cache")
+        assert hub.manifest_sha256 in marker.read_text(), marker.read_text()
 
     def test_should_resume_the_download_after_its_pod_is_deleted_and_survive_a_kubelet_restart(self, served):
         require(served, "hub_requests")
@@ -401,9 +456,9 @@ def served_again(node, hub, cluster_access, k8s) -> Run:
     if len(TRTLLM_SERVE_OVERLAYS) < 2:
         pytest.skip("one trtllm-serve target only")
     target = TRTLLM_SERVE_OVERLAYS[1]
-    with on_the_node(node, cluster_access, k8s, target) as (run, release, namespace):
-        hub.rate = FAST
-        extra = node_values(target, {"trtllmServe": {"replicas": 1}})
+    with on_the_node(node, hub, cluster_access, k8s, target) as (run, release, namespace):
+        hub.fake.rate = FAST
+        extra = node_values(target, hub, {"trtllmServe": {"replicas": 1}})
         run.values = release.values(target, extra)
         release.install(target, extra)
         run.objects = release.manifest()
@@ -473,10 +528,10 @@ def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
 
 @pytest.fixture(scope="module")
 def dynamo_run(node, hub, cluster_access, k8s) -> Run:
-    with on_the_node(node, cluster_access, k8s, DYNAMO_TARGET) as (run, release, namespace):
-        hub.rate = FAST
+    with on_the_node(node, hub, cluster_access, k8s, DYNAMO_TARGET) as (run, release, namespace):
+        hub.fake.rate = FAST
         small = {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"memory": "3Gi"}}
-        extra = node_values(DYNAMO_TARGET, {"frontend": {"resources": small}})
+        extra = node_values(DYNAMO_TARGET, hub, {"frontend": {"resources": small}})
         run.values = release.values(DYNAMO_TARGET, extra)
         release.install(DYNAMO_TARGET, extra)
         run.objects = release.manifest()
@@ -595,8 +650,8 @@ def hook_objects(run: Run) -> list[dict]:
 class TestNodeHost:
     def test_should_keep_the_node_sockets_under_a_short_path_whatever_the_state_folder(self, node, cluster_access):
         state = real.state_of(cluster_access.kubeconfig)
-        sockets = [Path(entry.path) for folder, _, _ in os.walk(NODE.node_dir(state))
-                   for entry in os.scandir(folder) if entry.is_socket()]
+        sockets = [path for folder, _, _ in os.walk(NODE.node_dir(state))
+                   for path in map(Path, (entry.path for entry in os.scandir(folder))) if path.is_socket()]
         assert sockets, f"no unix socket under {NODE.node_dir(state)}"
         # sun_path holds 108 bytes with its terminating NUL
         assert max(len(str(path)) for path in sockets) <= 107, sorted(map(str, sockets))

@@ -111,10 +111,15 @@ class TestGpuPlacement:
 
         pod = kube.wait_for("a GPU pod the scheduler marks Unschedulable", unschedulable, timeout=300,
                             explain=lambda: k8s.describe_events(release.namespace))
+        # The scheduler may first fail the pod for its model-cache claim, until the PV controller binds it (a
+        # few seconds): wait for the attempt that got as far as the GPUs.
+        def failed_scheduling():
+            events = [e for e in k8s.events(release.namespace, pod["metadata"]["name"])
+                      if e.get("reason") == "FailedScheduling"]
+            return events if any(kube.GPU in (e.get("message") or "") for e in events) else None
+
         events = kube.wait_for(
-            f"a FailedScheduling event for {pod['metadata']['name']}",
-            lambda: [e for e in k8s.events(release.namespace, pod["metadata"]["name"])
-                     if e.get("reason") == "FailedScheduling"],
-            timeout=60)
+            f"a FailedScheduling event for {pod['metadata']['name']} naming {kube.GPU}", failed_scheduling,
+            timeout=120, explain=lambda: k8s.describe_events(release.namespace))
         assert any(kube.GPU in (e.get("message") or "") for e in events), [e.get("message") for e in events]
         assert pod["status"]["phase"] == "Pending"

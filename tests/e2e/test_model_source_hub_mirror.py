@@ -36,8 +36,8 @@ CA_CONFIGMAP = "corp-ca"
 RUN_TIMEOUT = 120
 
 
-def make_test_ca(folder: Path) -> tuple[Path, ssl.SSLContext]:
-    """A CA, and a server certificate it signs for 127.0.0.1: (the CA's PEM file, the server's TLS context)."""
+def make_test_ca(folder: Path, address: str = "127.0.0.1") -> tuple[Path, ssl.SSLContext]:
+    """A CA, and a server certificate it signs for the IP `address`: (the CA's PEM file, the server's TLS context)."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -60,7 +60,7 @@ def make_test_ca(folder: Path) -> tuple[Path, ssl.SSLContext]:
               .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hf-mirror.test")]))
               .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
               .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
-              .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+              .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(address))]),
                              critical=False)
               .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
               .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
