@@ -6,10 +6,11 @@
     ci/go_parts.py list               each part, its cache key and whether it is built
 
 A part is a folder ci/go/<part>/ holding a go.mod (with `tool` lines naming its main packages), its go.sum and a
-build.json: {"binaries": {"<name>": "<main package>"}, "ldflags": [...], "env": {...}}. An ldflag may name the
-version a module is pinned at in go.mod: {version:MODULE}, {major:MODULE}, {minor:MODULE} (v1.36.3 -> 1, 36), so
+build.json: {"binaries": {"<name>": "<main package>"}, "ldflags": [...], "env": {...}}. A binary whose pins must
+differ from the part's (etcd beside Kubernetes) comes from a nested module: "<folder>:<main package>". An ldflag may name the
+version a module is pinned at in go.mod: {version:MODULE}, {major:MODULE}, {minor:MODULE} (v1.37.2 -> 1, 37), so
 the stamp cannot drift from the pin. Each part is built into $GPT_OSS_GO_CACHE (default ~/.cache/gpt-oss/go)
-/<part>-<key>/bin, where key hashes go.mod, go.sum and build.json: a changed pin builds anew, an unchanged one
+/<part>-<key>/bin, where key hashes build.json and every go.mod and go.sum of the part: a changed pin builds anew, an unchanged one
 is reused. go.sum is checked by the go command (-mod=readonly), so a module whose hash differs fails the build.
 """
 from __future__ import annotations
@@ -37,10 +38,16 @@ def parts() -> list[str]:
     return sorted(p.name for p in PARTS.iterdir() if (p / "build.json").is_file())
 
 
+def pin_files(part: str) -> list[Path]:
+    """What a part's build depends on: build.json, and go.mod and go.sum of its module and any nested one."""
+    folder = PARTS / part
+    return [folder / "build.json"] + sorted(p for p in folder.rglob("go.*") if p.name in ("go.mod", "go.sum"))
+
+
 def key(part: str) -> str:
     digest = hashlib.sha256()
-    for name in ("go.mod", "go.sum", "build.json"):
-        digest.update(name.encode() + b"\0" + (PARTS / part / name).read_bytes() + b"\0")
+    for path in pin_files(part):
+        digest.update(str(path.relative_to(PARTS / part)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
@@ -91,9 +98,11 @@ def build(part: str) -> Path:
     started = time.monotonic()
     try:
         for name, package in spec["binaries"].items():
+            # "package" or "<nested module folder>:package" (a module of its own, with its own pins)
+            module_dir, _, package = package.rpartition(":")
             print(f"{part}: go build {package} -> {name}", flush=True)
             subprocess.run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(scratch / "bin" / name), package],
-                           cwd=PARTS / part, env=env, check=True)
+                           cwd=PARTS / part / module_dir, env=env, check=True)
         (scratch / "go.sum").write_bytes((PARTS / part / "go.sum").read_bytes())
         shutil.rmtree(target, ignore_errors=True)
         scratch.rename(target)

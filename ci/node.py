@@ -417,7 +417,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
                            "x509": {"clientCAFile": str(pki / "ca.crt")}},
         "authorization": {"mode": "AlwaysAllow"},  # only holders of a certificate from the tier's CA get in
         "tlsCertFile": str(out / "kubelet-serving.crt"), "tlsPrivateKeyFile": str(out / "kubelet-serving.key"),
-        # 1.36 refuses cgroup v1 by default; this VM has it. containerd 1.6 reports no cgroup driver: cgroupfs.
+        # 1.36 and 1.37 refuse cgroup v1 by default; this VM has it. containerd 1.6 reports no cgroup driver: cgroupfs.
         "failCgroupV1": False, "cgroupDriver": "cgroupfs", "failSwapOn": False,
         "containerRuntimeEndpoint": f"unix://{socket(state)}",
         "clusterDNS": [GATEWAY], "clusterDomain": CLUSTER_DOMAIN,

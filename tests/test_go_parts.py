@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -17,24 +18,24 @@ NODE = load_script("ci/node.py", "gpt_oss_node")
 
 
 class TestGoParts:
-    def test_should_pin_kubernetes_1_36_and_etcd_3_6(self):
-        versions = GO_PARTS.pinned_versions("kubernetes")
-        assert versions["k8s.io/kubernetes"] == "v1.36.3"
-        assert versions["go.etcd.io/etcd/server/v3"] == "v3.6.16"
+    def test_should_pin_kubernetes_1_37_and_etcd_3_6(self):
+        assert GO_PARTS.pinned_versions("kubernetes")["k8s.io/kubernetes"] == "v1.37.2"
+        # Kubernetes 1.37 requires etcd's v3.7 modules: etcd's own module keeps the server at v3.6
+        assert GO_PARTS.pinned_versions("kubernetes/etcd")["go.etcd.io/etcd/server/v3"] == "v3.6.16"
 
     def test_should_pin_the_staging_repositories_at_the_release_of_kubernetes(self):
         versions = GO_PARTS.pinned_versions("kubernetes")
         for module in ("k8s.io/api", "k8s.io/apimachinery", "k8s.io/apiserver", "k8s.io/client-go",
                        "k8s.io/component-base", "k8s.io/kubelet", "k8s.io/kube-proxy", "k8s.io/cri-api"):
-            assert versions[module] == "v0.36.3", module
+            assert versions[module] == "v0.37.2", module
 
     def test_should_stamp_the_binaries_with_the_pinned_version(self):
         spec = json.loads((REPO_ROOT / "ci/go/kubernetes/build.json").read_text())
         flags = [GO_PARTS.expand(flag, GO_PARTS.pinned_versions("kubernetes")) for flag in spec["ldflags"]]
         for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
-            assert f"{package}.gitVersion=v1.36.3" in flags
+            assert f"{package}.gitVersion=v1.37.2" in flags
             assert f"{package}.gitMajor=1" in flags
-            assert f"{package}.gitMinor=36" in flags
+            assert f"{package}.gitMinor=37" in flags
         assert set(spec["binaries"]) == {"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet",
                                          "kube-proxy", "etcd"}
 
@@ -47,7 +48,7 @@ class TestGoParts:
         monkeypatch.setattr(GO_PARTS, "PARTS", tmp_path)
         monkeypatch.setenv("GPT_OSS_GO_CACHE", str(tmp_path / "cache"))
         before = GO_PARTS.bin_dir("kubernetes")
-        with open(tmp_path / "kubernetes/go.sum", "a") as go_sum:
+        with open(tmp_path / "kubernetes/etcd/go.sum", "a") as go_sum:  # a nested module's pin counts too
             go_sum.write("example.com/changed v1.0.0 h1:x=\n")
         after = GO_PARTS.bin_dir("kubernetes")
         assert before != after and before.parent.parent == after.parent.parent == tmp_path / "cache"
@@ -66,7 +67,12 @@ class TestProcesses:
         PROCESSES.terminate(entry, signal.SIGKILL, grace=0)
 
     def test_should_find_a_kubelet_left_running(self, fake_kubelet):
-        assert any(line.split(" ", 1)[0] == str(fake_kubelet["pid"]) for line in PROCESSES.running_servers())
+        def listed():
+            return any(line.split(" ", 1)[0] == str(fake_kubelet["pid"]) for line in PROCESSES.running_servers())
+        deadline = time.monotonic() + 5  # a loaded machine may not have shown the new command line yet
+        while not listed() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert listed(), PROCESSES.running_servers()
 
     def test_should_know_a_process_by_its_pid_and_start_time(self, fake_kubelet):
         assert PROCESSES.alive(fake_kubelet)
