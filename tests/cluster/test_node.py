@@ -33,7 +33,8 @@ from tests.cluster import kube
 from tests.cluster import node as real
 from tests.cluster.conftest import CACHE_SIZE, Release
 from tests.cluster.control import ControlPlane
-from tests.helpers import DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS, dgd_pods, dgd_workers, find
+from tests.helpers import (DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS, deep_merge, dgd_components, dgd_pods, dgd_workers,
+                           find)
 
 pytestmark = pytest.mark.cluster
 
@@ -46,6 +47,14 @@ PERMISSION_ERRORS = re.compile(r"Permission denied|Read-only file system|Operati
 TRTLLM_SERVE_TARGET = TRTLLM_SERVE_OVERLAYS[0]
 DYNAMO_TARGET = "agg.yaml" if "agg.yaml" in DYNAMO_OVERLAYS else DYNAMO_OVERLAYS[0]
 SERVE_REPLICAS = 2  # two server pods, so the budget (maxUnavailable 1) has one to allow and one to refuse
+# No dropped request (TestNoDroppedRequests): streams of LOAD_TOKENS tokens from mockers slowed to SPEEDUP last about
+# 6 s, longer than the preStop wait, so a pod gets SIGTERM with requests open; LOAD_CONCURRENCY of them at a time.
+SHUTDOWN = {"preStopSeconds": 5, "maxRequestSeconds": 30}
+SPEEDUP = "0.2"
+LOAD_TOKENS = 200
+LOAD_CONCURRENCY = 4
+SCENARIOS = ["delete", "upgrade", "drain", "scale-down"]
+FRONTENDS = 2  # frontend stand-ins of the Dynamo target: one goes, one serves
 
 
 @dataclass
@@ -111,6 +120,7 @@ def node_values(target: str, extra: dict | None = None) -> dict:
                       "requestCount": 8, "inputTokensMean": 64, "outputTokensMean": 16, "readyTimeoutSeconds": 300,
                       "resources": small},
         "frontend": {"readyPollSeconds": 2},
+        "gracefulShutdown": SHUTDOWN,
     }
     overlay = load_values([target]).get("benchmark", {})
     if overlay.get("warmupRequestCount"):
@@ -119,6 +129,7 @@ def node_values(target: str, extra: dict | None = None) -> dict:
         values["benchmark"]["numDatasetEntries"] = 8
     if RUNTIMES[target] == "trtllm-serve":
         values["trtllmServe"] = {"image": {"pullPolicy": "Never"}, "replicas": SERVE_REPLICAS,
+                                 "env": {"GPT_OSS_STAND_IN_SPEEDUP_RATIO": SPEEDUP},
                                  "resources": {"requests": {"cpu": "50m", "memory": "256Mi"},
                                                "limits": {"memory": "3Gi"}}}
     else:
@@ -217,6 +228,68 @@ def disrupt(k8s: kube.Kube, run: Run) -> None:
         k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": None}})
 
 
+# --- no dropped request: load through the Service while pods go ---------------------------------------------
+
+
+def under_load(run: Run, scenario: str, url: str, model: str, disruption) -> None:
+    """Streaming load through the Service while `disruption` runs (it returns once the pods have settled); then the
+    load stops, every request it sent followed to its end, and the counts are recorded under run.facts["no_drop"]."""
+    from tests.cluster.streams import StreamingLoad
+    load = StreamingLoad(url, model, concurrency=LOAD_CONCURRENCY, max_tokens=LOAD_TOKENS).start()
+    started = time.monotonic()
+    detail = None
+    try:
+        time.sleep(3)  # requests open on every pod
+        detail = disruption()
+    finally:
+        counts = load.stop()
+        run.facts.setdefault("no_drop", {})[scenario] = {**counts, "detail": detail,
+                                                         "seconds": round(time.monotonic() - started, 1)}
+
+
+def serving_pods(k8s: kube.Kube, namespace: str, selector: str) -> list[dict]:
+    return [p for p in k8s.pods(namespace, selector) if not p["metadata"].get("deletionTimestamp")]
+
+
+def wait_settled(k8s: kube.Kube, namespace: str, deployment: str, selector: str, replicas: int, what: str) -> None:
+    """The Deployment rolled out: `replicas` Ready pods of its current template and no other pod left (a terminating
+    pod is gone only once it has drained)."""
+    def settled():
+        live = k8s.apps.read_namespaced_deployment(deployment, namespace)
+        status = live.status
+        pods = k8s.pods(namespace, selector)
+        return ((status.observed_generation or 0) >= live.metadata.generation
+                and (status.updated_replicas or 0) == replicas and (status.ready_replicas or 0) == replicas
+                and (status.replicas or 0) == replicas and len(pods) == replicas)
+    kube.wait_for(what, settled, timeout=240, interval=1, explain=lambda: real.describe(k8s, namespace))
+
+
+def drain_under_budget(k8s: kube.Kube, namespace: str, selector: str, retry_seconds: float = 8) -> dict:
+    """`kubectl drain` of the one node for the serving pods: cordon, evict each (a 429 from the budget is retried for
+    retry_seconds, as drain retries it), wait for the evicted ones to drain and go, uncordon."""
+    k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": True}})
+    try:
+        codes = {}
+        deadline = time.monotonic() + retry_seconds
+        for pod in serving_pods(k8s, namespace, selector):
+            name = pod["metadata"]["name"]
+            while (code := evict(k8s, namespace, name)) == 429 and time.monotonic() < deadline:
+                time.sleep(2)
+            codes[name] = code
+        evicted = [name for name, code in codes.items() if code == 201]
+        kube.wait_for("the evicted pods to drain and go", lambda: not [
+            p for p in k8s.pods(namespace, selector) if p["metadata"]["name"] in evicted], timeout=120, interval=1)
+        return codes
+    finally:
+        k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": None}})
+
+
+def delete_one(k8s: kube.Kube, namespace: str, selector: str) -> str:
+    name = sorted(p["metadata"]["name"] for p in serving_pods(k8s, namespace, selector))[0]
+    k8s.core.delete_namespaced_pod(name, namespace)  # the pod's own terminationGracePeriodSeconds
+    return name
+
+
 # --- trtllm-serve: the whole release ---------------------------------------------------------------------
 
 
@@ -272,10 +345,32 @@ def served(node, hub, cluster_access, k8s) -> Run:
         helm_test(release, run, k8s)
 
         disrupt(k8s, run)
+        no_drops_trtllm_serve(k8s, run, release, namespace.name, f"http://{service.spec.cluster_ip}:8000")
     yield run
     release.close()
     real.set_gpus(k8s, 8)
     namespace.delete()
+
+
+def no_drops_trtllm_serve(k8s: kube.Kube, run: Run, release: Release, namespace: str, url: str) -> None:
+    """The four ways a server pod goes, each under load through the Service: a deleted pod, a helm upgrade that
+    changes the server's command line (every pod replaced), a drain under the budget, a scale-down from 2 to 1."""
+    deployment = find(run.objects, "Deployment")["metadata"]["name"]
+    selector = "app.kubernetes.io/component=trtllm-serve"
+    model = "gpt-oss-120b"  # trtllm-serve names a local checkpoint by its folder
+    started = time.monotonic()
+    settle = lambda replicas: wait_settled(k8s, namespace, deployment, selector, replicas,  # noqa: E731
+                                           f"{replicas} settled trtllm-serve pods")
+    settle(SERVE_REPLICAS)  # the pod the disruption budget test evicted is back
+    under_load(run, "delete", url, model, lambda: (delete_one(k8s, namespace, selector), settle(SERVE_REPLICAS))[0])
+    changed = node_values(TRTLLM_SERVE_TARGET, {"trtllmServe": {"freeGpuMemoryFraction": 0.85}})
+    under_load(run, "upgrade", url, model, lambda: (release.upgrade(TRTLLM_SERVE_TARGET, changed),
+                                                    settle(SERVE_REPLICAS))[1])
+    under_load(run, "drain", url, model, lambda: (drain_under_budget(k8s, namespace, selector),
+                                                  settle(SERVE_REPLICAS))[0])
+    fewer = deep_merge(changed, {"trtllmServe": {"replicas": 1}})
+    under_load(run, "scale-down", url, model, lambda: (release.upgrade(TRTLLM_SERVE_TARGET, fewer), settle(1))[1])
+    run.seconds["no_drop"] = round(time.monotonic() - started, 1)
 
 
 @contextlib.contextmanager
@@ -432,8 +527,10 @@ class TestOtherTrtllmServeTargetOnTheNode:
 
 def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
     """A Deployment and Service `<release>-frontend` from the DGD's own frontend pod (tests.helpers.dgd_pods):
-    the chart's init container, volumes and securityContext as rendered; the main container runs the rendered
-    frontend command through the stand-in, with one mocker per worker role in the same container."""
+    the chart's init container, volumes, securityContext, grace period, preStop and readiness probe as rendered, with
+    the DGD's frontend replicas; the main container runs the rendered frontend command through the stand-in, with one
+    mocker per worker role in the same container (slowed, so requests are open when a pod goes). Its rollout is
+    Kubernetes' default (25% surge, 25% unavailable), as the operator's frontend Deployment does not set one."""
     from tests.e2e.plan import mocker_args
     dgd = find(objects, "DynamoGraphDeployment")
     pod = dgd_pods(dgd)["Frontend"]
@@ -447,10 +544,11 @@ def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
     main["command"] = ["gpt-oss-stand-in", "serve", "--model-path", model_path, "--model-name", model_name,
                        *mockers, "--", *main["command"], *main.get("args", [])]
     main.pop("args", None)
-    main["env"] = main.get("env", []) + [{"name": "HOME", "value": "/tmp"}]
+    main["env"] = main.get("env", []) + [{"name": "HOME", "value": "/tmp"},
+                                         {"name": "GPT_OSS_STAND_IN_SPEEDUP_RATIO", "value": SPEEDUP}]
     main["imagePullPolicy"] = "Never"
     main["volumeMounts"] = main.get("volumeMounts", []) + [{"name": "tmp", "mountPath": "/tmp"}]
-    main["readinessProbe"] = {"httpGet": {"path": "/v1/models", "port": 8000}, "periodSeconds": 2}
+    main.setdefault("readinessProbe", {"httpGet": {"path": "/v1/models", "port": 8000}, "periodSeconds": 2})
     pod["spec"]["volumes"] = pod["spec"].get("volumes", []) + [{"name": "tmp", "emptyDir": {}}]
     for init in pod["spec"].get("initContainers", []):
         init["imagePullPolicy"] = "Never"
@@ -460,7 +558,7 @@ def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
               dgd["metadata"]["name"], "gpt-oss.test/stand-in": "frontend"}
     pod["metadata"] = {"labels": {**pod["metadata"].get("labels", {}), **labels}}
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": labels},
-                  "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                  "spec": {"replicas": int(dgd_components(dgd)["Frontend"]["replicas"]), "selector": {"matchLabels": labels},
                            "template": {"metadata": pod["metadata"], "spec": pod["spec"]}}}
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
                "spec": {"selector": labels, "ports": [{"name": "http", "port": 8000, "targetPort": 8000}]}}
@@ -472,7 +570,7 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
     with on_the_node(node, cluster_access, k8s, DYNAMO_TARGET) as (run, release, namespace):
         hub.rate = FAST
         small = {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"memory": "3Gi"}}
-        extra = node_values(DYNAMO_TARGET, {"frontend": {"resources": small}})
+        extra = node_values(DYNAMO_TARGET, {"frontend": {"resources": small, "replicas": FRONTENDS}})
         run.values = release.values(DYNAMO_TARGET, extra)
         release.install(DYNAMO_TARGET, extra)
         run.objects = release.manifest()
@@ -481,7 +579,7 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
         k8s.core.create_namespaced_service(namespace.name, service)
         wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
         run.seconds["download"] = round(time.monotonic() - run.started, 1)
-        wait_ready(k8s, namespace.name, deployment["metadata"]["name"], 1, "the frontend stand-in Ready")
+        wait_ready(k8s, namespace.name, deployment["metadata"]["name"], FRONTENDS, "the frontend stand-ins Ready")
         run.seconds["ready"] = round(time.monotonic() - run.started, 1)
         snapshot_pods(k8s, run)
         helm_test(release, run, k8s)
@@ -490,9 +588,36 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
         run.facts["dgd_pods"] = [p["metadata"]["name"] for p in k8s.pods(
             namespace.name, f"nvidia.com/dynamo-graph-deployment-name={dgd['metadata']['name']}")
             if "gpt-oss.test/stand-in" not in p["metadata"]["labels"]]
+        no_drops_dynamo(k8s, run, release, namespace.name, extra, service)
     yield run
     release.close()
     namespace.delete()
+
+
+def no_drops_dynamo(k8s: kube.Kube, run: Run, release: Release, namespace: str, values: dict, service: dict) -> None:
+    """The four ways a frontend pod goes, each under load through the frontend Service. The Dynamo operator is not in
+    this tier, so the test does its part: on a helm upgrade it writes the re-rendered frontend pod into the stand-in
+    Deployment (every pod replaced), and on a scale-down the DGD's frontend replicas."""
+    name = service["metadata"]["name"]
+    selector = "gpt-oss.test/stand-in=frontend"
+    url = f"http://{k8s.core.read_namespaced_service(name, namespace).spec.cluster_ip}:8000"
+    model = "openai/gpt-oss-120b"  # the workers' --served-model-name (model.id)
+    started = time.monotonic()
+    settle = lambda replicas: wait_settled(k8s, namespace, name, selector, replicas,  # noqa: E731
+                                           f"{replicas} settled frontend stand-ins")
+
+    def upgrade(change: dict) -> None:
+        release.upgrade(DYNAMO_TARGET, deep_merge(values, change))
+        deployment, _ = frontend_stand_in(release.manifest(), namespace)
+        k8s.apps.replace_namespaced_deployment(name, namespace, deployment)
+
+    under_load(run, "delete", url, model, lambda: (delete_one(k8s, namespace, selector), settle(FRONTENDS))[0])
+    routed = {"frontend": {"routerMode": "random"}}
+    under_load(run, "upgrade", url, model, lambda: (upgrade(routed), settle(FRONTENDS))[1])
+    under_load(run, "drain", url, model, lambda: (drain_under_budget(k8s, namespace, selector), settle(FRONTENDS))[0])
+    under_load(run, "scale-down", url, model, lambda: (upgrade(deep_merge(routed, {"frontend": {"replicas": 1}})),
+                                                       settle(1))[1])
+    run.seconds["no_drop"] = round(time.monotonic() - started, 1)
 
 
 class TestDynamoTargetOnTheNodeWithoutTheOperator:
@@ -518,6 +643,43 @@ class TestDynamoTargetOnTheNodeWithoutTheOperator:
         assert smoke and "PASS:" in smoke[0]["smoke-test"], smoke
         bench = [logs["aiperf"] for name, logs in dynamo_run.logs.items() if name.startswith("gpt-oss-benchmark-")]
         assert bench and "requests completed: 8 of 8" in bench[-1] and bench[-1].rstrip().endswith("PASS"), bench
+
+
+# --- no request dropped while pods go -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flow", ["served", "dynamo_run"])
+class TestNoDroppedRequests:
+    """Streaming chats at a fixed concurrency through the Service (trtllm-serve's, or the frontend stand-ins') while a
+    pod is deleted, a helm upgrade replaces every pod, the node is drained under the budget and the replicas go from 2
+    to 1: every request started completes, none fails, no stream is cut. What makes it true is the chart's
+    (gracefulShutdown: the preStop drain mark and wait, readiness failing on it, the grace period, the rollout, the
+    frontend's own drain timeout) and the servers' drain on SIGTERM (the stand-in drains as trtllm-serve and the Dynamo
+    frontend do: ci/node-images/stand_in.py)."""
+
+    @pytest.mark.parametrize("scenario", SCENARIOS)
+    def test_should_complete_every_request_while_pods_go(self, flow, scenario, request):
+        run: Run = request.getfixturevalue(flow)
+        require(run, "no_drop")
+        assert scenario in run.facts["no_drop"], f"the run stopped before {scenario}: {run.error}\n{run.evidence}"
+        counts = run.facts["no_drop"][scenario]
+        assert counts["started"] > 0 and counts["completed"] == counts["started"], counts
+        assert (counts["failed"], counts["cut"]) == (0, 0), counts
+
+    def test_should_have_held_requests_open_longer_than_the_prestop_wait(self, flow, request):
+        """The streams outlast the preStop wait, so a pod that goes gets SIGTERM with requests open: its drain is
+        exercised, not only the endpoint removal."""
+        run: Run = request.getfixturevalue(flow)
+        require(run, "no_drop")
+        longest = max(c["longest_seconds"] for c in run.facts["no_drop"].values())
+        assert longest > SHUTDOWN["preStopSeconds"], run.facts["no_drop"]
+
+    def test_should_keep_the_drain_within_budget(self, flow, request):
+        """The budget refused the second eviction of the drain, so one pod served throughout."""
+        run: Run = request.getfixturevalue(flow)
+        require(run, "no_drop")
+        codes = sorted(run.facts["no_drop"]["drain"]["detail"].values())
+        assert codes == [201, 429], run.facts["no_drop"]["drain"]
 
 
 # --- runtime security, for every pod that ran ------------------------------------------------------------
