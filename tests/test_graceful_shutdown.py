@@ -9,8 +9,12 @@ import pytest
 from tests.helpers import DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS, dgd_pods, find, render_chart
 
 PRESTOP = ["/bin/sh", "-c", "touch /tmp/gpt-oss-draining; sleep 15"]
-READINESS = ("test ! -e /tmp/gpt-oss-draining && exec python3 -c 'import urllib.request as u; "
-             "u.build_opener(u.ProxyHandler({})).open(\"http://127.0.0.1:8000/health\", timeout=2)'")
+
+
+def readiness(model: str, port: int = 8000) -> str:
+    return ("test ! -e /tmp/gpt-oss-draining && exec python3 -c 'import json, urllib.request as u; models = "
+            f"json.load(u.build_opener(u.ProxyHandler({{}})).open(\"http://127.0.0.1:{port}/v1/models\", timeout=2))"
+            f"[\"data\"]; raise SystemExit(\"{model}\" not in [m[\"id\"] for m in models])'")
 
 
 def server(objects: list[dict]) -> tuple[dict, dict]:
@@ -39,7 +43,8 @@ class TestTrtllmServeShutdown:
         container = spec["containers"][0]
         assert container["lifecycle"]["preStop"]["exec"]["command"] == PRESTOP
         probe = container["readinessProbe"]
-        assert probe["exec"]["command"] == ["/bin/sh", "-c", READINESS]
+        # Ready once the server lists the model trtllm-serve names by its folder.
+        assert probe["exec"]["command"] == ["/bin/sh", "-c", readiness("gpt-oss-120b")]
         assert (probe["periodSeconds"], probe["failureThreshold"]) == (2, 2)
         # The drain mark lives on the writable /tmp volume (the root filesystem may be read-only).
         assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"]
@@ -48,7 +53,7 @@ class TestTrtllmServeShutdown:
 
     def test_should_probe_the_rendered_port(self):
         _, spec = server(render_chart(["trtllm-serve-low-latency.yaml"], {"trtllmServe": {"httpPort": 9001}}))
-        assert "http://127.0.0.1:9001/health" in spec["containers"][0]["readinessProbe"]["exec"]["command"][2]
+        assert spec["containers"][0]["readinessProbe"]["exec"]["command"][2] == readiness("gpt-oss-120b", 9001)
 
     @pytest.mark.parametrize("values,surge,unavailable", [
         ({"trtllmServe": {"replicas": 1}}, 1, 0),
@@ -78,7 +83,8 @@ class TestDynamoShutdown:
         # The frontend's own graceful shutdown gets the longest request (Dynamo's default is 5 s).
         assert env["DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS"] == "300"
         assert frontend["lifecycle"]["preStop"]["exec"]["command"] == PRESTOP
-        assert frontend["readinessProbe"]["exec"]["command"] == ["/bin/sh", "-c", READINESS]
+        # Ready once the frontend lists the model: its /health says healthy before any worker registered.
+        assert frontend["readinessProbe"]["exec"]["command"] == ["/bin/sh", "-c", readiness("openai/gpt-oss-120b")]
 
     def test_should_give_the_frontend_the_longest_request_of_the_values(self):
         dgd = find(render_chart(["agg.yaml"], {"gracefulShutdown": {"maxRequestSeconds": 900}}),

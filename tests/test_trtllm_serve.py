@@ -273,8 +273,8 @@ class TestPod:
         health = {"httpGet": {"path": "/health", "port": "http"}}
         # 360 tries x 10 s = trtllmServe.startupTimeoutSeconds 3600.
         assert container["startupProbe"] == {**health, "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 360}
-        # Readiness asks /health too, unless the pod is draining (tests/test_graceful_shutdown.py).
-        assert "http://127.0.0.1:8000/health" in container["readinessProbe"]["exec"]["command"][2]
+        # Readiness asks /v1/models, unless the pod is draining (tests/test_graceful_shutdown.py).
+        assert "http://127.0.0.1:8000/v1/models" in container["readinessProbe"]["exec"]["command"][2]
         assert container["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
 
     def test_should_follow_the_startup_timeout(self):

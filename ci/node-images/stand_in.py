@@ -128,7 +128,7 @@ HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length",
               "proxy-connection", "te", "trailer"}
 
 
-async def front(host: str, port: int, upstream: str, processes: list[tuple[str, subprocess.Popen]]) -> int:
+async def front(host: str, port: int, upstream: str, model: str, processes: list[tuple[str, subprocess.Popen]]) -> int:
     """trtllm-serve's HTTP behaviour in front of the Dynamo frontend: every request passed through, streamed back;
     SIGTERM drains as uvicorn does (listener closed, open requests finished, then exit)."""
     from aiohttp import ClientSession, ClientTimeout, web
@@ -171,12 +171,12 @@ async def front(host: str, port: int, upstream: str, processes: list[tuple[str, 
         loop.add_signal_handler(signum, stopping.set)
     while not stopping.is_set():
         if site._server is None and exited(processes) is None:
-            try:  # listen once the frontend answers, as trtllm-serve listens once its engine is up
-                async with session.get(upstream + "/health") as answer:
-                    if answer.status == 200:
+            try:  # listen once the frontend serves the model, as trtllm-serve listens once its engine is up
+                async with session.get(upstream + "/v1/models") as answer:
+                    if answer.status == 200 and model in [m["id"] for m in (await answer.json())["data"]]:
                         await site.start()
                         print(f"stand-in: listening on {host}:{port}", flush=True)
-            except OSError:
+            except Exception:  # not answering yet (refused, reset, timed out): ask again
                 pass
         gone = exited(processes)
         if gone:
@@ -248,7 +248,8 @@ def trtllm_serve(args: list[str]) -> int:
     frontend = [*FRONTEND, "--http-host", "127.0.0.1", "--http-port", str(inner)]
     env = environment()
     processes = start(commands_of(server["model_path"], server["model_name"], [], frontend, env), env)
-    return asyncio.run(front(server["host"], server["port"], f"http://127.0.0.1:{inner}", processes))
+    return asyncio.run(front(server["host"], server["port"], f"http://127.0.0.1:{inner}", server["model_name"],
+                             processes))
 
 
 def main() -> int:

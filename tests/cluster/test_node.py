@@ -49,11 +49,13 @@ DYNAMO_TARGET = "agg.yaml" if "agg.yaml" in DYNAMO_OVERLAYS else DYNAMO_OVERLAYS
 SERVE_REPLICAS = 2  # two server pods, so the budget (maxUnavailable 1) has one to allow and one to refuse
 # No dropped request (TestNoDroppedRequests): streams of LOAD_TOKENS tokens from mockers slowed to SPEEDUP last about
 # 6 s, longer than the preStop wait, so a pod gets SIGTERM with requests open; LOAD_CONCURRENCY of them at a time.
+# In this order, so that only one pod start is waited for per scenario: a drain and a deleted pod with 2 replicas, the
+# scale-down to 1, and the upgrade of that one (the new pod first).
 SHUTDOWN = {"preStopSeconds": 5, "maxRequestSeconds": 30}
-SPEEDUP = "0.2"
-LOAD_TOKENS = 200
+SPEEDUP = "0.05"
+LOAD_TOKENS = 150
 LOAD_CONCURRENCY = 4
-SCENARIOS = ["delete", "upgrade", "drain", "scale-down"]
+SCENARIOS = ["drain", "delete", "scale-down", "upgrade"]
 FRONTENDS = 2  # frontend stand-ins of the Dynamo target: one goes, one serves
 
 
@@ -239,7 +241,7 @@ def under_load(run: Run, scenario: str, url: str, model: str, disruption) -> Non
     started = time.monotonic()
     detail = None
     try:
-        time.sleep(3)  # requests open on every pod
+        time.sleep(2)  # requests open on every pod
         detail = disruption()
     finally:
         counts = load.stop()
@@ -344,7 +346,6 @@ def served(node, hub, cluster_access, k8s) -> Run:
 
         helm_test(release, run, k8s)
 
-        disrupt(k8s, run)
         no_drops_trtllm_serve(k8s, run, release, namespace.name, f"http://{service.spec.cluster_ip}:8000")
     yield run
     release.close()
@@ -353,23 +354,22 @@ def served(node, hub, cluster_access, k8s) -> Run:
 
 
 def no_drops_trtllm_serve(k8s: kube.Kube, run: Run, release: Release, namespace: str, url: str) -> None:
-    """The four ways a server pod goes, each under load through the Service: a deleted pod, a helm upgrade that
-    changes the server's command line (every pod replaced), a drain under the budget, a scale-down from 2 to 1."""
+    """The four ways a server pod goes, each under load through the Service: the evictions and the drain under the
+    budget (disrupt), a deleted pod, a scale-down from 2 to 1, a helm upgrade that changes the server's command line
+    (the one pod replaced, the new one first)."""
     deployment = find(run.objects, "Deployment")["metadata"]["name"]
     selector = "app.kubernetes.io/component=trtllm-serve"
     model = "gpt-oss-120b"  # trtllm-serve names a local checkpoint by its folder
     started = time.monotonic()
     settle = lambda replicas: wait_settled(k8s, namespace, deployment, selector, replicas,  # noqa: E731
                                            f"{replicas} settled trtllm-serve pods")
-    settle(SERVE_REPLICAS)  # the pod the disruption budget test evicted is back
+    under_load(run, "drain", url, model, lambda: (disrupt(k8s, run), settle(SERVE_REPLICAS),
+                                                  dict(run.facts["evictions"]))[2])
     under_load(run, "delete", url, model, lambda: (delete_one(k8s, namespace, selector), settle(SERVE_REPLICAS))[0])
-    changed = node_values(TRTLLM_SERVE_TARGET, {"trtllmServe": {"freeGpuMemoryFraction": 0.85}})
-    under_load(run, "upgrade", url, model, lambda: (release.upgrade(TRTLLM_SERVE_TARGET, changed),
-                                                    settle(SERVE_REPLICAS))[1])
-    under_load(run, "drain", url, model, lambda: (drain_under_budget(k8s, namespace, selector),
-                                                  settle(SERVE_REPLICAS))[0])
-    fewer = deep_merge(changed, {"trtllmServe": {"replicas": 1}})
+    fewer = node_values(TRTLLM_SERVE_TARGET, {"trtllmServe": {"replicas": 1}})
     under_load(run, "scale-down", url, model, lambda: (release.upgrade(TRTLLM_SERVE_TARGET, fewer), settle(1))[1])
+    changed = deep_merge(fewer, {"trtllmServe": {"freeGpuMemoryFraction": 0.85}})
+    under_load(run, "upgrade", url, model, lambda: (release.upgrade(TRTLLM_SERVE_TARGET, changed), settle(1))[1])
     run.seconds["no_drop"] = round(time.monotonic() - started, 1)
 
 
@@ -595,9 +595,10 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
 
 
 def no_drops_dynamo(k8s: kube.Kube, run: Run, release: Release, namespace: str, values: dict, service: dict) -> None:
-    """The four ways a frontend pod goes, each under load through the frontend Service. The Dynamo operator is not in
-    this tier, so the test does its part: on a helm upgrade it writes the re-rendered frontend pod into the stand-in
-    Deployment (every pod replaced), and on a scale-down the DGD's frontend replicas."""
+    """The four ways a frontend pod goes, each under load through the frontend Service: a drain under the budget, a
+    deleted pod, a scale-down from 2 to 1, a helm upgrade that changes the frontend's command line. The Dynamo operator
+    is not in this tier, so the test does its part: after each helm upgrade it writes the re-rendered frontend pod and
+    replicas into the stand-in Deployment."""
     name = service["metadata"]["name"]
     selector = "gpt-oss.test/stand-in=frontend"
     url = f"http://{k8s.core.read_namespaced_service(name, namespace).spec.cluster_ip}:8000"
@@ -611,12 +612,12 @@ def no_drops_dynamo(k8s: kube.Kube, run: Run, release: Release, namespace: str, 
         deployment, _ = frontend_stand_in(release.manifest(), namespace)
         k8s.apps.replace_namespaced_deployment(name, namespace, deployment)
 
-    under_load(run, "delete", url, model, lambda: (delete_one(k8s, namespace, selector), settle(FRONTENDS))[0])
-    routed = {"frontend": {"routerMode": "random"}}
-    under_load(run, "upgrade", url, model, lambda: (upgrade(routed), settle(FRONTENDS))[1])
     under_load(run, "drain", url, model, lambda: (drain_under_budget(k8s, namespace, selector), settle(FRONTENDS))[0])
-    under_load(run, "scale-down", url, model, lambda: (upgrade(deep_merge(routed, {"frontend": {"replicas": 1}})),
-                                                       settle(1))[1])
+    under_load(run, "delete", url, model, lambda: (delete_one(k8s, namespace, selector), settle(FRONTENDS))[0])
+    one = {"frontend": {"replicas": 1}}
+    under_load(run, "scale-down", url, model, lambda: (upgrade(one), settle(1))[1])
+    routed = deep_merge(one, {"frontend": {"routerMode": "random"}})
+    under_load(run, "upgrade", url, model, lambda: (upgrade(routed), settle(1))[1])
     run.seconds["no_drop"] = round(time.monotonic() - started, 1)
 
 
@@ -658,13 +659,14 @@ class TestNoDroppedRequests:
     frontend do: ci/node-images/stand_in.py)."""
 
     @pytest.mark.parametrize("scenario", SCENARIOS)
-    def test_should_complete_every_request_while_pods_go(self, flow, scenario, request):
+    def test_should_complete_every_request_while_pods_go(self, flow, scenario, request, record_property):
         run: Run = request.getfixturevalue(flow)
         require(run, "no_drop")
         assert scenario in run.facts["no_drop"], f"the run stopped before {scenario}: {run.error}\n{run.evidence}"
         counts = run.facts["no_drop"][scenario]
-        assert counts["started"] > 0 and counts["completed"] == counts["started"], counts
-        assert (counts["failed"], counts["cut"]) == (0, 0), counts
+        record_property(f"{flow} {scenario}", json.dumps(counts))
+        assert counts["started"] > 0 and counts["completed"] == counts["started"], json.dumps(counts)
+        assert (counts["failed"], counts["cut"]) == (0, 0), json.dumps(counts)
 
     def test_should_have_held_requests_open_longer_than_the_prestop_wait(self, flow, request):
         """The streams outlast the preStop wait, so a pod that goes gets SIGTERM with requests open: its drain is
@@ -672,14 +674,14 @@ class TestNoDroppedRequests:
         run: Run = request.getfixturevalue(flow)
         require(run, "no_drop")
         longest = max(c["longest_seconds"] for c in run.facts["no_drop"].values())
-        assert longest > SHUTDOWN["preStopSeconds"], run.facts["no_drop"]
+        assert longest > SHUTDOWN["preStopSeconds"], json.dumps(run.facts["no_drop"])
 
     def test_should_keep_the_drain_within_budget(self, flow, request):
         """The budget refused the second eviction of the drain, so one pod served throughout."""
         run: Run = request.getfixturevalue(flow)
         require(run, "no_drop")
         codes = sorted(run.facts["no_drop"]["drain"]["detail"].values())
-        assert codes == [201, 429], run.facts["no_drop"]["drain"]
+        assert codes == [201, 429], json.dumps(run.facts["no_drop"]["drain"])
 
 
 # --- runtime security, for every pod that ran ------------------------------------------------------------

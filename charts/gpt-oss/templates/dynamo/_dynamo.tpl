@@ -164,5 +164,5 @@ env:
   # default is 5 s; lib/llm/src/http/service/service_v2.rs get_graceful_shutdown_timeout).
   - name: DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS
     value: {{ $shutdown.maxRequestSeconds | toString | quote }}
-{{- include "gpt-oss.drainHooks" (dict "root" . "port" .Values.frontend.httpPort) }}
+{{- include "gpt-oss.drainHooks" (dict "root" . "port" .Values.frontend.httpPort "model" .Values.model.id) }}
 {{- end }}
