@@ -204,12 +204,16 @@ def commands_of(model_path: str, model_name: str, mockers: list[list[str]], fron
                 env: dict[str, str]) -> list[tuple[str, list[str]]]:
     """The mockers, then the frontend (last)."""
     hf_cache(model_path, model_name, env["HOME"])
-    speedup = env.get("GPT_OSS_STAND_IN_SPEEDUP_RATIO") or "0"
+    speedup = env.get("GPT_OSS_STAND_IN_SPEEDUP_RATIO")
     commands = []
     for index, extra in enumerate(mockers or [[]]):
-        # A --mocker that names its model (the e2e tier's translation of a worker) is taken as it is.
+        # A --mocker that names its model (the e2e tier's translation of a worker) is taken as it is, but for its speed.
+        extra = list(extra)
+        if speedup and "--speedup-ratio" in extra:
+            extra[extra.index("--speedup-ratio") + 1] = speedup
         model = [] if "--model-path" in extra else ["--model-path", model_path, "--model-name", model_name]
-        flags = [] if "--discovery-backend" in extra else ["--discovery-backend", "file", "--speedup-ratio", speedup]
+        flags = [] if "--discovery-backend" in extra else ["--discovery-backend", "file", "--speedup-ratio",
+                                                           speedup or "0"]
         commands.append((f"mocker-{index}", [*MOCKER, *model, *extra, *flags]))
     commands.append(("frontend", [*frontend, "--discovery-backend", "file"]))
     return commands

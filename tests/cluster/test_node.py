@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import json
 import re
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -52,7 +53,7 @@ SERVE_REPLICAS = 2  # two server pods, so the budget (maxUnavailable 1) has one 
 # In this order, so that only one pod start is waited for per scenario: a drain and a deleted pod with 2 replicas, the
 # scale-down to 1, and the upgrade of that one (the new pod first).
 SHUTDOWN = {"preStopSeconds": 5, "maxRequestSeconds": 30}
-SPEEDUP = "0.05"
+SPEEDUP = "0.15"
 LOAD_TOKENS = 150
 LOAD_CONCURRENCY = 4
 SCENARIOS = ["drain", "delete", "scale-down", "upgrade"]
@@ -233,20 +234,28 @@ def disrupt(k8s: kube.Kube, run: Run) -> None:
 # --- no dropped request: load through the Service while pods go ---------------------------------------------
 
 
-def under_load(run: Run, scenario: str, url: str, model: str, disruption) -> None:
-    """Streaming load through the Service while `disruption` runs (it returns once the pods have settled); then the
-    load stops, every request it sent followed to its end, and the counts are recorded under run.facts["no_drop"]."""
+def under_load(run: Run, scenario: str, url: str, model: str, disruption, then=None) -> None:
+    """Streaming load through the Service while `disruption` runs (it returns once the pod that goes is gone, drained);
+    then the load stops, every request it sent followed to its end, while `then` waits for the replacement to be Ready.
+    The counts are recorded under run.facts["no_drop"][scenario]."""
     from tests.cluster.streams import StreamingLoad
     load = StreamingLoad(url, model, concurrency=LOAD_CONCURRENCY, max_tokens=LOAD_TOKENS).start()
     started = time.monotonic()
-    detail = None
+    detail, counts, done = None, {}, False
+    stopper = threading.Thread(target=lambda: counts.update(load.stop()))
     try:
         time.sleep(2)  # requests open on every pod
         detail = disruption()
+        done = True
     finally:
-        counts = load.stop()
-        run.facts.setdefault("no_drop", {})[scenario] = {**counts, "detail": detail,
-                                                         "seconds": round(time.monotonic() - started, 1)}
+        stopper.start()
+        try:
+            if done and then is not None:
+                then()
+        finally:
+            stopper.join()
+            run.facts.setdefault("no_drop", {})[scenario] = {**counts, "detail": detail,
+                                                             "seconds": round(time.monotonic() - started, 1)}
 
 
 def serving_pods(k8s: kube.Kube, namespace: str, selector: str) -> list[dict]:
@@ -266,29 +275,30 @@ def wait_settled(k8s: kube.Kube, namespace: str, deployment: str, selector: str,
     kube.wait_for(what, settled, timeout=240, interval=1, explain=lambda: real.describe(k8s, namespace))
 
 
-def drain_under_budget(k8s: kube.Kube, namespace: str, selector: str, retry_seconds: float = 8) -> dict:
-    """`kubectl drain` of the one node for the serving pods: cordon, evict each (a 429 from the budget is retried for
-    retry_seconds, as drain retries it), wait for the evicted ones to drain and go, uncordon."""
+def drain_under_budget(k8s: kube.Kube, namespace: str, selector: str) -> dict:
+    """`kubectl drain` of the one node for the serving pods: cordon, evict each (the budget answers 429 for the one it
+    holds), uncordon (the evicted pod's replacement has nowhere else to go), and wait for the evicted pod to drain and
+    go. The eviction codes."""
     k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": True}})
     try:
-        codes = {}
-        deadline = time.monotonic() + retry_seconds
-        for pod in serving_pods(k8s, namespace, selector):
-            name = pod["metadata"]["name"]
-            while (code := evict(k8s, namespace, name)) == 429 and time.monotonic() < deadline:
-                time.sleep(2)
-            codes[name] = code
-        evicted = [name for name, code in codes.items() if code == 201]
-        kube.wait_for("the evicted pods to drain and go", lambda: not [
-            p for p in k8s.pods(namespace, selector) if p["metadata"]["name"] in evicted], timeout=120, interval=1)
-        return codes
+        codes = {p["metadata"]["name"]: evict(k8s, namespace, p["metadata"]["name"])
+                 for p in serving_pods(k8s, namespace, selector)}
     finally:
         k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": None}})
+    wait_gone(k8s, namespace, selector, [name for name, code in codes.items() if code == 201])
+    return codes
+
+
+def wait_gone(k8s: kube.Kube, namespace: str, selector: str, names: list[str]) -> None:
+    kube.wait_for(f"{names} to drain and go", lambda: not [
+        p for p in k8s.pods(namespace, selector) if p["metadata"]["name"] in names], timeout=120, interval=0.5)
 
 
 def delete_one(k8s: kube.Kube, namespace: str, selector: str) -> str:
+    """Delete a serving pod (its own terminationGracePeriodSeconds) and wait for it to drain and go."""
     name = sorted(p["metadata"]["name"] for p in serving_pods(k8s, namespace, selector))[0]
-    k8s.core.delete_namespaced_pod(name, namespace)  # the pod's own terminationGracePeriodSeconds
+    k8s.core.delete_namespaced_pod(name, namespace)
+    wait_gone(k8s, namespace, selector, [name])
     return name
 
 
@@ -363,9 +373,15 @@ def no_drops_trtllm_serve(k8s: kube.Kube, run: Run, release: Release, namespace:
     started = time.monotonic()
     settle = lambda replicas: wait_settled(k8s, namespace, deployment, selector, replicas,  # noqa: E731
                                            f"{replicas} settled trtllm-serve pods")
-    under_load(run, "drain", url, model, lambda: (disrupt(k8s, run), settle(SERVE_REPLICAS),
-                                                  dict(run.facts["evictions"]))[2])
-    under_load(run, "delete", url, model, lambda: (delete_one(k8s, namespace, selector), settle(SERVE_REPLICAS))[0])
+    def drain() -> dict:
+        disrupt(k8s, run)
+        codes = dict(run.facts["evictions"])
+        wait_gone(k8s, namespace, selector, [name for name, code in codes.items() if code == 201])
+        return codes
+
+    under_load(run, "drain", url, model, drain, then=lambda: settle(SERVE_REPLICAS))
+    under_load(run, "delete", url, model, lambda: delete_one(k8s, namespace, selector),
+               then=lambda: settle(SERVE_REPLICAS))
     fewer = node_values(TRTLLM_SERVE_TARGET, {"trtllmServe": {"replicas": 1}})
     under_load(run, "scale-down", url, model, lambda: (release.upgrade(TRTLLM_SERVE_TARGET, fewer), settle(1))[1])
     changed = deep_merge(fewer, {"trtllmServe": {"freeGpuMemoryFraction": 0.85}})
@@ -612,8 +628,9 @@ def no_drops_dynamo(k8s: kube.Kube, run: Run, release: Release, namespace: str, 
         deployment, _ = frontend_stand_in(release.manifest(), namespace)
         k8s.apps.replace_namespaced_deployment(name, namespace, deployment)
 
-    under_load(run, "drain", url, model, lambda: (drain_under_budget(k8s, namespace, selector), settle(FRONTENDS))[0])
-    under_load(run, "delete", url, model, lambda: (delete_one(k8s, namespace, selector), settle(FRONTENDS))[0])
+    under_load(run, "drain", url, model, lambda: drain_under_budget(k8s, namespace, selector),
+               then=lambda: settle(FRONTENDS))
+    under_load(run, "delete", url, model, lambda: delete_one(k8s, namespace, selector), then=lambda: settle(FRONTENDS))
     one = {"frontend": {"replicas": 1}}
     under_load(run, "scale-down", url, model, lambda: (upgrade(one), settle(1))[1])
     routed = deep_merge(one, {"frontend": {"routerMode": "random"}})
