@@ -56,10 +56,10 @@ class StreamingLoad:
             index += 1
             self._count("started")
             started = time.monotonic()
-            outcome, error = self._one(f"worker {worker} request {index}")
+            outcome, error = self.request(f"worker {worker} request {index}")
             self._count(outcome, error, time.monotonic() - started)
 
-    def _one(self, label: str) -> tuple[str, str | None]:
+    def request(self, label: str) -> tuple[str, str | None]:
         body = json.dumps({"model": self.model, "stream": True, "max_tokens": self.max_tokens, "ignore_eos": True,
                            "messages": [{"role": "user", "content": f"{label}: stream some tokens"}]})
         connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
