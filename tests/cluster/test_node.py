@@ -52,7 +52,7 @@ SERVE_REPLICAS = 2  # two server pods, so the budget (maxUnavailable 1) has one 
 # 6 s, longer than the preStop wait, so a pod gets SIGTERM with requests open; LOAD_CONCURRENCY of them at a time.
 # In this order, so that only one pod start is waited for per scenario: a drain and a deleted pod with 2 replicas, the
 # scale-down to 1, and the upgrade of that one (the new pod first).
-SHUTDOWN = {"preStopSeconds": 5, "maxRequestSeconds": 30}
+SHUTDOWN = {"preStopSeconds": 5, "maxRequestSeconds": 10}  # the 1.2.1 frontend waits all of it to exit
 SPEEDUP = "0.15"
 LOAD_TOKENS = 150
 LOAD_CONCURRENCY = 4

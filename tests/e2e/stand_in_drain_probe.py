@@ -27,7 +27,7 @@ PORT = 8000
 
 def main(model_dir: str, work: str, mode: str) -> int:
     env = dict(os.environ, HOME=f"{work}/home", TMPDIR=f"{work}/tmp", GPT_OSS_STAND_IN_SPEEDUP_RATIO="0.15",
-               DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS="30")
+               DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS="10")
     for folder in (env["HOME"], env["TMPDIR"]):
         os.makedirs(folder, exist_ok=True)
     if mode == "trtllm-serve":
