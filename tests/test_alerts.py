@@ -65,3 +65,35 @@ class TestPromtool:
         result = subprocess.run([promtool, "test", "rules", str(tmp_path / "alerts-test.yaml")],
                                 capture_output=True, text=True, timeout=60, cwd=tmp_path)
         assert result.returncode != 0 and "GptOssRequestsQueuing" in result.stdout + result.stderr
+
+
+COST_TESTS = REPO_ROOT / "tests" / "data" / "cost-test.yaml"
+COST = {"monitoring": {"prometheusRule": {"enabled": True, "alerts": {"GptOssTokenCostHigh": {
+    "enabled": True, "for": "1m", "severity": "warning"}}},
+    "cost": {"enabled": True, "gpuHourPrice": {"GB200": 3.0}, "window": "15m", "maxCostPerMillionTokens": 250}}}
+
+
+class TestCostRules:
+    """What a token costs, worked by hand in tests/data/cost-test.yaml: 4 GPUs x 3 per GPU-hour over 15 minutes and
+    10000 tokens => 300 per million, 100 requests => 0.03 each."""
+
+    def run(self, promtool, tmp_path, edit=None):
+        objects = render_chart(["agg.yaml"], COST)
+        groups = find(objects, "PrometheusRule")["spec"]["groups"]
+        text = yaml.safe_dump({"groups": groups}, sort_keys=False, width=1 << 20)
+        (tmp_path / "cost.rules.yaml").write_text(edit(text) if edit else text)
+        (tmp_path / "cost-test.yaml").write_text(COST_TESTS.read_text())
+        return subprocess.run([promtool, "test", "rules", str(tmp_path / "cost-test.yaml")],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+
+    def test_should_record_the_cost_worked_by_hand(self, promtool, tmp_path):
+        result = self.run(promtool, tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "SUCCESS" in result.stdout
+
+    def test_should_fail_the_unit_tests_with_a_rate_that_extrapolates(self, promtool, tmp_path):
+        """The tests can fail: increase() extrapolates to the window's edges and misses 300."""
+        result = self.run(promtool, tmp_path, lambda text: text.replace(
+            "max_over_time(dynamo_frontend_output_tokens_total", "increase(dynamo_frontend_output_tokens_total").replace(
+            " - min_over_time(dynamo_frontend_output_tokens_total{dynamo_namespace=\"llm-gpt-oss\"}[15m])", ""))
+        assert result.returncode != 0 and "gpt_oss:cost_per_million_output_tokens" in result.stdout + result.stderr

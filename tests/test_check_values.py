@@ -125,6 +125,10 @@ REFUSALS = [
      "planner.throughputScaling=true with planner.preDeploymentSweepingMode=none: the 1.2.1 planner refuses to start "
      "(throughput scaling needs a pre-deployment sweep to model the engines); allowed: preDeploymentSweepingMode "
      "rapid or thorough, or throughputScaling=false"),
+    ("prestop-shorter-than-readiness", "agg.yaml", {"gracefulShutdown": {"preStopSeconds": 4}},
+     "gracefulShutdown.preStopSeconds=4 is shorter than the readiness probe needs to report the pod draining (two "
+     "tries, 2 s apart) plus a moment for the endpoints to follow, so requests could still arrive after SIGTERM; "
+     "allowed: 5 or more (15 by default; longer than your ingress controller's or gateway's endpoint refresh)"),
     ("planner-load-interval-not-below", "disagg-k8s.yaml",
      {"planner": {"enabled": True, "throughputScaling": True, "preDeploymentSweepingMode": "rapid",
                   "loadAdjustmentIntervalSeconds": 90, "throughputAdjustmentIntervalSeconds": 60}},

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, ChartRenderError, dump, find, render_chart
+from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, ChartRenderError, deep_merge, dump, find, render_chart
 
 ON = {"monitoring": {"podMonitor": {"enabled": True}, "dashboard": {"enabled": True}}}
 TEMPLATES = ["templates/monitoring/podmonitor.yaml", "templates/monitoring/configmap-dashboard.yaml", "templates/monitoring/prometheusrule.yaml"]
@@ -166,6 +166,8 @@ class TestDashboard:
     def test_should_count_each_pod_once(self):
         """The platform's and the chart's PodMonitors may both scrape a pod: every sum takes one series per pod."""
         for expr in exprs(json.loads(DASHBOARD_FILE.read_text())):
+            if expr.startswith("gpt_oss:cost"):  # a recorded series: its rule counts once (TestTokenCost)
+                continue
             assert re.search(r"max by \(namespace, pod|max by \(pod", expr), expr
 
     def test_should_render_the_kv_cache_panel_only_where_workers_publish_it(self):
@@ -271,6 +273,20 @@ MONITORING_REFUSALS = [
      "#11243 and #12545, after 1.2), but trtllmServe.image.tag=1.2.0 is TensorRT-LLM 1.2.0, so the scaler would read "
      "nothing and never scale; keep the default trigger (requests waiting in trtllm-serve's queue, from "
      "request_queue_time_seconds, which 1.2.0 serves), or set trtllmServe.image.tag to a release 1.3.0 or newer"),
+    ("cost-on-trtllm-serve", "trtllm-serve-low-latency.yaml",
+     {"monitoring": {"prometheusRule": {"enabled": True}, "cost": {"enabled": True, "gpuHourPrice": {"B200": 5.5}}}},
+     "monitoring.cost.enabled=true with runtime=trtllm-serve: the cost rules divide by the output tokens the Dynamo "
+     "frontend counts (dynamo_frontend_output_tokens_total), and trtllm-serve serves no token counter (TensorRT-LLM "
+     "1.2's collector has request counts and latency histograms only); set monitoring.cost.enabled=false, or "
+     "runtime=dynamo"),
+    ("cost-without-prometheus-rule", "agg.yaml", {"monitoring": {"cost": {"enabled": True, "gpuHourPrice": {"GB200": 3}}}},
+     "monitoring.cost.enabled=true renders recording rules into the PrometheusRule, but "
+     "monitoring.prometheusRule.enabled=false; set monitoring.prometheusRule.enabled=true, or monitoring.cost.enabled=false"),
+    ("cost-without-a-price", "agg.yaml",
+     {"monitoring": {"prometheusRule": {"enabled": True}, "cost": {"enabled": True, "gpuHourPrice": {"B200": 5.5}}}},
+     "monitoring.cost.enabled=true needs the price of one GB200 GPU-hour (gpu.type=GB200), and "
+     "monitoring.cost.gpuHourPrice has none ({\"B200\":5.5}); set monitoring.cost.gpuHourPrice.GB200 to what you pay, "
+     "e.g. --set monitoring.cost.gpuHourPrice.GB200=5.5: the chart invents no price"),
 ]
 
 
@@ -299,3 +315,45 @@ class TestReleasesThatServeTheGauges:
         values = {"planner": {"enabled": True, "image": {"tag": "1.3.0"}, "aicInterpolation": {"enabled": True},
                               "throughputScaling": True, "preDeploymentSweepingMode": "rapid"}}
         assert find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment")
+
+
+class TestTokenCost:
+    """monitoring.cost: recording rules per role with the price and GPUs written out; promtool checks the numbers
+    (tests/test_alerts.py TestCostRules), the e2e tier on the real frontend (tests/e2e/test_token_cost_live.py)."""
+    VALUES = {"monitoring": {"prometheusRule": {"enabled": True}, "dashboard": {"enabled": True},
+                             "cost": {"enabled": True, "gpuHourPrice": {"GB200": 3.0}, "window": "1h"}}}
+
+    def rules(self, overlay: str, values: dict | None = None) -> list[dict]:
+        objects = render_chart([overlay], deep_merge(self.VALUES, values or {}))
+        groups = find(objects, "PrometheusRule")["spec"]["groups"]
+        return [rule for group in groups if group["name"].endswith(".cost") for rule in group["rules"]]
+
+    def test_should_record_each_role_and_all_with_its_gpus_and_the_price(self):
+        rules = self.rules("disagg-k8s.yaml")
+        gpus = {r["labels"]["role"]: r["expr"] for r in rules if r.get("record") == "gpt_oss:role_gpus"}
+        assert sorted(gpus) == ["all", "decode", "prefill"]
+        # disagg-k8s: prefill TP1 (1 GPU a pod), decode TP4 (4 GPUs a pod); each counts its pods reporting in.
+        assert gpus["prefill"].endswith("dynamo_component=\"prefill\",dynamo_endpoint=\"generate\"})) or vector(0)) * 1")
+        assert gpus["decode"].endswith("dynamo_component=\"tensorrt_llm\",dynamo_endpoint=\"generate\"})) or vector(0)) * 4")
+        per_token = next(r for r in rules if r.get("record") == "gpt_oss:cost_per_million_output_tokens"
+                         and r["labels"]["role"] == "decode")
+        # 3 per GPU-hour over a 1h window (3600 s), per million output tokens.
+        assert f"({gpus['decode']}) * 3 * 3600 / 3600 / (" in per_token["expr"]
+        assert per_token["expr"].endswith("> 0) * 1000000")
+        assert per_token["labels"] == {"namespace": "llm", "deployment": "gpt-oss", "role": "decode", "window": "1h"}
+
+    def test_should_render_the_alert_only_with_a_bound(self):
+        assert not [r for r in self.rules("agg.yaml") if r.get("alert")]
+        [alert] = [r for r in self.rules("agg.yaml", {"monitoring": {"cost": {"maxCostPerMillionTokens": 2.5}}})
+                   if r.get("alert")]
+        assert alert["alert"] == "GptOssTokenCostHigh"
+        assert alert["expr"] == ('gpt_oss:cost_per_million_output_tokens{namespace="llm",deployment="gpt-oss",'
+                                 'role="all"} > 2.5')
+        assert (alert["for"], alert["labels"]) == ("30m", {"severity": "warning"})
+
+    def test_should_add_the_cost_panels_only_with_cost(self):
+        def titles(values):
+            board = dashboard(render_chart(["agg.yaml"], values, show_only=["templates/monitoring/configmap-dashboard.yaml"]))
+            return [panel["title"] for panel in board["panels"]]
+        assert {"Cost per million output tokens", "Cost per request"} <= set(titles(self.VALUES))
+        assert not {"Cost per million output tokens", "Cost per request"} & set(titles(ON))

@@ -236,8 +236,10 @@ class TestPod:
         assert container["resources"]["requests"]["nvidia.com/gpu"] == str(gpus)
         assert container["resources"]["limits"]["nvidia.com/gpu"] == str(gpus)
         assert deployment["metadata"]["annotations"]["gpt-oss/total-gpus"] == str(gpus * replicas)
-        # A rolling update never needs a second set of GPUs.
-        assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": 0, "maxUnavailable": 1}
+        # Two or more replicas: one replaced at a time, no spare GPUs needed; one replica: the new pod first, so
+        # serving capacity is kept (tests/test_graceful_shutdown.py).
+        assert deployment["spec"]["strategy"]["rollingUpdate"] == (
+            {"maxSurge": 0, "maxUnavailable": 1} if replicas > 1 else {"maxSurge": 1, "maxUnavailable": 0})
 
     def test_should_select_the_gpu_nodes(self):
         pod = server(LOW, with_gpu("GB200", 4))[0]["spec"]["template"]["spec"]
@@ -271,7 +273,8 @@ class TestPod:
         health = {"httpGet": {"path": "/health", "port": "http"}}
         # 360 tries x 10 s = trtllmServe.startupTimeoutSeconds 3600.
         assert container["startupProbe"] == {**health, "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 360}
-        assert container["readinessProbe"]["httpGet"] == health["httpGet"]
+        # Readiness asks /v1/models, unless the pod is draining (tests/test_graceful_shutdown.py).
+        assert "http://127.0.0.1:8000/v1/models" in container["readinessProbe"]["exec"]["command"][2]
         assert container["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
 
     def test_should_follow_the_startup_timeout(self):

@@ -5,17 +5,26 @@ front of GPU-free `dynamo.mocker` engines, on this image's Debian python3 with a
     trtllm-serve MODEL_DIR [--host H] [--port P] [other trtllm-serve flags]
         What the chart's trtllm-serve Deployment runs: answers as trtllm-serve would, on --port, with the
         checkpoint folder's name as the model (/health, /v1/models, /v1/chat/completions), from one mocker
-        that reads MODEL_DIR's config and tokenizer. The GPU flags are read and ignored.
+        that reads MODEL_DIR's config and tokenizer. The GPU flags are read and ignored. The port is served by an
+        HTTP server in this process that passes every request to the Dynamo frontend on 127.0.0.1 and shuts down as
+        trtllm-serve's uvicorn server does (tensorrt_llm/serve/openai_server.py: uvicorn.Config with no
+        timeout_graceful_shutdown): on SIGTERM it closes its listener, answers what it already accepted with
+        `Connection: close`, waits for every open request however long it takes, then stops the rest and exits 0.
     gpt-oss-stand-in serve --model-path DIR --model-name NAME [--mocker 'ARGS'] ... -- FRONTEND ARGV ...
         Mockers (one per --mocker: extra mocker arguments, e.g. '--disaggregation-mode prefill'), then the
-        given frontend command (the one a DynamoGraphDeployment renders) with file discovery added.
+        given frontend command (the one a DynamoGraphDeployment renders) with file discovery added. On SIGTERM the
+        frontend alone is signalled and drains with its own graceful shutdown (DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS,
+        as the pod sets it); the mockers, standing in for worker pods that a frontend's shutdown leaves running, are
+        stopped only after it exits.
 Every process gets file discovery under $TMPDIR (or /tmp), loopback-only Dynamo networking and HF_HUB_OFFLINE=1;
-the frontend finds the model card's files in a Hugging Face cache entry made from DIR under $HOME. Exits when any
-process exits (with its code), so the kubelet restarts the container; SIGTERM stops them all.
+the frontend finds the model card's files in a Hugging Face cache entry made from DIR under $HOME. The mockers answer
+instantly unless GPT_OSS_STAND_IN_SPEEDUP_RATIO sets their --speedup-ratio (the node tests slow them so requests are
+in flight when a pod goes). Exits when any process exits (with its code), so the kubelet restarts the container.
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import shlex
 import shutil
@@ -37,7 +46,9 @@ def environment() -> dict[str, str]:
     home = os.environ.get("HOME") if os.access(os.environ.get("HOME", "/"), os.W_OK) else tmp
     env = dict(os.environ, HOME=home, DYN_FILE_KV=os.path.join(tmp, "dynamo-discovery"), HF_HUB_OFFLINE="1",
                DYN_TCP_RPC_HOST="127.0.0.1", DYN_TCP_RESPONSE_STREAM_HOST="lo", DYN_SDK_DISABLE_ANSI_LOGGING="1",
-               NO_COLOR="1", DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS="1")
+               NO_COLOR="1")
+    # The frontend's own drain as the pod sets it (the chart renders it on the Dynamo frontend); else Dynamo's default.
+    env.setdefault("DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS", "5")
     os.makedirs(env["DYN_FILE_KV"], exist_ok=True)
     return env
 
@@ -54,47 +65,163 @@ def hf_cache(model_dir: str, name: str, home: str) -> None:
     (entry / "refs" / "main").write_text("0" * 40)
 
 
-def supervise(commands: list[tuple[str, list[str]]], env: dict[str, str]) -> int:
+def start(commands: list[tuple[str, list[str]]], env: dict[str, str]) -> list[tuple[str, subprocess.Popen]]:
     processes = []
-
-    def stop(signum=None, _frame=None):
-        for _, process in processes:
-            if process.poll() is None:
-                process.terminate()
-        deadline = time.monotonic() + 5
-        for _, process in processes:
-            try:
-                process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.kill()
-        if signum is not None:
-            sys.exit(0)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
     for name, argv in commands:
         print(f"stand-in: starting {name}: {shlex.join(argv)}", flush=True)
         processes.append((name, subprocess.Popen(argv, env=env)))
+    return processes
+
+
+def stop_all(processes: list[tuple[str, subprocess.Popen]], seconds: float = 5) -> None:
+    for _, process in processes:
+        if process.poll() is None:
+            process.terminate()
+    deadline = time.monotonic() + seconds
+    for _, process in processes:
+        try:
+            process.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def exited(processes: list[tuple[str, subprocess.Popen]]) -> tuple[str, int] | None:
+    for name, process in processes:
+        if process.poll() is not None:
+            return name, process.returncode
+    return None
+
+
+def supervise(commands: list[tuple[str, list[str]]], env: dict[str, str]) -> int:
+    """Run the commands; the last is the frontend. SIGTERM: the frontend first, alone, until it has drained and
+    exited; then the rest."""
+    processes = []
+    draining = []
+
+    def drain(signum=None, _frame=None):
+        if draining:
+            return
+        draining.append(time.monotonic())
+        name, frontend = processes[-1]
+        print(f"stand-in: signal {signum}: {name} drains its requests first", flush=True)
+        if frontend.poll() is None:
+            frontend.send_signal(signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, drain)
+    signal.signal(signal.SIGINT, drain)
+    processes.extend(start(commands, env))
     while True:
-        for name, process in processes:
-            if process.poll() is not None:
-                print(f"stand-in: {name} exited with {process.returncode}; stopping the rest", flush=True)
-                stop()
-                return process.returncode or 1
-        time.sleep(0.5)
+        if draining and processes[-1][1].poll() is not None:
+            print(f"stand-in: {processes[-1][0]} exited with {processes[-1][1].returncode} after "
+                  f"{time.monotonic() - draining[0]:.1f} s of draining; stopping the rest", flush=True)
+            stop_all(processes[:-1])
+            return 0
+        gone = exited(processes)
+        if gone and not draining:
+            print(f"stand-in: {gone[0]} exited with {gone[1]}; stopping the rest", flush=True)
+            stop_all(processes)
+            return gone[1] or 1
+        time.sleep(0.2)
+
+
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade",
+              "proxy-connection", "te", "trailer"}
+
+
+async def front(host: str, port: int, upstream: str, model: str, processes: list[tuple[str, subprocess.Popen]]) -> int:
+    """trtllm-serve's HTTP behaviour in front of the Dynamo frontend: every request passed through, streamed back;
+    SIGTERM drains as uvicorn does (listener closed, open requests finished, then exit)."""
+    from aiohttp import ClientSession, ClientTimeout, web
+
+    open_requests = 0
+    idle = asyncio.Event()
+    idle.set()
+    stopping = asyncio.Event()
+    session = ClientSession(timeout=ClientTimeout(total=None, sock_connect=10), auto_decompress=False)
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        nonlocal open_requests
+        open_requests += 1
+        idle.clear()
+        try:
+            headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
+            async with session.request(request.method, upstream + request.path_qs, headers=headers,
+                                       data=await request.read()) as answer:
+                response = web.StreamResponse(status=answer.status, headers={
+                    k: v for k, v in answer.headers.items() if k.lower() not in HOP_BY_HOP})
+                if stopping.is_set():  # uvicorn turns keep-alive off once it shuts down
+                    response.headers["Connection"] = "close"
+                await response.prepare(request)
+                async for chunk in answer.content.iter_any():
+                    await response.write(chunk)
+                await response.write_eof()
+                return response
+        finally:
+            open_requests -= 1
+            if not open_requests:
+                idle.set()
+
+    app = web.Application(client_max_size=1 << 30)
+    app.router.add_route("*", "/{tail:.*}", handle)
+    runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=3600)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
+    while not stopping.is_set():
+        if site._server is None and exited(processes) is None:
+            try:  # listen once the frontend serves the model, as trtllm-serve listens once its engine is up
+                async with session.get(upstream + "/v1/models") as answer:
+                    if answer.status == 200 and model in [m["id"] for m in (await answer.json())["data"]]:
+                        await site.start()
+                        print(f"stand-in: listening on {host}:{port}", flush=True)
+            except Exception:  # not answering yet (refused, reset, timed out): ask again
+                pass
+        gone = exited(processes)
+        if gone:
+            print(f"stand-in: {gone[0]} exited with {gone[1]}; stopping the rest", flush=True)
+            stop_all(processes)
+            return gone[1] or 1
+        try:
+            await asyncio.wait_for(stopping.wait(), 0.5)
+        except asyncio.TimeoutError:
+            pass
+    started = time.monotonic()
+    print(f"stand-in: SIGTERM: listener closed, draining {open_requests} open requests", flush=True)
+    if site._server is not None:
+        await site.stop()
+    await idle.wait()
+    print(f"stand-in: drained after {time.monotonic() - started:.1f} s; stopping the frontend and the mocker",
+          flush=True)
+    await runner.cleanup()
+    await session.close()
+    stop_all(list(reversed(processes)))
+    return 0
+
+
+def commands_of(model_path: str, model_name: str, mockers: list[list[str]], frontend: list[str],
+                env: dict[str, str]) -> list[tuple[str, list[str]]]:
+    """The mockers, then the frontend (last)."""
+    hf_cache(model_path, model_name, env["HOME"])
+    speedup = env.get("GPT_OSS_STAND_IN_SPEEDUP_RATIO")
+    commands = []
+    for index, extra in enumerate(mockers or [[]]):
+        # A --mocker that names its model (the e2e tier's translation of a worker) is taken as it is, but for its speed.
+        extra = list(extra)
+        if speedup and "--speedup-ratio" in extra:
+            extra[extra.index("--speedup-ratio") + 1] = speedup
+        model = [] if "--model-path" in extra else ["--model-path", model_path, "--model-name", model_name]
+        flags = [] if "--discovery-backend" in extra else ["--discovery-backend", "file", "--speedup-ratio",
+                                                           speedup or "0"]
+        commands.append((f"mocker-{index}", [*MOCKER, *model, *extra, *flags]))
+    commands.append(("frontend", [*frontend, "--discovery-backend", "file"]))
+    return commands
 
 
 def serve(model_path: str, model_name: str, mockers: list[list[str]], frontend: list[str]) -> int:
     env = environment()
-    hf_cache(model_path, model_name, env["HOME"])
-    commands = []
-    for index, extra in enumerate(mockers or [[]]):
-        # A --mocker that names its model (the e2e tier's translation of a worker) is taken as it is.
-        model = [] if "--model-path" in extra else ["--model-path", model_path, "--model-name", model_name]
-        flags = [] if "--discovery-backend" in extra else ["--discovery-backend", "file", "--speedup-ratio", "0"]
-        commands.append((f"mocker-{index}", [*MOCKER, *model, *extra, *flags]))
-    commands.append(("frontend", [*frontend, "--discovery-backend", "file"]))
-    return supervise(commands, env)
+    return supervise(commands_of(model_path, model_name, mockers, frontend, env), env)
 
 
 def parse_trtllm_serve(args: list[str]) -> dict:
@@ -121,8 +248,12 @@ def trtllm_serve(args: list[str]) -> int:
         sys.exit(f"trtllm-serve stand-in: {error}")
     print(f"stand-in for trtllm-serve: serving {server['model_name']} from {server['model_path']} on "
           f"{server['host']}:{server['port']}; GPU settings read and ignored: {server['ignored']}", flush=True)
-    frontend = [*FRONTEND, "--http-host", server["host"], "--http-port", str(server["port"])]
-    return serve(server["model_path"], server["model_name"], [], frontend)
+    inner = server["port"] + 1  # the Dynamo frontend, on loopback behind the trtllm-serve front
+    frontend = [*FRONTEND, "--http-host", "127.0.0.1", "--http-port", str(inner)]
+    env = environment()
+    processes = start(commands_of(server["model_path"], server["model_name"], [], frontend, env), env)
+    return asyncio.run(front(server["host"], server["port"], f"http://127.0.0.1:{inner}", server["model_name"],
+                             processes))
 
 
 def main() -> int:

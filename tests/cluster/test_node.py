@@ -28,6 +28,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -40,8 +41,8 @@ from tests.cluster import kube
 from tests.cluster import node as real
 from tests.cluster.conftest import CACHE_SIZE, Release
 from tests.cluster.control import ControlPlane
-from tests.helpers import (DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods, dgd_workers, find,
-                           skip_for_missing_part)
+from tests.helpers import (DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, deep_merge, dgd_components, dgd_pods,
+                           dgd_workers, find, skip_for_missing_part)
 
 if TYPE_CHECKING:
     from tests.e2e.fake_hub import FakeHub
@@ -58,6 +59,16 @@ TRTLLM_SERVE_TARGET = TRTLLM_SERVE_OVERLAYS[0]
 DYNAMO_TARGET = "agg.yaml" if "agg.yaml" in DYNAMO_OVERLAYS else DYNAMO_OVERLAYS[0]
 SERVE_REPLICAS = 2  # two server pods, so the budget (maxUnavailable 1) has one to allow and one to refuse
 CA_CONFIGMAP = "gpt-oss-node-hub-ca"  # in each release's namespace: the fake Hub's test CA (modelCache.caBundle)
+# No dropped request (TestNoDroppedRequests): streams of LOAD_TOKENS tokens from mockers slowed to SPEEDUP last about
+# 6 s, longer than the preStop wait, so a pod gets SIGTERM with requests open; LOAD_CONCURRENCY of them at a time.
+# In this order, so that only one pod start is waited for per scenario: a drain and a deleted pod with 2 replicas, the
+# scale-down to 1, and the upgrade of that one (the new pod first).
+SHUTDOWN = {"preStopSeconds": 5, "maxRequestSeconds": 10}  # the 1.2.1 frontend waits all of it to exit
+SPEEDUP = "0.15"
+LOAD_TOKENS = 150
+LOAD_CONCURRENCY = 4
+SCENARIOS = ["drain", "delete", "scale-down", "upgrade"]
+FRONTENDS = 2  # frontend stand-ins of the Dynamo target: one goes, one serves
 
 
 @dataclass
@@ -155,6 +166,7 @@ def node_values(target: str, hub: HubMirror, extra: dict | None = None) -> dict:
                       "requestCount": 8, "inputTokensMean": 64, "outputTokensMean": 16, "readyTimeoutSeconds": 300,
                       "resources": small},
         "frontend": {"readyPollSeconds": 2},
+        "gracefulShutdown": SHUTDOWN,
     }
     overlay = load_values([target]).get("benchmark", {})
     if overlay.get("warmupRequestCount"):
@@ -163,6 +175,7 @@ def node_values(target: str, hub: HubMirror, extra: dict | None = None) -> dict:
         values["benchmark"]["numDatasetEntries"] = 8
     if RUNTIMES[target] == "trtllm-serve":
         values["trtllmServe"] = {"image": {"pullPolicy": "Never"}, "replicas": SERVE_REPLICAS,
+                                 "env": {"GPT_OSS_STAND_IN_SPEEDUP_RATIO": SPEEDUP},
                                  "resources": {"requests": {"cpu": "50m", "memory": "256Mi"},
                                                "limits": {"memory": "3Gi"}}}
     else:
@@ -261,6 +274,77 @@ def disrupt(k8s: kube.Kube, run: Run) -> None:
         k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": None}})
 
 
+# --- no dropped request: load through the Service while pods go ---------------------------------------------
+
+
+def under_load(run: Run, scenario: str, url: str, model: str, disruption, then=None) -> None:
+    """Streaming load through the Service while `disruption` runs (it returns once the pod that goes is gone, drained);
+    then the load stops, every request it sent followed to its end, while `then` waits for the replacement to be Ready.
+    The counts are recorded under run.facts["no_drop"][scenario]."""
+    from tests.cluster.streams import StreamingLoad
+    load = StreamingLoad(url, model, concurrency=LOAD_CONCURRENCY, max_tokens=LOAD_TOKENS).start()
+    started = time.monotonic()
+    detail, counts, done = None, {}, False
+    stopper = threading.Thread(target=lambda: counts.update(load.stop()))
+    try:
+        time.sleep(2)  # requests open on every pod
+        detail = disruption()
+        done = True
+    finally:
+        stopper.start()
+        try:
+            if done and then is not None:
+                then()
+        finally:
+            stopper.join()
+            run.facts.setdefault("no_drop", {})[scenario] = {**counts, "detail": detail,
+                                                             "seconds": round(time.monotonic() - started, 1)}
+
+
+def serving_pods(k8s: kube.Kube, namespace: str, selector: str) -> list[dict]:
+    return [p for p in k8s.pods(namespace, selector) if not p["metadata"].get("deletionTimestamp")]
+
+
+def wait_settled(k8s: kube.Kube, namespace: str, deployment: str, selector: str, replicas: int, what: str) -> None:
+    """The Deployment rolled out: `replicas` Ready pods of its current template and no other pod left (a terminating
+    pod is gone only once it has drained)."""
+    def settled():
+        live = k8s.apps.read_namespaced_deployment(deployment, namespace)
+        status = live.status
+        pods = k8s.pods(namespace, selector)
+        return ((status.observed_generation or 0) >= live.metadata.generation
+                and (status.updated_replicas or 0) == replicas and (status.ready_replicas or 0) == replicas
+                and (status.replicas or 0) == replicas and len(pods) == replicas)
+    kube.wait_for(what, settled, timeout=240, interval=1, explain=lambda: real.describe(k8s, namespace))
+
+
+def drain_under_budget(k8s: kube.Kube, namespace: str, selector: str) -> dict:
+    """`kubectl drain` of the one node for the serving pods: cordon, evict each (the budget answers 429 for the one it
+    holds), uncordon (the evicted pod's replacement has nowhere else to go), and wait for the evicted pod to drain and
+    go. The eviction codes."""
+    k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": True}})
+    try:
+        codes = {p["metadata"]["name"]: evict(k8s, namespace, p["metadata"]["name"])
+                 for p in serving_pods(k8s, namespace, selector)}
+    finally:
+        k8s.core.patch_node(NODE.NODE_NAME, {"spec": {"unschedulable": None}})
+    wait_gone(k8s, namespace, selector, [name for name, code in codes.items() if code == 201])
+    return codes
+
+
+def wait_gone(k8s: kube.Kube, namespace: str, selector: str, names: list[str]) -> None:
+    kube.wait_for(f"{names} to drain and go", lambda: not [
+        p for p in k8s.pods(namespace, selector) if p["metadata"]["name"] in names], timeout=120, interval=0.5)
+
+
+def delete_one(k8s: kube.Kube, namespace: str, selector: str) -> str:
+    """Delete a serving pod (its own terminationGracePeriodSeconds) and wait for it to drain and go."""
+    name = sorted(p["metadata"]["name"] for p in serving_pods(k8s, namespace, selector))[0]
+    k8s.core.delete_namespaced_pod(name, namespace)
+    wait_gone(k8s, namespace, selector, [name])
+    return name
+
+
 # --- trtllm-serve: the whole release ---------------------------------------------------------------------
 
 
@@ -317,11 +401,38 @@ def served(node, hub, cluster_access, k8s) -> Run:
 
         helm_test(release, run, k8s)
 
-        disrupt(k8s, run)
+        no_drops_trtllm_serve(k8s, run, release, namespace.name, f"http://{service.spec.cluster_ip}:8000", hub)
     yield run
     release.close()
     real.set_gpus(k8s, 8)
     namespace.delete()
+
+
+def no_drops_trtllm_serve(k8s: kube.Kube, run: Run, release: Release, namespace: str, url: str,
+                          hub: HubMirror) -> None:
+    """The four ways a server pod goes, each under load through the Service: the evictions and the drain under the
+    budget (disrupt), a deleted pod, a scale-down from 2 to 1, a helm upgrade that changes the server's command line
+    (the one pod replaced, the new one first)."""
+    deployment = find(run.objects, "Deployment")["metadata"]["name"]
+    selector = "app.kubernetes.io/component=trtllm-serve"
+    model = "gpt-oss-120b"  # trtllm-serve names a local checkpoint by its folder
+    started = time.monotonic()
+    settle = lambda replicas: wait_settled(k8s, namespace, deployment, selector, replicas,  # noqa: E731
+                                           f"{replicas} settled trtllm-serve pods")
+    def drain() -> dict:
+        disrupt(k8s, run)
+        codes = dict(run.facts["evictions"])
+        wait_gone(k8s, namespace, selector, [name for name, code in codes.items() if code == 201])
+        return codes
+
+    under_load(run, "drain", url, model, drain, then=lambda: settle(SERVE_REPLICAS))
+    under_load(run, "delete", url, model, lambda: delete_one(k8s, namespace, selector),
+               then=lambda: settle(SERVE_REPLICAS))
+    fewer = node_values(TRTLLM_SERVE_TARGET, hub, {"trtllmServe": {"replicas": 1}})
+    under_load(run, "scale-down", url, model, lambda: (release.upgrade(TRTLLM_SERVE_TARGET, fewer), settle(1))[1])
+    changed = deep_merge(fewer, {"trtllmServe": {"freeGpuMemoryFraction": 0.85}})
+    under_load(run, "upgrade", url, model, lambda: (release.upgrade(TRTLLM_SERVE_TARGET, changed), settle(1))[1])
+    run.seconds["no_drop"] = round(time.monotonic() - started, 1)
 
 
 @contextlib.contextmanager
@@ -491,8 +602,10 @@ class TestOtherTrtllmServeTargetOnTheNode:
 
 def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
     """A Deployment and Service `<release>-frontend` from the DGD's own frontend pod (tests.helpers.dgd_pods):
-    the chart's init container, volumes and securityContext as rendered; the main container runs the rendered
-    frontend command through the stand-in, with one mocker per worker role in the same container."""
+    the chart's init container, volumes, securityContext, grace period, preStop and readiness probe as rendered, with
+    the DGD's frontend replicas; the main container runs the rendered frontend command through the stand-in, with one
+    mocker per worker role in the same container (slowed, so requests are open when a pod goes). Its rollout is
+    Kubernetes' default (25% surge, 25% unavailable), as the operator's frontend Deployment does not set one."""
     from tests.e2e.plan import mocker_args
     dgd = find(objects, "DynamoGraphDeployment")
     pod = dgd_pods(dgd)["Frontend"]
@@ -506,10 +619,11 @@ def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
     main["command"] = ["gpt-oss-stand-in", "serve", "--model-path", model_path, "--model-name", model_name,
                        *mockers, "--", *main["command"], *main.get("args", [])]
     main.pop("args", None)
-    main["env"] = main.get("env", []) + [{"name": "HOME", "value": "/tmp"}]
+    main["env"] = main.get("env", []) + [{"name": "HOME", "value": "/tmp"},
+                                         {"name": "GPT_OSS_STAND_IN_SPEEDUP_RATIO", "value": SPEEDUP}]
     main["imagePullPolicy"] = "Never"
     main["volumeMounts"] = main.get("volumeMounts", []) + [{"name": "tmp", "mountPath": "/tmp"}]
-    main["readinessProbe"] = {"httpGet": {"path": "/v1/models", "port": 8000}, "periodSeconds": 2}
+    main.setdefault("readinessProbe", {"httpGet": {"path": "/v1/models", "port": 8000}, "periodSeconds": 2})
     pod["spec"]["volumes"] = pod["spec"].get("volumes", []) + [{"name": "tmp", "emptyDir": {}}]
     for init in pod["spec"].get("initContainers", []):
         init["imagePullPolicy"] = "Never"
@@ -519,7 +633,7 @@ def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
               dgd["metadata"]["name"], "gpt-oss.test/stand-in": "frontend"}
     pod["metadata"] = {"labels": {**pod["metadata"].get("labels", {}), **labels}}
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": labels},
-                  "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                  "spec": {"replicas": int(dgd_components(dgd)["Frontend"]["replicas"]), "selector": {"matchLabels": labels},
                            "template": {"metadata": pod["metadata"], "spec": pod["spec"]}}}
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
                "spec": {"selector": labels, "ports": [{"name": "http", "port": 8000, "targetPort": 8000}]}}
@@ -531,7 +645,7 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
     with on_the_node(node, hub, cluster_access, k8s, DYNAMO_TARGET) as (run, release, namespace):
         hub.fake.rate = FAST
         small = {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"memory": "3Gi"}}
-        extra = node_values(DYNAMO_TARGET, hub, {"frontend": {"resources": small}})
+        extra = node_values(DYNAMO_TARGET, hub, {"frontend": {"resources": small, "replicas": FRONTENDS}})
         run.values = release.values(DYNAMO_TARGET, extra)
         release.install(DYNAMO_TARGET, extra)
         run.objects = release.manifest()
@@ -540,7 +654,7 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
         k8s.core.create_namespaced_service(namespace.name, service)
         wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
         run.seconds["download"] = round(time.monotonic() - run.started, 1)
-        wait_ready(k8s, namespace.name, deployment["metadata"]["name"], 1, "the frontend stand-in Ready")
+        wait_ready(k8s, namespace.name, deployment["metadata"]["name"], FRONTENDS, "the frontend stand-ins Ready")
         run.seconds["ready"] = round(time.monotonic() - run.started, 1)
         snapshot_pods(k8s, run)
         helm_test(release, run, k8s)
@@ -549,9 +663,38 @@ def dynamo_run(node, hub, cluster_access, k8s) -> Run:
         run.facts["dgd_pods"] = [p["metadata"]["name"] for p in k8s.pods(
             namespace.name, f"nvidia.com/dynamo-graph-deployment-name={dgd['metadata']['name']}")
             if "gpt-oss.test/stand-in" not in p["metadata"]["labels"]]
+        no_drops_dynamo(k8s, run, release, namespace.name, extra, service)
     yield run
     release.close()
     namespace.delete()
+
+
+def no_drops_dynamo(k8s: kube.Kube, run: Run, release: Release, namespace: str, values: dict, service: dict) -> None:
+    """The four ways a frontend pod goes, each under load through the frontend Service: a drain under the budget, a
+    deleted pod, a scale-down from 2 to 1, a helm upgrade that changes the frontend's command line. The Dynamo operator
+    is not in this tier, so the test does its part: after each helm upgrade it writes the re-rendered frontend pod and
+    replicas into the stand-in Deployment."""
+    name = service["metadata"]["name"]
+    selector = "gpt-oss.test/stand-in=frontend"
+    url = f"http://{k8s.core.read_namespaced_service(name, namespace).spec.cluster_ip}:8000"
+    model = "openai/gpt-oss-120b"  # the workers' --served-model-name (model.id)
+    started = time.monotonic()
+    settle = lambda replicas: wait_settled(k8s, namespace, name, selector, replicas,  # noqa: E731
+                                           f"{replicas} settled frontend stand-ins")
+
+    def upgrade(change: dict) -> None:
+        release.upgrade(DYNAMO_TARGET, deep_merge(values, change))
+        deployment, _ = frontend_stand_in(release.manifest(), namespace)
+        k8s.apps.replace_namespaced_deployment(name, namespace, deployment)
+
+    under_load(run, "drain", url, model, lambda: drain_under_budget(k8s, namespace, selector),
+               then=lambda: settle(FRONTENDS))
+    under_load(run, "delete", url, model, lambda: delete_one(k8s, namespace, selector), then=lambda: settle(FRONTENDS))
+    one = {"frontend": {"replicas": 1}}
+    under_load(run, "scale-down", url, model, lambda: (upgrade(one), settle(1))[1])
+    routed = deep_merge(one, {"frontend": {"routerMode": "random"}})
+    under_load(run, "upgrade", url, model, lambda: (upgrade(routed), settle(1))[1])
+    run.seconds["no_drop"] = round(time.monotonic() - started, 1)
 
 
 class TestDynamoTargetOnTheNodeWithoutTheOperator:
@@ -577,6 +720,44 @@ class TestDynamoTargetOnTheNodeWithoutTheOperator:
         assert smoke and "PASS:" in smoke[0]["smoke-test"], smoke
         bench = [logs["aiperf"] for name, logs in dynamo_run.logs.items() if name.startswith("gpt-oss-benchmark-")]
         assert bench and "requests completed: 8 of 8" in bench[-1] and bench[-1].rstrip().endswith("PASS"), bench
+
+
+# --- no request dropped while pods go -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flow", ["served", "dynamo_run"])
+class TestNoDroppedRequests:
+    """Streaming chats at a fixed concurrency through the Service (trtllm-serve's, or the frontend stand-ins') while a
+    pod is deleted, a helm upgrade replaces every pod, the node is drained under the budget and the replicas go from 2
+    to 1: every request started completes, none fails, no stream is cut. What makes it true is the chart's
+    (gracefulShutdown: the preStop drain mark and wait, readiness failing on it, the grace period, the rollout, the
+    frontend's own drain timeout) and the servers' drain on SIGTERM (the stand-in drains as trtllm-serve and the Dynamo
+    frontend do: ci/node-images/stand_in.py)."""
+
+    @pytest.mark.parametrize("scenario", SCENARIOS)
+    def test_should_complete_every_request_while_pods_go(self, flow, scenario, request, record_property):
+        run: Run = request.getfixturevalue(flow)
+        require(run, "no_drop")
+        assert scenario in run.facts["no_drop"], f"the run stopped before {scenario}: {run.error}\n{run.evidence}"
+        counts = run.facts["no_drop"][scenario]
+        record_property(f"{flow} {scenario}", json.dumps(counts))
+        assert counts["started"] > 0 and counts["completed"] == counts["started"], json.dumps(counts)
+        assert (counts["failed"], counts["cut"]) == (0, 0), json.dumps(counts)
+
+    def test_should_have_held_requests_open_longer_than_the_prestop_wait(self, flow, request):
+        """The streams outlast the preStop wait, so a pod that goes gets SIGTERM with requests open: its drain is
+        exercised, not only the endpoint removal."""
+        run: Run = request.getfixturevalue(flow)
+        require(run, "no_drop")
+        longest = max(c["longest_seconds"] for c in run.facts["no_drop"].values())
+        assert longest > SHUTDOWN["preStopSeconds"], json.dumps(run.facts["no_drop"])
+
+    def test_should_keep_the_drain_within_budget(self, flow, request):
+        """The budget refused the second eviction of the drain, so one pod served throughout."""
+        run: Run = request.getfixturevalue(flow)
+        require(run, "no_drop")
+        codes = sorted(run.facts["no_drop"]["drain"]["detail"].values())
+        assert codes == [201, 429], json.dumps(run.facts["no_drop"]["drain"])
 
 
 # --- runtime security, for every pod that ran ------------------------------------------------------------

@@ -79,11 +79,13 @@ podAffinity:
 {{- end }}
 
 {{/*
-Pod-level settings shared by every worker role: placement, security, init wait and volumes.
+Pod-level settings shared by every worker role: placement, security, grace period, init wait and volumes.
 Usage: {{ include "gpt-oss.workerPodSpec" . | nindent 8 }}
 */}}
 {{- define "gpt-oss.workerPodSpec" -}}
 {{- include "gpt-oss.podSecurityContext" . }}
+# Time to finish admitted requests after SIGTERM: {{ (include "gpt-oss.gracefulShutdown" . | fromYaml).formula }}.
+terminationGracePeriodSeconds: {{ int (include "gpt-oss.gracefulShutdown" . | fromYaml).terminationGracePeriodSeconds }}
 nodeSelector: {{ include "gpt-oss.workerNodeSelector" . | nindent 2 }}
 {{- with .Values.workers.tolerations }}
 tolerations: {{ toYaml . | nindent 2 }}
@@ -138,10 +140,12 @@ resources:
 {{- end }}
 
 {{/*
-Main-container fields of the frontend, shared by both DGD API versions.
+Main-container fields of the frontend, shared by both DGD API versions: command, environment (with its own
+graceful-shutdown timeout) and the drain hooks.
 Usage: {{ include "gpt-oss.frontendContainer" . | nindent 10 }}
 */}}
 {{- define "gpt-oss.frontendContainer" -}}
+{{- $shutdown := include "gpt-oss.gracefulShutdown" . | fromYaml }}
 image: {{ include "gpt-oss.image" .Values.dynamo.image }}
 imagePullPolicy: {{ .Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.frontend"]
@@ -150,10 +154,15 @@ args:
   - --http-port
   - {{ int .Values.frontend.httpPort | quote }}
 securityContext: {{ toYaml .Values.securityContext.container | nindent 2 }}
-{{- if .Values.model.tiktoken.stage }}
 env:
+  {{- if .Values.model.tiktoken.stage }}
   # The harmony tool-call parser reads its vocabulary here instead of fetching it.
   - name: TIKTOKEN_ENCODINGS_BASE
     value: {{ include "gpt-oss.tiktokenDir" . | quote }}
-{{- end }}
+  {{- end }}
+  # The frontend's own graceful shutdown: on SIGTERM it lets admitted requests finish for this long (Dynamo's
+  # default is 5 s; lib/llm/src/http/service/service_v2.rs get_graceful_shutdown_timeout).
+  - name: DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS
+    value: {{ $shutdown.maxRequestSeconds | toString | quote }}
+{{- include "gpt-oss.drainHooks" (dict "root" . "port" .Values.frontend.httpPort "model" .Values.model.id) }}
 {{- end }}

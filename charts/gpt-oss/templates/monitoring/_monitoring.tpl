@@ -151,3 +151,53 @@ Usage: {{ $rules := include "gpt-oss.alertRules" . | fromYamlArray }}
 {{- end }}
 {{- toYaml $out }}
 {{- end }}
+
+{{/*
+What a token costs (monitoring.cost, runtime dynamo): recording rules per role of the plan and for all roles, and the
+GptOssTokenCostHigh alert, as a list of Prometheus rules. Over the window w (monitoring.cost.window, W seconds) and
+with the price P of one gpu.type GPU-hour (monitoring.cost.gpuHourPrice):
+  gpt_oss:role_gpus = pods of the role reporting in (its workers' generate endpoint, each pod once) x GPUs per pod
+  gpt_oss:cost_per_million_output_tokens = gpt_oss:role_gpus x P x W / 3600 / output tokens finished in w x 1000000
+  gpt_oss:cost_per_request = gpt_oss:role_gpus x P x W / 3600 / requests that succeeded in w
+each labelled namespace, deployment, role (the plan's role key, or all) and window. Tokens and requests in w are the
+frontends' counters' rise within it (max_over_time - min_over_time, each frontend pod once): exact while no counter
+restarts inside the window (a frontend container restarted in place under-counts until the window has passed); a
+window without tokens or requests gives no value rather than an infinite cost.
+Usage: {{ $rules := include "gpt-oss.costRules" . | fromYamlArray }}
+*/}}
+{{- define "gpt-oss.costRules" -}}
+{{- $cost := .Values.monitoring.cost }}
+{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $series := include "gpt-oss.seriesSelectors" . | fromYaml }}
+{{- $price := get $cost.gpuHourPrice .Values.gpu.type }}
+{{- $amount := regexFind "[0-9]+" $cost.window | int }}
+{{- $unit := regexFind "[smh]$" $cost.window }}
+{{- $seconds := mul $amount (get (dict "s" 1 "m" 60 "h" 3600) $unit) }}
+{{- $labels := dict "namespace" .Release.Namespace "deployment" (include "gpt-oss.fullname" .) "window" $cost.window }}
+{{- $tokens := printf "sum(max by (namespace, pod, model) (max_over_time(dynamo_frontend_output_tokens_total{%s}[%s]) - min_over_time(dynamo_frontend_output_tokens_total{%s}[%s])))" $series.frontend $cost.window $series.frontend $cost.window }}
+{{- $requests := printf "sum(max by (namespace, pod, model, endpoint, request_type) (max_over_time(dynamo_frontend_requests_total{%s,status=\"success\"}[%s]) - min_over_time(dynamo_frontend_requests_total{%s,status=\"success\"}[%s])))" $series.frontend $cost.window $series.frontend $cost.window }}
+{{- $rules := list }}
+{{- $all := list }}
+{{- range $plan.roles }}
+{{- $pods := printf "count(max by (namespace, pod) (dynamo_component_inflight_requests{%s,dynamo_component=\"%s\",dynamo_endpoint=\"generate\"}))" $series.workers (include "gpt-oss.workerComponentName" .mode) }}
+{{- $gpus := printf "(%s or vector(0)) * %d" $pods (int .gpusPerReplica) }}
+{{- $all = append $all $gpus }}
+{{- $rules = append $rules (dict "key" .key "gpus" $gpus) }}
+{{- end }}
+{{- $rules = append $rules (dict "key" "all" "gpus" (join " + " $all)) }}
+{{- $out := list }}
+{{- range $rules }}
+{{- $roleLabels := merge (dict "role" .key) $labels }}
+{{- $spend := printf "(%s) * %v * %d / 3600" .gpus $price $seconds }}
+{{- $out = append $out (dict "record" "gpt_oss:role_gpus" "expr" .gpus "labels" $roleLabels) }}
+{{- $out = append $out (dict "record" "gpt_oss:cost_per_million_output_tokens" "expr" (printf "%s / (%s > 0) * 1000000" $spend $tokens) "labels" $roleLabels) }}
+{{- $out = append $out (dict "record" "gpt_oss:cost_per_request" "expr" (printf "%s / (%s > 0)" $spend $requests) "labels" $roleLabels) }}
+{{- end }}
+{{- $alert := get .Values.monitoring.prometheusRule.alerts "GptOssTokenCostHigh" }}
+{{- if and $alert.enabled (not (kindIs "invalid" $cost.maxCostPerMillionTokens)) }}
+{{- $bound := $cost.maxCostPerMillionTokens }}
+{{- $name := include "gpt-oss.fullname" . }}
+{{- $out = append $out (dict "alert" "GptOssTokenCostHigh" "expr" (printf "gpt_oss:cost_per_million_output_tokens{namespace=%q,deployment=%q,role=\"all\"} > %v" .Release.Namespace $name $bound) "for" $alert.for "labels" (dict "severity" $alert.severity) "annotations" (dict "summary" (printf "%s: output tokens cost more than %v per million" $name $bound) "description" (printf "Over the last %s the GPUs of %s cost {{ $value | printf \"%%.2f\" }} per million output tokens, above monitoring.cost.maxCostPerMillionTokens=%v, for %s: the GPUs are underused (look at the throughput panels) or the price changed." $cost.window $name $bound $alert.for) "runbook" "docs/monitoring.md#gptosstokencosthigh")) }}
+{{- end }}
+{{- toYaml $out }}
+{{- end }}

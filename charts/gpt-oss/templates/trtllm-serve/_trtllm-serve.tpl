@@ -139,3 +139,22 @@ Usage: {{ include "gpt-oss.trtllmServe.nodeSelector" . | nindent 8 }}
 {{- define "gpt-oss.trtllmServe.nodeSelector" -}}
 {{- toYaml (merge (deepCopy .Values.trtllmServe.nodeSelector) (include "gpt-oss.gpuNodeSelector" . | fromYaml)) }}
 {{- end }}
+
+{{/*
+Rolling update of the server Deployment that keeps serving capacity: with two or more replicas (the autoscaler's
+minReplicas when one owns the count) one pod is replaced at a time and no surge pod needs a spare set of GPUs
+(maxSurge 0, maxUnavailable 1); with one replica the new pod must be Ready before the old one stops (maxSurge 1,
+maxUnavailable 0), which needs a second set of trtllmServe.gpus free during the upgrade.
+Usage: {{ include "gpt-oss.trtllmServe.rollingUpdate" . | nindent 6 }}
+*/}}
+{{- define "gpt-oss.trtllmServe.rollingUpdate" -}}
+{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $server := index $plan.roles 0 }}
+{{- if ge (int $server.minReplicas) 2 }}
+maxSurge: 0
+maxUnavailable: 1
+{{- else }}
+maxSurge: 1
+maxUnavailable: 0
+{{- end }}
+{{- end }}

@@ -24,6 +24,7 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- include "gpt-oss.checkValues.routing" . }}
 {{- include "gpt-oss.checkValues.modelSource" . }}
 {{- include "gpt-oss.checkValues.monitoring" . }}
+{{- include "gpt-oss.checkValues.gracefulShutdown" . }}
 {{- end }}
 
 {{/*
@@ -626,6 +627,18 @@ Usage: {{ include "gpt-oss.checkValues.monitoring" . }}
 {{- end }}
 {{- end }}
 {{- end }}
+{{- $cost := .Values.monitoring.cost }}
+{{- if $cost.enabled }}
+{{- if eq .Values.runtime "trtllm-serve" }}
+{{- fail "monitoring.cost.enabled=true with runtime=trtllm-serve: the cost rules divide by the output tokens the Dynamo frontend counts (dynamo_frontend_output_tokens_total), and trtllm-serve serves no token counter (TensorRT-LLM 1.2's collector has request counts and latency histograms only); set monitoring.cost.enabled=false, or runtime=dynamo" }}
+{{- end }}
+{{- if not .Values.monitoring.prometheusRule.enabled }}
+{{- fail "monitoring.cost.enabled=true renders recording rules into the PrometheusRule, but monitoring.prometheusRule.enabled=false; set monitoring.prometheusRule.enabled=true, or monitoring.cost.enabled=false" }}
+{{- end }}
+{{- if not (hasKey $cost.gpuHourPrice .Values.gpu.type) }}
+{{- fail (printf "monitoring.cost.enabled=true needs the price of one %s GPU-hour (gpu.type=%s), and monitoring.cost.gpuHourPrice has none (%s); set monitoring.cost.gpuHourPrice.%s to what you pay, e.g. --set monitoring.cost.gpuHourPrice.%s=5.5: the chart invents no price" .Values.gpu.type .Values.gpu.type (toJson $cost.gpuHourPrice) .Values.gpu.type .Values.gpu.type) }}
+{{- end }}
+{{- end }}
 {{- if eq .Values.runtime "trtllm-serve" }}
 {{- $release := include "gpt-oss.trtllmServe.release" . | fromYaml }}
 {{- if eq (toString $release.servesGauges) "no" }}
@@ -643,5 +656,18 @@ Usage: {{ include "gpt-oss.checkValues.monitoring" . }}
 {{- end }}
 {{- end }}
 {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Graceful shutdown: the preStop wait must outlast the readiness probe's two tries (2 s apart, gpt-oss.drainHooks), or
+a Service or picker that reads readiness could still send a request after SIGTERM, which the Dynamo 1.2.1 frontend
+then fails (its /health stays 200 while it shuts down).
+Usage: {{ include "gpt-oss.checkValues.gracefulShutdown" . }}
+*/}}
+{{- define "gpt-oss.checkValues.gracefulShutdown" -}}
+{{- $g := .Values.gracefulShutdown }}
+{{- if lt (int $g.preStopSeconds) 5 }}
+{{- fail (printf "gracefulShutdown.preStopSeconds=%d is shorter than the readiness probe needs to report the pod draining (two tries, 2 s apart) plus a moment for the endpoints to follow, so requests could still arrive after SIGTERM; allowed: 5 or more (15 by default; longer than your ingress controller's or gateway's endpoint refresh)" (int $g.preStopSeconds)) }}
 {{- end }}
 {{- end }}
