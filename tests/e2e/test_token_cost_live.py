@@ -21,7 +21,7 @@ from tests.e2e import conftest as e2e
 from tests.e2e import plan as e2e_plan
 from tests.e2e import prometheus as prom
 from tests.e2e.test_monitoring_live import stand_in_pods
-from tests.helpers import deep_merge, load_values, render_chart
+from tests.helpers import deep_merge, load_values, render_chart, skip_for_missing_part
 
 pytestmark = pytest.mark.e2e
 PROBE = Path(__file__).with_name("cost_probe.py")
@@ -39,11 +39,12 @@ VALUES = {"monitoring": {"podMonitor": {"enabled": True, "interval": INTERVAL, "
 RECORDS = ("gpt_oss:role_gpus", "gpt_oss:cost_per_million_output_tokens", "gpt_oss:cost_per_request")
 
 
-@pytest.fixture(scope="module")
-def cost(e2e_python, tokenizer_dir, tmp_path_factory):
-    if not prom.prometheus_binary():
-        pytest.skip("e2e tier: prometheus not found; install Debian's prometheus package (apt-get install prometheus)")
-    run_dir = tmp_path_factory.mktemp("token-cost")
+@pytest.fixture(scope="module", params=prom.RELEASES, ids=[f"prometheus-{r}" for r in prom.RELEASES])
+def cost(request, e2e_python, tokenizer_dir, tmp_path_factory):
+    release = request.param
+    if not prom.prometheus_binary(release):
+        skip_for_missing_part(f"e2e tier: {prom.missing_binary(release)}")
+    run_dir = tmp_path_factory.mktemp(f"token-cost-{release}")
     tmp_dir = Path(tempfile.mkdtemp(prefix="gpt-oss-cost-"))
     try:
         base = e2e_plan.scaled_overlay_values(load_values([OVERLAY]), run_dir)
@@ -59,7 +60,7 @@ def cost(e2e_python, tokenizer_dir, tmp_path_factory):
             service["env"][e2e_plan.RUN_ENV] = plan["run_dir"]
         env = dict(plan["services"][0]["env"])
         server = prom.prometheus_service("prometheus", run_dir / "prometheus", 19095, scrape, prom.rule_groups(objects),
-                                         env, INTERVAL)
+                                         env, INTERVAL, release)
         plan["services"].append(server)
         spec = {"url": f"http://127.0.0.1:{PORT}", "model": plan["model"], "prometheus": server["url"],
                 "targets": targets, "ready_timeout": 150, "settle": 4, "quiet": 32, "requests": REQUESTS,
