@@ -328,7 +328,7 @@ def start(state: Path) -> int:
             "--bind-address", "127.0.0.1", "--secure-port", str(free_port()), *LEADER_ELECTION,
             "--service-account-private-key-file", str(pki / "sa.key"), "--root-ca-file", str(pki / "ca.crt"),
             # No kubelet renews the nodes' heartbeats: the node-lifecycle controller would taint and evict.
-            "--controllers", "*,-node-lifecycle-controller",
+            "--controllers", "*,-node-lifecycle-controller,-cloud-node-lifecycle-controller",
             "--use-service-account-credentials=false"])
         started.append("kube-controller-manager")
 
