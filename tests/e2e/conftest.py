@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import plan as e2e_plan
+from tests.e2e import prometheus as prom
 from tests.e2e.stack import kill_leftovers
-from tests.helpers import OVERLAYS, deep_merge, load_values, render_chart
+from tests.helpers import OVERLAYS, deep_merge, load_values, render_chart, skip_for_missing_part
 
 STACK = Path(__file__).with_name("stack.py")
 RUN_TIMEOUT = 600  # seconds for one whole case; a healthy one takes well under a minute
@@ -114,6 +115,14 @@ def e2e_python() -> str:
         pytest.skip("e2e tier: cannot create a private network namespace "
                     f"(`unshare --net` exit {probe.returncode}: {probe.stderr.strip()}); it needs root or CAP_SYS_ADMIN")
     return sys.executable
+
+
+@pytest.fixture(scope="module", params=prom.RELEASES, ids=[f"prometheus-{r}" for r in prom.RELEASES])
+def prometheus_release(request) -> str:
+    """Each Prometheus the monitoring checks run on (Debian's 2.42, Prometheus 3 built from its module)."""
+    if not prom.prometheus_binary(request.param):
+        skip_for_missing_part(f"e2e tier: {prom.missing_binary(request.param)}")
+    return request.param
 
 
 @pytest.fixture(scope="session")

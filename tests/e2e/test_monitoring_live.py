@@ -24,7 +24,7 @@ import pytest
 from tests.e2e import conftest as e2e
 from tests.e2e import plan as e2e_plan
 from tests.e2e import prometheus as prom
-from tests.helpers import REPO_ROOT, deep_merge, find, load_values, render_chart, skip_for_missing_part
+from tests.helpers import REPO_ROOT, deep_merge, find, load_values, render_chart
 
 pytestmark = pytest.mark.e2e
 PROBE = Path(__file__).with_name("monitoring_probe.py")
@@ -180,11 +180,9 @@ def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path, release: s
     return plan, {"scalers": scalers, "dashboards": dashboards, "targets": targets}
 
 
-@pytest.fixture(scope="module", params=prom.RELEASES, ids=[f"prometheus-{r}" for r in prom.RELEASES])
-def live(request, e2e_python, tokenizer_dir, tmp_path_factory):
-    release = request.param
-    if not prom.prometheus_binary(release):
-        skip_for_missing_part(f"e2e tier: {prom.missing_binary(release)}")
+@pytest.fixture(scope="module")
+def live(prometheus_release, e2e_python, tokenizer_dir, tmp_path_factory):
+    release = prometheus_release
     run_dir = tmp_path_factory.mktemp(f"monitoring-live-{release}")
     tmp_dir = Path(tempfile.mkdtemp(prefix="gpt-oss-mon-"))
     try:

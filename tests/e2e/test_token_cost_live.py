@@ -21,7 +21,7 @@ from tests.e2e import conftest as e2e
 from tests.e2e import plan as e2e_plan
 from tests.e2e import prometheus as prom
 from tests.e2e.test_monitoring_live import stand_in_pods
-from tests.helpers import deep_merge, load_values, render_chart, skip_for_missing_part
+from tests.helpers import deep_merge, load_values, render_chart
 
 pytestmark = pytest.mark.e2e
 PROBE = Path(__file__).with_name("cost_probe.py")
@@ -39,11 +39,9 @@ VALUES = {"monitoring": {"podMonitor": {"enabled": True, "interval": INTERVAL, "
 RECORDS = ("gpt_oss:role_gpus", "gpt_oss:cost_per_million_output_tokens", "gpt_oss:cost_per_request")
 
 
-@pytest.fixture(scope="module", params=prom.RELEASES, ids=[f"prometheus-{r}" for r in prom.RELEASES])
-def cost(request, e2e_python, tokenizer_dir, tmp_path_factory):
-    release = request.param
-    if not prom.prometheus_binary(release):
-        skip_for_missing_part(f"e2e tier: {prom.missing_binary(release)}")
+@pytest.fixture(scope="module")
+def cost(prometheus_release, e2e_python, tokenizer_dir, tmp_path_factory):
+    release = prometheus_release
     run_dir = tmp_path_factory.mktemp(f"token-cost-{release}")
     tmp_dir = Path(tempfile.mkdtemp(prefix="gpt-oss-cost-"))
     try:
