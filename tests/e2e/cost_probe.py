@@ -16,26 +16,10 @@ import json
 import sys
 import threading
 import time
-import urllib.parse
 import urllib.request
 
-_no_proxy = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def get(url: str, timeout: float = 10.0):
-    try:
-        with _no_proxy.open(url, timeout=timeout) as response:
-            body = response.read().decode()
-        return json.loads(body) if body.startswith("{") else body
-    except OSError:
-        return None
-
-
-def query(prometheus: str, promql: str) -> list[dict] | None:
-    answer = get(f"{prometheus}/api/v1/query?" + urllib.parse.urlencode({"query": promql}))
-    if not isinstance(answer, dict) or answer.get("status") != "success":
-        return None
-    return [{"labels": r["metric"], "value": float(r["value"][1])} for r in answer["data"]["result"]]
+# Run as a script (tests/e2e on sys.path): the monitoring probe's unproxied HTTP client and Prometheus query.
+from monitoring_probe import _no_proxy, get, query
 
 
 def chat(spec: dict, index: int) -> int:

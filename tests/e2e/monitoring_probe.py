@@ -30,8 +30,10 @@ def get(url: str, timeout: float = 10.0) -> dict | str | None:
         return None
 
 
-def query(prometheus: str, promql: str, at: float) -> list[dict] | None:
-    answer = get(f"{prometheus}/api/v1/query?" + urllib.parse.urlencode({"query": promql, "time": f"{at:.3f}"}))
+def query(prometheus: str, promql: str, at: float | None = None) -> list[dict] | None:
+    """An instant query's samples, at `at` (epoch seconds) or now; None when Prometheus does not answer it."""
+    params = {"query": promql, **({"time": f"{at:.3f}"} if at is not None else {})}
+    answer = get(f"{prometheus}/api/v1/query?" + urllib.parse.urlencode(params))
     if not isinstance(answer, dict) or answer.get("status") != "success":
         return None
     return [{"labels": r["metric"], "value": float(r["value"][1])} for r in answer["data"]["result"]]
