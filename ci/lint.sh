@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Chart CI, offline: yamllint, helm lint --strict per overlay, chart-testing (when ct is installed),
-# the values-reference check and the offline tests. GitHub Actions runs this script
+# the value-docs check (ci/gen-schema.py --check) and the offline tests. GitHub Actions runs this script
 # (.github/workflows/lint-test.yaml); run it locally the same way: bash ci/lint.sh
 #   PYTHON=...        interpreter with requirements-test.txt installed (default: python3)
 #   SKIP_TESTS=1      stop after the linters (tests/test_lint.py runs the same lint checks)
@@ -11,7 +11,8 @@ PYTHON=${PYTHON:-python3}
 echo "== yamllint (.yamllint.yaml)"
 # Templates are Go templates, not YAML: only the chart's values.yaml and Chart.yaml are linted.
 "$PYTHON" -m yamllint --strict -c .yamllint.yaml \
-  values examples ct.yaml .yamllint.yaml .github/workflows charts/gpt-oss/values.yaml charts/gpt-oss/Chart.yaml
+  values examples ct.yaml .yamllint.yaml .github/workflows charts/gpt-oss/values.yaml charts/gpt-oss/values.schema.yaml \
+  charts/gpt-oss/Chart.yaml
 echo "yamllint: ok"
 
 echo "== helm lint --strict per overlay (helm-python-sdk, Helm's own linter)"
@@ -62,9 +63,10 @@ else
   echo "== ct not found: skipping chart-testing (CI installs it with helm/chart-testing-action)"
 fi
 
-echo "== values reference in charts/gpt-oss/README.md"
-"$PYTHON" ci/gen-values-reference.py --check
-echo "values reference: up to date"
+echo "== value docs generated from charts/gpt-oss/values.schema.yaml"
+# values.schema.json, the values.yaml key comments and the chart README's values reference.
+"$PYTHON" ci/gen-schema.py --check
+echo "value docs: up to date"
 
 if [[ "${SKIP_TESTS:-0}" == "1" ]]; then
   echo "== SKIP_TESTS=1: offline tests skipped"

@@ -1,9 +1,11 @@
-"""The chart README's values reference: generated from values.schema.json, and fails when stale."""
+"""The value docs: one annotated schema (values.schema.yaml) generates values.schema.json, the values.yaml comments
+and the chart README's values reference, and the check fails when any of them drifted. Then the docs pages."""
 from __future__ import annotations
 
 import copy
-import json
 import re
+import shutil
+import subprocess
 import sys
 
 import pytest
@@ -11,49 +13,114 @@ import yaml
 
 from tests.helpers import CHART_DIR, REPO_ROOT, load_script
 
-SCHEMA = json.loads((CHART_DIR / "values.schema.json").read_text())
+gen = load_script("ci/gen-schema.py")
+SOURCE = yaml.safe_load((CHART_DIR / "values.schema.yaml").read_text())
 DEFAULTS = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
+GENERATED = ["values.schema.json", "values.yaml", "README.md"]
 
 
-gen = load_script("ci/gen-values-reference.py")
+def chart_copy(tmp_path):
+    """The source and the generated files in tmp_path, to drift without touching the chart."""
+    for name in ["values.schema.yaml", *GENERATED]:
+        shutil.copy(CHART_DIR / name, tmp_path / name)
+    return tmp_path
 
 
-class TestValuesReference:
-    def test_should_match_the_generated_reference(self):
-        readme = (CHART_DIR / "README.md").read_text()
-        wanted = gen.updated_readme(readme, gen.render(SCHEMA, DEFAULTS))
-        assert readme == wanted, "charts/gpt-oss/README.md values reference is stale: run ci/gen-values-reference.py"
+class TestGeneratedValueDocs:
+    def test_should_pass_the_check_as_ci_runs_it(self):
+        run = subprocess.run([sys.executable, "ci/gen-schema.py", "--check"], cwd=REPO_ROOT, capture_output=True,
+                             text=True, timeout=60)
+        assert (run.returncode, run.stderr) == (0, "")
 
-    def test_should_exit_1_on_check_when_stale(self, tmp_path, monkeypatch):
-        stale = tmp_path / "README.md"
-        stale.write_text((CHART_DIR / "README.md").read_text().replace("| `model.id` |", "| `model.idx` |"))
-        monkeypatch.setattr(gen, "README", stale)
-        assert gen.main(["--check"]) == 1
-        assert gen.main([]) == 0  # regenerates the copy ...
-        assert gen.main(["--check"]) == 0  # ... which is then current
+    # One edit per file, each by hand where the generator would not make it.
+    @pytest.mark.parametrize("name,old,new", [
+        ("values.schema.json", '"minimum": 1', '"minimum": 0'),
+        ("values.yaml", "# Hugging Face repository id", "# The Hugging Face repository id"),
+        ("README.md", "| `model.id` |", "| `model.idx` |"),
+    ])
+    def test_should_fail_the_check_on_a_drifted_copy_and_regenerate_it(self, tmp_path, capsys, name, old, new):
+        chart = chart_copy(tmp_path)
+        text = (chart / name).read_text()
+        assert old in text
+        (chart / name).write_text(text.replace(old, new, 1))
+        assert gen.main(["--check", "--chart", str(chart)]) == 1
+        assert capsys.readouterr().err == f"{chart / name}: drifted from values.schema.yaml: run ci/gen-schema.py\n"
+        assert gen.main(["--chart", str(chart)]) == 0  # regenerates the copy ...
+        assert (chart / name).read_text() == (CHART_DIR / name).read_text()
+        assert gen.main(["--check", "--chart", str(chart)]) == 0  # ... which is then current
+
+    def test_should_name_every_generated_file_when_a_description_changes_in_the_source(self, tmp_path, capsys):
+        chart = chart_copy(tmp_path)
+        source = (chart / "values.schema.yaml").read_text()
+        old = "description: Hugging Face repository id; also the served model name"
+        assert old in source
+        (chart / "values.schema.yaml").write_text(source.replace(old, old.replace("Hugging Face", "Hub"), 1))
+        assert gen.main(["--check", "--chart", str(chart)]) == 1
+        assert [line.split(":")[0] for line in capsys.readouterr().err.splitlines()] == [
+            str(chart / name) for name in GENERATED]
+
+    def test_should_refuse_a_key_without_description_and_a_loose_object(self, tmp_path, capsys):
+        chart = chart_copy(tmp_path)
+        schema = copy.deepcopy(SOURCE)
+        pod_monitor = schema["properties"]["monitoring"]["properties"]["podMonitor"]
+        del pod_monitor["properties"]["interval"]["description"]
+        del pod_monitor["additionalProperties"]
+        del schema["properties"]["workers"]["properties"]["componentFields"]["additionalProperties"]
+        (chart / "values.schema.yaml").write_text(yaml.safe_dump(schema, sort_keys=False))
+        assert gen.main(["--check", "--chart", str(chart)]) == 2
+        assert capsys.readouterr().err == (
+            "error: values.schema.yaml:\n"
+            "  workers.componentFields: a free-form map must declare additionalProperties (true or a schema)\n"
+            "  monitoring.podMonitor: an object with properties needs additionalProperties: false\n"
+            "  monitoring.podMonitor.interval: no description\n")
 
     def test_should_list_every_schema_leaf_once(self):
-        table = gen.render(SCHEMA, DEFAULTS)
-        for path, _ in gen.leaves(SCHEMA):
+        table = gen.render(SOURCE, DEFAULTS)
+        for path, _ in gen.leaves(SOURCE):
             assert table.count(f"| `{path}` |") == 1, f"{path} is not in the values reference once"
 
-    def test_should_fail_on_a_leaf_without_description(self):
-        schema = copy.deepcopy(SCHEMA)
-        del schema["properties"]["monitoring"]["properties"]["podMonitor"]["properties"]["interval"]["description"]
-        with pytest.raises(gen.SchemaError, match="monitoring.podMonitor.interval"):
-            gen.render(schema, DEFAULTS)
-
     def test_should_show_defaults_from_values_yaml_and_enums_from_the_schema(self):
-        table = gen.render(SCHEMA, DEFAULTS)
-        row = next(line for line in table.splitlines() if line.startswith("| `gpu.type` |"))
-        assert f'`"{DEFAULTS["gpu"]["type"]}"`' in row
-        for value in SCHEMA["properties"]["gpu"]["properties"]["type"]["enum"]:
-            assert f'`"{value}"`' in row
+        row = next(line for line in gen.render(SOURCE, DEFAULTS).splitlines() if line.startswith("| `gpu.type` |"))
+        assert '| `"GB200"` |' in row
+        assert 'one of `"GB200"`, `"B200"`, `"H200"`, `"H100"`' in row
 
     def test_should_touch_only_the_text_between_the_markers(self):
         readme = "intro\n<!-- values-reference:start -->\nold\n<!-- values-reference:end -->\noutro\n"
         assert gen.updated_readme(readme, "new") == (
             "intro\n<!-- values-reference:start -->\nnew\n<!-- values-reference:end -->\noutro\n")
+
+
+class TestValuesComments:
+    """values.yaml: the comment directly above a key is its description; other comments and the values stay."""
+
+    SCHEMA = {"type": "object", "additionalProperties": False, "properties": {
+        "a": {"type": "object", "description": "The a block.", "additionalProperties": False, "properties": {
+            "b": {"type": "integer", "description": "How many bs."},
+            "labels": {"type": "object", "description": "Free-form labels.", "additionalProperties": True}}},
+        "c": {"type": "array", "description": " ".join(["word"] * 30)}}}
+
+    def test_should_replace_the_comment_above_each_key_and_keep_the_rest(self):
+        values = ("# A header, set apart by a blank line.\n\n"
+                  "# an old, hand-written description\na:\n  b: 1  # kept\n  labels:\n    # a note inside a value\n"
+                  "    team: x\n\n# A section note.\n\nc:\n  - one\n")
+        assert gen.annotate(values, self.SCHEMA) == (
+            "# A header, set apart by a blank line.\n\n"
+            "# The a block.\na:\n  # How many bs.\n  b: 1  # kept\n  # Free-form labels.\n  labels:\n"
+            "    # a note inside a value\n    team: x\n\n# A section note.\n\n"
+            # 30 words of 4 letters: 23 fill a comment line of 118 characters at most (116 after "# "), 7 are left.
+            f"# {' '.join(['word'] * 23)}\n# {' '.join(['word'] * 7)}\nc:\n  - one\n")
+
+    def test_should_refuse_a_key_the_schema_does_not_have(self):
+        with pytest.raises(gen.SchemaError, match=r"values.yaml line 2: a.bogus is not in values.schema.yaml"):
+            gen.annotate("a:\n  bogus: 1\n", self.SCHEMA)
+
+    def test_should_leave_the_chart_values_unchanged(self):
+        before = (CHART_DIR / "values.yaml").read_text()
+        assert yaml.safe_load(gen.annotate(before, SOURCE)) == DEFAULTS
+
+    def test_should_keep_every_comment_line_within_yamllint_width(self):
+        lines = (CHART_DIR / "values.yaml").read_text().splitlines()
+        assert [line for line in lines if len(line) > 120] == []
 
 
 # --- The README and the docs pages: every relative link resolves, the README stays a quick start ------------------

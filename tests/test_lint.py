@@ -18,7 +18,7 @@ YAMLLINT_CONFIG = YamlLintConfig(file=str(REPO_ROOT / ".yamllint.yaml"))
 YAML_FILES = sorted(
     [*VALUES_DIR.glob("*.yaml"), *(REPO_ROOT / "examples").rglob("*.yaml"), REPO_ROOT / "ct.yaml",
      REPO_ROOT / ".yamllint.yaml", *(REPO_ROOT / ".github" / "workflows").glob("*.yaml"),
-     CHART_DIR / "values.yaml", CHART_DIR / "Chart.yaml"])
+     CHART_DIR / "values.yaml", CHART_DIR / "values.schema.yaml", CHART_DIR / "Chart.yaml"])
 YAML_IDS = [str(path.relative_to(REPO_ROOT)) for path in YAML_FILES]
 
 
