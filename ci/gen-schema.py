@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Generate the chart's value docs from its one annotated schema, charts/gpt-oss/values.schema.yaml.
 
-usage: ci/gen-schema.py [--check] [--chart DIR]
+usage: ci/gen-schema.py [--check] [--chart DIR] [--port JSON]
 values.schema.yaml is a JSON schema written in YAML, with a description on every key. From it this writes:
   values.schema.json  the same schema as JSON, which Helm validates values against (descriptions on one line)
   values.yaml         the comment directly above each key: that key's description (the values are not touched)
   README.md           the values reference between its markers: key, type, default (from values.yaml),
                       description and allowed values of every leaf
 --check writes nothing and exits 1 naming each file that drifted; ci/lint.sh and tests/test_docs.py run it.
+--port JSON prints what another values.schema.json (another branch's, say) adds or changes, as YAML for the source.
 The source is refused (exit 2) when a key has no description, an object with properties is not closed
 (additionalProperties: false), a free-form map does not declare its additionalProperties, or values.yaml
 sets a key the schema does not have.
@@ -205,6 +206,69 @@ def updated_readme(readme: str, table: str) -> str:
     return f"{head}{START}\n{table}\n{END}{tail}"
 
 
+# --- porting a key added to a values.schema.json elsewhere (another branch) -------------------------------------
+
+def scalar(value) -> str:
+    """A YAML scalar: plain when it reads back the same, else JSON (which YAML reads as a double-quoted scalar)."""
+    if isinstance(value, str) and value and value == value.strip():
+        try:
+            if yaml.safe_load(f"k: {value}") == {"k": value}:
+                return value
+        except yaml.YAMLError:
+            pass
+    return json.dumps(value)
+
+
+def to_yaml(node: dict, indent: int = 0) -> list[str]:
+    """Schema keywords as lines in the source's style: long or unsafe descriptions folded, lists of scalars in flow."""
+    pad, out = " " * indent, []
+    for key, value in node.items():
+        key = scalar(key)
+        if key == "description" and (len(pad) + len(key) + 2 + len(scalar(value)) > COMMENT_WIDTH
+                                     or scalar(value) != value):
+            out.append(f"{pad}{key}: >-")
+            out += [f"{pad}  {line}" for line in textwrap.wrap(value, COMMENT_WIDTH - indent - 2,
+                                                                break_long_words=False, break_on_hyphens=False)]
+        elif isinstance(value, dict):
+            out += [f"{pad}{key}: {{}}"] if not value else [f"{pad}{key}:", *to_yaml(value, indent + 2)]
+        elif isinstance(value, list) and all(not isinstance(item, (dict, list)) for item in value):
+            flow = f"{pad}{key}: [{', '.join(scalar(item) for item in value)}]"
+            out += [flow] if len(flow) <= COMMENT_WIDTH else [f"{pad}{key}:", *(f"{pad}  - {scalar(i)}" for i in value)]
+        elif isinstance(value, list):
+            out.append(f"{pad}{key}:")
+            for item in value:
+                lines = to_yaml(item, indent + 4)
+                out += [f"{pad}  - {lines[0].lstrip()}", *lines[1:]]
+        else:
+            out.append(f"{pad}{key}: {scalar(value)}")
+    return out
+
+
+def port(other: dict, schema: dict) -> list[str]:
+    """What another values.schema.json has that the source lacks or spells otherwise, as lines to paste by hand.
+
+    Keys only there come whole, in the source's YAML style, at their depth in the source; keys whose own keywords
+    differ (descriptions aside, which the source words) are named with both spellings; keys only here are named.
+    """
+    out = []
+    mine, theirs = dict(properties(schema)), dict(properties(other))
+    own = lambda node: {k: v for k, v in node.items() if k not in ("properties", "description")}  # noqa: E731
+    for path, node in theirs.items():
+        parent = path.rpartition(".")[0]
+        if path not in mine and (not parent or parent in mine):
+            depth = 2 * (2 * path.count(".") + 1)  # properties: / key: per level
+            out += [f"# {path}: only in the other schema; under {parent or 'the root'}'s properties:",
+                    *to_yaml({path.rpartition(".")[2]: node}, depth)]
+        elif path in mine and own(node) != own(mine[path]):
+            out += [f"# {path}: keywords differ", f"#   here:  {json.dumps(own(mine[path]))}",
+                    f"#   there: {json.dumps(own(node))}"]
+    out += [f"# {path}: only here" for path in mine
+            if path not in theirs and ("." not in path or path.rpartition(".")[0] in theirs)]
+    if own(other) != own(schema):
+        out += ["# the root's keywords differ", f"#   here:  {json.dumps(own(schema))}", f"#   there: {json.dumps(own(other))}"]
+    return out
+
+
 # --- all of it ---------------------------------------------------------------------------------------------------
 
 def generate(chart: Path) -> dict[Path, str]:
@@ -226,7 +290,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when a generated file drifted; write nothing")
     parser.add_argument("--chart", type=Path, default=CHART, help="chart directory (default: charts/gpt-oss)")
+    parser.add_argument("--port", type=Path, metavar="JSON",
+                        help="print what this values.schema.json (e.g. another branch's) adds or changes against the "
+                             "source, as YAML to paste into it; exit 1 when anything differs")
     args = parser.parse_args(argv)
+    if args.port:
+        lines = port(json.loads(args.port.read_text()), yaml.load((args.chart / SOURCE).read_text(), Loader=LOADER))
+        for line in lines:
+            print(line)
+        return 1 if lines else 0
     try:
         wanted = generate(args.chart)
     except (SchemaError, yaml.YAMLError) as error:

@@ -3,6 +3,7 @@ and the chart README's values reference, and the check fails when any of them dr
 from __future__ import annotations
 
 import copy
+import json
 import re
 import shutil
 import subprocess
@@ -88,6 +89,31 @@ class TestGeneratedValueDocs:
         readme = "intro\n<!-- values-reference:start -->\nold\n<!-- values-reference:end -->\noutro\n"
         assert gen.updated_readme(readme, "new") == (
             "intro\n<!-- values-reference:start -->\nnew\n<!-- values-reference:end -->\noutro\n")
+
+
+class TestPort:
+    """--port: what another branch's values.schema.json adds or changes, as YAML to paste into the source."""
+
+    def test_should_find_nothing_to_port_from_the_generated_json(self):
+        assert gen.port(json.loads((CHART_DIR / "values.schema.json").read_text()), SOURCE) == []
+
+    def test_should_print_an_added_key_as_source_yaml_and_name_changed_and_missing_keys(self):
+        other = json.loads((CHART_DIR / "values.schema.json").read_text())
+        dynamo = other["properties"]["dynamo"]["properties"]
+        added = {"type": "string", "description": "A release line: 1.5, say.", "enum": ["", "1.5"]}
+        dynamo["releaseLine"] = added
+        dynamo["image"]["properties"]["tag"]["minLength"] = 2
+        del other["properties"]["gpu"]["properties"]["perNode"]
+        lines = gen.port(other, SOURCE)
+        start = lines.index("# dynamo.releaseLine: only in the other schema; under dynamo's properties:")
+        assert lines[start + 1:start + 6] == ["      releaseLine:", "        type: string", "        description: >-",
+                                              "          A release line: 1.5, say.", '        enum: ["", "1.5"]']
+        assert yaml.safe_load("\n".join(lines[start + 1:start + 6])) == {"releaseLine": added}
+        assert "# dynamo.image.tag: keywords differ" in lines
+        assert "# gpu.perNode: only here" in lines
+
+    def test_should_write_the_whole_source_back_as_the_same_schema(self):
+        assert yaml.safe_load("\n".join(gen.to_yaml(SOURCE))) == SOURCE
 
 
 class TestValuesComments:
