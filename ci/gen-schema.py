@@ -244,6 +244,11 @@ def to_yaml(node: dict, indent: int = 0) -> list[str]:
     return out
 
 
+def own(node: dict) -> dict:
+    """A schema node's validation keywords without its children and its description."""
+    return {key: value for key, value in node.items() if key not in ("properties", "description")}
+
+
 def port(other: dict, schema: dict) -> list[str]:
     """What another values.schema.json has that the source lacks or spells otherwise, as lines to paste by hand.
 
@@ -252,7 +257,6 @@ def port(other: dict, schema: dict) -> list[str]:
     """
     out = []
     mine, theirs = dict(properties(schema)), dict(properties(other))
-    own = lambda node: {k: v for k, v in node.items() if k not in ("properties", "description")}  # noqa: E731
     for path, node in theirs.items():
         parent = path.rpartition(".")[0]
         if path not in mine and (not parent or parent in mine):
