@@ -269,7 +269,8 @@ def port(other: dict, schema: dict) -> list[str]:
     out += [f"# {path}: only here" for path in mine
             if path not in theirs and ("." not in path or path.rpartition(".")[0] in theirs)]
     if own(other) != own(schema):
-        out += ["# the root's keywords differ", f"#   here:  {json.dumps(own(schema))}", f"#   there: {json.dumps(own(other))}"]
+        out += ["# the root's keywords differ", f"#   here:  {json.dumps(own(schema))}",
+                f"#   there: {json.dumps(own(other))}"]
     return out
 
 
