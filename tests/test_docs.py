@@ -9,13 +9,13 @@ import sys
 import pytest
 import yaml
 
-from tests.helpers import CHART_DIR, REPO_ROOT, load_script
+from ci.gptoss_ci import gen_values_reference as gen
+from tests.helpers import CHART_DIR, REPO_ROOT
 
 SCHEMA = json.loads((CHART_DIR / "values.schema.json").read_text())
 DEFAULTS = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
 
 
-gen = load_script("ci/gen-values-reference.py")
 
 
 class TestValuesReference:

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if __name__ == "__main__":  # run as a file: import tools.gptoss from the checkout's root, as the tests do
+    sys.path[0] = str(Path(__file__).resolve().parent.parent)
 from tools.gptoss.cli import HelmLikeParser, UsageError, add_values_options, one_line, release_and_values  # noqa: E402
 from tools.gptoss.objects import dgd_workers, find, plan_document  # noqa: E402
 from tools.gptoss.render import NAMESPACE, RELEASE_NAME, ChartRenderError, parse_manifests, render_manifests  # noqa: E402

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Package the chart reproducibly and publish it to an OCI registry, with the Helm SDK (helm-python-sdk).
 
 usage:
@@ -31,7 +30,8 @@ from pathlib import Path
 import helm_python
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
+from . import REPO
+
 CHART = REPO / "charts" / "gpt-oss"
 OVERLAYS = REPO / "values"
 
@@ -272,7 +272,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

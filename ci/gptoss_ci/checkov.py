@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """Scan every overlay's rendered objects with Checkov, plus the DGD's pods as the operator will create them.
 
     python ci/checkov.py [--checkov PATH] [--markdown]
 
 Renders each values/ overlay (helm-python-sdk, as the tests do) into a scratch folder: the chart's objects,
-and for both DGD API versions the frontend and worker pod templates written out as Pods (tests.helpers.dgd_pods),
+and for both DGD API versions the frontend and worker pod templates written out as Pods (tools.gptoss.objects.dgd_pods),
 because Checkov does not look inside a custom resource. Waivers are scoped to objects: checkov.io/skip<N>
 annotations "CKV_..=<reason>" on the chart's objects and on the DGD's pod templates (templates/_checkov.tpl),
 which Checkov reports as skipped with that reason; the few checks that concern every object are the
@@ -27,10 +26,11 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from tools.gptoss.objects import dgd_pods
+from tools.gptoss.render import render_chart
+from tools.gptoss.values import OVERLAYS
 
-from tests.helpers import OVERLAYS, dgd_pods, render_chart  # noqa: E402
+from . import REPO
 
 API_VERSIONS = ("nvidia.com/v1beta1", "nvidia.com/v1alpha1")
 CONFIG = REPO / ".checkov.yaml"
@@ -167,7 +167,3 @@ def main() -> int:
                   f"{summary['skipped']} |")
     print(f"checkov {version}: {unwaived} unwaived failure(s)")
     return 1 if unwaived else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Compare aiconfigurator's predictions with TensorRT-LLM's published gpt-oss-120b throughput.
 
 usage: ci/compare-published.py [--json]   (needs requirements-predict.txt; a few minutes on 2 cores)
@@ -14,12 +13,8 @@ tests/test_predict.py runs this script and compares.
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-from tools.predict import (BACKEND, GEMM_MODE, MODEL, SYSTEMS, TRTLLM_DEFAULT_MAX_NUM_TOKENS, _quiet,  # noqa: E402
+from tools.predict import (BACKEND, GEMM_MODE, MODEL, SYSTEMS, TRTLLM_DEFAULT_MAX_NUM_TOKENS, _quiet,
                            aiconfigurator_version, moe_mode)
 
 # GPU -> (published column, attention-DP ranks = EP ways, quantization that ran, KV cache dtype)
@@ -91,7 +86,3 @@ def main(argv: list[str]) -> int:
         print(f"{r['isl']}/{r['osl']:<5} {r['gpu']:<6} {r['configuration']:<6} {r['quantization']:<17} "
               f"{r['published']:>9} {r['predicted']:>9} {r['ratio']:>5.2f}  {r['batch']}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

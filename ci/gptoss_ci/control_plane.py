@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Start and stop a Kubernetes control plane on 127.0.0.1 for the cluster tier (envtest style), plus one real node.
 
     ci/control-plane.py start [--dir .envtest]   etcd + kube-apiserver (+ kube-scheduler and
@@ -46,7 +45,6 @@ import importlib.util
 import ipaddress
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -54,14 +52,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by path, not run
-import go_parts  # noqa: E402
-import processes  # noqa: E402
+from . import CI, REPO, fetch_crds, node, processes
+from .binaries import REQUIRED, find_binaries  # noqa: F401  (REQUIRED: what `start` cannot do without)
 
-REPO = Path(__file__).resolve().parent.parent
-PROFILES = json.loads((REPO / "ci" / "gpu-node-profiles.json").read_text())
+# The command file that runs this module's main (the pod reaper is started through it).
+COMMAND = CI / "control-plane.py"
+PROFILES = json.loads((CI / "gpu-node-profiles.json").read_text())
 CRD_FILE = "nvidia.com_dynamographdeployments.yaml"
-REQUIRED = ("etcd", "kube-apiserver")
 OPTIONAL = ("kube-scheduler", "kube-controller-manager")
 BINARIES_ABSENT = 3
 # A component that cannot renew its Lease within the renew deadline exits. 60s rides out an API server or
@@ -70,32 +67,6 @@ LEADER_ELECTION = ["--leader-elect=true", "--leader-elect-lease-duration=75s", "
                    "--leader-elect-retry-period=2s"]
 # Node-sized enough for every target's pods: the GPUs are what placement is about.
 NODE_CAPACITY = {"cpu": "64", "memory": "512Gi", "pods": "110", "ephemeral-storage": "500Gi"}
-
-
-def find_binaries() -> tuple[Path | None, str]:
-    """The directory holding the binaries, and where it came from (or why none was found)."""
-    candidates = []
-    # A folder the user names wins; then what the project builds from its pins; then setup-envtest's store.
-    if os.environ.get("KUBEBUILDER_ASSETS"):
-        candidates.append((Path(os.environ["KUBEBUILDER_ASSETS"]), "KUBEBUILDER_ASSETS"))
-    built = go_parts.built("kubernetes")
-    candidates.append((built or go_parts.bin_dir("kubernetes"),
-                       "ci/go_parts.py's cache" + ("" if built else " (not built: ci/go_parts.py build kubernetes)")))
-    store = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "kubebuilder-envtest" / "k8s"
-    if not store.is_dir():
-        candidates.append((store / "<version>-<os>-<arch>", "setup-envtest store (absent)"))
-    else:
-        def version(path: Path):
-            return tuple(int(n) for n in re.findall(r"\d+", path.name.split("-")[0]))
-        for path in sorted(store.iterdir(), key=version, reverse=True):
-            candidates.append((path, f"setup-envtest store {path.name}"))
-    for path, origin in candidates:
-        if all((path / name).is_file() and os.access(path / name, os.X_OK) for name in REQUIRED):
-            return path, origin
-    looked = ", ".join(str(p) for p, _ in candidates) or "nowhere"
-    return None, (f"no etcd and kube-apiserver binaries (looked in: {looked}); build them with `python "
-                  "ci/go_parts.py build kubernetes` (docs/testing.md: A control plane for the cluster tier), or set "
-                  "KUBEBUILDER_ASSETS to a folder holding them")
 
 
 def free_port() -> int:
@@ -232,13 +203,10 @@ def create_nodes(api) -> list[str]:
 
 def crd_path() -> tuple[Path | None, str]:
     """The upstream DGD CRD file, found as the tests find CRDs (ci/fetch-crds.py), or why there is none."""
-    spec = importlib.util.spec_from_file_location("fetch_crds", Path(__file__).with_name("fetch-crds.py"))
-    lookup = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(lookup)
-    path = lookup.find_crd_file(CRD_FILE)
+    path = fetch_crds.find_crd_file(CRD_FILE)
     if path is not None:
         return path, str(path)
-    return None, lookup.missing_message(CRD_FILE)
+    return None, fetch_crds.missing_message(CRD_FILE)
 
 
 def install_crd(api, path: Path) -> None:
@@ -339,12 +307,11 @@ def start(state: Path) -> int:
     crd, crd_origin = crd_path()
     if crd is not None:
         install_crd(api, crd)
-    spawn(state, "pod-reaper", [sys.executable, str(Path(__file__).resolve()), "reap", "--dir", str(state)])
+    spawn(state, "pod-reaper", [sys.executable, str(COMMAND), "reap", "--dir", str(state)])
     started.append("pod-reaper")
     print(f"control plane up: Kubernetes {version.git_version} from {origin} ({binaries}); "
           f"running {', '.join(started)}; nodes {', '.join(nodes)}; "
           + (f"DGD CRD installed from {crd_origin}" if crd else f"DGD CRD NOT installed: {crd_origin}"), flush=True)
-    node = node_module()
     reason = node.why_not(binaries)
     if reason and node_required():
         raise SystemExit(f"no kubelet node, and {NODE_REQUIRED_BECAUSE}: {reason}")
@@ -375,16 +342,6 @@ def node_required() -> bool:
     if wanted in {"0", "false", "no", "off"}:
         return False
     return wanted == "1" or os.environ.get("CI", "").strip().lower() == "true"
-
-
-def node_module():
-    """ci/node.py: the kubelet node this control plane starts when a kubelet binary is beside its binaries."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("gpt_oss_node", Path(__file__).with_name("node.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def api_client(kubeconfig: Path):
@@ -456,16 +413,16 @@ def restart(state: Path, name: str, down_seconds: float = 0.0, sig: int = signal
 def stop(state: Path) -> int:
     pids_file = state / "pids.json"
     if not pids_file.exists():
-        problems = node_module().stop(state, find_binaries()[0])  # a start killed before it recorded anything
+        problems = node.stop(state, find_binaries()[0])  # a start killed before it recorded anything
         print(f"no control plane recorded in {state}")
         return 1 if problems else 0
-    problems = node_module().stop(state, find_binaries()[0])
+    problems = node.stop(state, find_binaries()[0])
     pids = json.loads(pids_file.read_text())
     # Reverse start order: controllers first, etcd last.
     for name, entry in reversed(list(pids.items())):
         if processes.terminate(entry):
             print(f"stopped {name} (pid {entry['pid']})")
-    mounted = node_module().mounts_under([str(state)])
+    mounted = node.mounts_under([str(state)])
     if mounted:  # never delete through a mount (a volume of a pod)
         print(f"{state} NOT removed: still mounted under it: {', '.join(mounted)}")
         return 1
@@ -505,7 +462,3 @@ def main() -> int:
         return restart(state, args.component, args.down_seconds, getattr(signal, f"SIG{args.signal}"))
     print(f"KUBECONFIG={state / 'kubeconfig'}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Fetch the upstream CRDs the tests read (pinned in ci/crds.json) into a cache folder, checking each sha256.
 
 usage: python ci/fetch-crds.py [--dest DIR] [--base-url URL] [--timeout SECONDS]
@@ -28,8 +27,9 @@ import urllib.request
 from pathlib import Path
 from typing import NamedTuple
 
-REPO = Path(__file__).resolve().parent.parent
-LOCK = REPO / "ci" / "crds.json"
+from . import CI, REPO
+
+LOCK = CI / "crds.json"
 DEFAULT_CACHE = REPO / ".cache" / "crds"
 FIX = "run `python ci/fetch-crds.py` (downloads the pinned upstream CRDs into .cache/crds)"
 
@@ -162,7 +162,3 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:  # the destination cannot be written
         print(f"error: {error}", file=sys.stderr)
         return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

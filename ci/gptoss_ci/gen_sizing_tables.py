@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write charts/gpt-oss/templates/_sizing-tables.tpl: per-GPU-type sizing numbers from aiconfigurator.
 
 usage: ci/gen-sizing-tables.py [--check]   (needs requirements-predict.txt; --check fails when the file is stale)
@@ -8,11 +7,10 @@ The chart stays dependency-free: it carries these literal tables, which its sizi
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-from tools.predict import BACKEND, GEMM_MODE, MODEL, MOE_MODES, SYSTEMS, _quiet, aiconfigurator_version, moe_mode  # noqa: E402,E501
+from tools.predict import BACKEND, GEMM_MODE, MODEL, MOE_MODES, SYSTEMS, _quiet, aiconfigurator_version, moe_mode
+
+from . import REPO
 
 TARGET = REPO / "charts" / "gpt-oss" / "templates" / "_sizing-tables.tpl"
 GPUS_PER_NODE = {"GB200": 4, "B200": 8, "H200": 8, "H100": 8}
@@ -112,7 +110,3 @@ def main(argv: list[str]) -> int:
     TARGET.write_text(text)
     print(f"wrote {TARGET.relative_to(REPO)}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

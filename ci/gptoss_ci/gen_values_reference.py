@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write the chart README's values reference from charts/gpt-oss/values.schema.json and values.yaml.
 
 usage: ci/gen-values-reference.py [--check]
@@ -13,11 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
+from . import REPO
+
 CHART = REPO / "charts" / "gpt-oss"
 README = CHART / "README.md"
 START = "<!-- values-reference:start -->"
@@ -123,7 +122,3 @@ def main(argv: list[str] | None = None) -> int:
     README.write_text(wanted)
     print("charts/gpt-oss/README.md values reference updated")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

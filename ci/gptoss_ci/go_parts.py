@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build the Go programs the cluster tier runs (Kubernetes, etcd, operators) from modules pinned in go.sum files.
 
     ci/go_parts.py build [PART ...]   builds each part that is not in the cache yet (all parts by default)
@@ -27,7 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-PARTS = Path(__file__).resolve().parent / "go"
+from . import CI
+
+PARTS = CI / "go"
 
 
 def cache_root() -> Path:
@@ -138,7 +139,3 @@ def main() -> int:
     for part in parts():
         print(f"{part}\t{key(part)}\t{'built' if built(part) else 'not built'}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Make kind worker nodes look like each target's GPU nodes, and check that they still do.
 
 Each worker carries a `gpt-oss.test/profile` label from ci/kind-setup.sh's kind config; this script
@@ -21,10 +20,10 @@ import argparse
 import json
 import subprocess
 import sys
-from pathlib import Path
+from . import CI
 
 # The profile table is shared with ci/control-plane.py and ci/kind-setup.sh.
-_TABLE = json.loads((Path(__file__).resolve().parent / "gpu-node-profiles.json").read_text())
+_TABLE = json.loads((CI / "gpu-node-profiles.json").read_text())
 PROFILE_LABEL = _TABLE["profileLabel"]
 # profile -> (arch, product label, GPUs), or None for the download Job's node (no GPUs, no taint).
 PROFILES = {name: (p["arch"], p["product"], p["gpus"]) if p.get("gpus") else None
@@ -91,7 +90,3 @@ def main() -> int:
         apply(args.kubeconfig)
         return 0
     return check(args.kubeconfig)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

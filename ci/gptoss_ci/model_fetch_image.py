@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Print the model-fetch image reference the chart defaults to, after checking the release may publish it there.
 
 usage: ci/model-fetch-image.py --owner GITHUB_OWNER --version CHART_VERSION
@@ -12,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import yaml
 
-CHART = Path(__file__).resolve().parent.parent / "charts" / "gpt-oss"
+from . import REPO
+
+CHART = REPO / "charts" / "gpt-oss"
 
 
 def main(argv=None) -> int:
@@ -38,7 +38,3 @@ def main(argv=None) -> int:
         return 1
     print(f"{repository}:{tag}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

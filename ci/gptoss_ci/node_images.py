@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build, from Debian packages and PyPI only, every container image the node tests run; never pull one.
 
     ci/node-images.py build  [--cache DIR] [--image NAME ...]   build what the cache lacks, timing each build
@@ -22,7 +21,7 @@ The images, and what each stands in for (tests say so where they use them):
            images/model-fetch/Containerfile on python:3.12.8-slim-bookworm) and for
            docker.io/library/python:3.12.8-slim-bookworm (the smoke test): Debian's Python is 3.11.
   serving  the same base + ai-dynamo from requirements-e2e.txt (Dynamo frontend and mocker) + the stand-in
-           script ci/node-images/stand_in.py, also installed as `trtllm-serve`. Stands in for the TensorRT-LLM
+           script ci/gptoss_ci/stand_in.py, also installed as `trtllm-serve`. Stands in for the TensorRT-LLM
            release image (trtllm-serve: a Dynamo frontend on the rendered port in front of a mocker serving the
            checkpoint folder's name) and for the Dynamo runtime image (`python3 -m dynamo.frontend` / mocker).
 Where each image's pip packages come from is its `pip` list: "FILE" (every requirement of a requirements file),
@@ -35,37 +34,24 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import io
 import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from . import REPO
 
 RECIPE_VERSION = 1  # bump when the recipe below changes what an image contains
 SUITE = "bookworm"
-HERE = Path(__file__).resolve().parent / "node-images"
-
-
-def _node_module():
-    spec = importlib.util.spec_from_file_location("gpt_oss_node", Path(__file__).with_name("node.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-NODE = _node_module()
+# The pause (sandbox) image the node's containerd runs (its config's sandbox_image); built here as `pause`.
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 PYTHON_APT = ["python3", "python3-pip", "ca-certificates"]
 
 
@@ -95,7 +81,7 @@ IMAGES = [
     Image("serving", ["trtllm-serve", "dynamo-runtime"],
           "the TensorRT-LLM and Dynamo runtime images: ai-dynamo's frontend and GPU-free mocker on Debian's python3",
           apt=PYTHON_APT, pip=["requirements-e2e.txt:ai-dynamo"],
-          files={"/usr/local/bin/gpt-oss-stand-in": "ci/node-images/stand_in.py"},
+          files={"/usr/local/bin/gpt-oss-stand-in": "ci/gptoss_ci/stand_in.py"},
           links={"/usr/local/bin/trtllm-serve": "gpt-oss-stand-in"}, config={"Cmd": ["python3"]}),
 ]
 BASE_ENV = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"]
@@ -110,7 +96,9 @@ def cache_dir(value: str | None = None) -> Path:
 
 def rendered_images() -> dict[str, str]:
     """role -> the image reference the chart renders for it (default values of one target per runtime)."""
-    from tests.helpers import DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS, dgd_components, find, render_chart
+    from tools.gptoss.objects import dgd_components, find
+    from tools.gptoss.render import render_chart
+    from tools.gptoss.values import DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS
     serve = render_chart([TRTLLM_SERVE_OVERLAYS[0]])
     dynamo = render_chart([DYNAMO_OVERLAYS[0]])
     job = next(o for o in serve if o["kind"] == "Job" and "model-download" in o["metadata"]["name"])
@@ -118,7 +106,7 @@ def rendered_images() -> dict[str, str]:
     smoke = next(o for o in serve if o["kind"] == "Pod" and o["metadata"]["name"].endswith("smoke-test"))
     frontend = dgd_components(find(dynamo, "DynamoGraphDeployment"))["Frontend"]["main"]
     return {
-        "pause": NODE.PAUSE_IMAGE,
+        "pause": PAUSE_IMAGE,
         "download": job["spec"]["template"]["spec"]["containers"][0]["image"],
         "smoke-test": smoke["spec"]["containers"][0]["image"],
         "wait-for-model": next(c["image"] for c in deployment["initContainers"] if c["name"] == "wait-for-model"),
@@ -494,7 +482,3 @@ def main() -> int:
         print(f"not built (run ci/node-images.py build): {', '.join(missing)}")
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

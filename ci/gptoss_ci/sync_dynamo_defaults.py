@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write charts/gpt-oss/templates/dynamo/_dynamo-defaults.tpl: the chart defaults of the Dynamo-only values.
 
 usage: ci/sync-dynamo-defaults.py [--check]
@@ -7,12 +6,12 @@ defaults (a template cannot read values.yaml, so the chart carries this copy). -
 nothing and exits 1 when the copy is stale; tests/test_trtllm_serve.py runs the same check.
 """
 import sys
-from pathlib import Path
 
 import yaml
 
-repo = Path(__file__).resolve().parent.parent
-CHART = repo / "charts" / "gpt-oss"
+from . import REPO
+
+CHART = REPO / "charts" / "gpt-oss"
 TARGET = CHART / "templates" / "dynamo" / "_dynamo-defaults.tpl"
 # Values that only configure the Dynamo runtime (a DynamoGraphDeployment and the platform's pods).
 # Not listed, because trtllm-serve uses or ignores them harmlessly: frontend.urlOverride and
@@ -54,9 +53,5 @@ def main(argv: list[str]) -> int:
             return 1
         return 0
     TARGET.write_text(wanted)
-    print(f"wrote {TARGET.relative_to(repo)}")
+    print(f"wrote {TARGET.relative_to(REPO)}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write charts/gpt-oss/templates/trtllm-serve/_trtllm-serve-options.tpl: the options of `trtllm-serve` (serve command).
 
 usage: ci/sync-trtllm-serve-options.py path/to/tensorrt_llm/commands/serve.py REPOSITORY@COMMIT
@@ -13,8 +12,9 @@ import re
 import sys
 from pathlib import Path
 
-repo = Path(__file__).resolve().parent.parent
-TARGET = repo / "charts" / "gpt-oss" / "templates" / "trtllm-serve" / "_trtllm-serve-options.tpl"
+from . import REPO
+
+TARGET = REPO / "charts" / "gpt-oss" / "templates" / "trtllm-serve" / "_trtllm-serve-options.tpl"
 
 
 def serve_options(source: str) -> tuple[list[str], list[str]]:
@@ -59,9 +59,5 @@ def main(argv: list[str]) -> int:
         "{{- end }}",
     ]
     TARGET.write_text("\n".join(lines) + "\n")
-    print(f"wrote {TARGET.relative_to(repo)}: {len(names)} option names, {len(flags)} flags")
+    print(f"wrote {TARGET.relative_to(REPO)}: {len(names)} option names, {len(flags)} flags")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+"""Write the chart README's values reference from charts/gpt-oss/values.schema.json and values.yaml.
+
+The command of ci/gptoss_ci/gen_values_reference.py (its docstring has the usage); the tests import that module.
+"""
+import sys
+from pathlib import Path
+
+sys.path[0] = str(Path(__file__).resolve().parent.parent)  # a command file: import ci.gptoss_ci from the checkout
+from ci.gptoss_ci.gen_values_reference import main  # noqa: E402
+
+sys.exit(main())
