@@ -1,5 +1,5 @@
 """The cluster tier's own parts: Go programs built from pinned modules (ci/go_parts.py), the processes the tiers
-start and must end (ci/processes.py), and the node's socket paths (ci/node.py)."""
+start and must end (ci/gptoss_ci/processes.py), and the node's socket paths (ci/gptoss_ci/node)."""
 from __future__ import annotations
 
 import json
