@@ -1,44 +1,12 @@
 #!/usr/bin/env python3
 """Print the model-fetch image reference the chart defaults to, after checking the release may publish it there.
 
-usage: ci/model-fetch-image.py --owner GITHUB_OWNER --version CHART_VERSION
-
-The release workflow builds images/model-fetch/Containerfile and pushes it to this reference before it pushes
-the chart, so the chart's default modelCache.download.image always exists. Refused (exit 1, saying what to
-change): a tag other than the chart version, or a repository outside ghcr.io/<owner>/ (a fork must point
-modelCache.download.image.repository at its own registry path).
+The command of ci/gptoss_ci/model_fetch_image.py (its docstring has the usage); the tests import that module.
 """
-from __future__ import annotations
-
-import argparse
 import sys
 from pathlib import Path
 
-import yaml
+sys.path[0] = str(Path(__file__).resolve().parent.parent)  # a command file: import ci.gptoss_ci from the checkout
+from ci.gptoss_ci.model_fetch_image import main  # noqa: E402
 
-CHART = Path(__file__).resolve().parent.parent / "charts" / "gpt-oss"
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--owner", required=True, help="the GitHub owner the workflow publishes under")
-    parser.add_argument("--version", required=True, help="the chart version being released")
-    args = parser.parse_args(argv)
-    image = yaml.safe_load((CHART / "values.yaml").read_text())["modelCache"]["download"]["image"]
-    repository, tag = image["repository"], str(image["tag"])
-    expected = f"ghcr.io/{args.owner.lower()}/model-fetch"
-    if repository != expected:
-        print(f"modelCache.download.image.repository is {repository}, but this workflow publishes {expected}: set "
-              f"it to {expected} in charts/gpt-oss/values.yaml (and artifacthub.io/images in Chart.yaml)",
-              file=sys.stderr)
-        return 1
-    if tag != args.version:
-        print(f"modelCache.download.image.tag is {tag}, but the chart version is {args.version}: the image is "
-              "published with the chart's version; set the tag to it", file=sys.stderr)
-        return 1
-    print(f"{repository}:{tag}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+sys.exit(main())

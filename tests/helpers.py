@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any
 
 import pytest
-import yaml
 
-from tools.gptoss.objects import dgd_components, dgd_pods, dgd_workers, find, notes_quantization  # noqa: F401
+from tools.gptoss.objects import dgd_components, dgd_pods, dgd_workers, find, plan_document, plan_quantization  # noqa: F401,E501
 from tools.gptoss.render import (CHART_DIR, NAMESPACE, RELEASE_NAME, SAFE_LOADER, ChartRenderError,  # noqa: F401
                                  load_chart, parse_manifests, render_chart, render_manifests, render_notes)
-from tools.gptoss.values import REPO_ROOT, VALUES_DIR, deep_merge, load_values  # noqa: F401
-
-OVERLAYS = sorted(path.name for path in VALUES_DIR.glob("*.yaml"))
-# By the runtime each overlay selects (absent = the chart default, dynamo).
-RUNTIMES = {name: (yaml.safe_load((VALUES_DIR / name).read_text()) or {}).get("runtime", "dynamo") for name in OVERLAYS}
-DYNAMO_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "dynamo"]
-TRTLLM_SERVE_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "trtllm-serve"]
+from tools.gptoss.values import (DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, RUNTIMES, TRTLLM_SERVE_OVERLAYS,  # noqa: F401
+                                 VALUES_DIR, deep_merge, load_values)
 
 
 def skip_for_missing_part(reason: str) -> None:
@@ -35,20 +28,6 @@ def flag_value(argv: list[str], flag: str) -> str:
     """The value after `flag` in an argument list (the flag must appear exactly once)."""
     assert argv.count(flag) == 1, f"{flag} appears {argv.count(flag)} times in {argv}"
     return argv[argv.index(flag) + 1]
-
-
-def load_script(path: str, name: str | None = None):
-    """A script of the repo (ci/, tools/) as a module: their file names have dashes, so they are loaded by path.
-    Registered in sys.modules (dataclasses look their module up there) under `name`, by default one made from the
-    path; the ci/ scripts that load each other use their own names (gpt_oss_node, gpt_oss_node_images)."""
-    import importlib.util
-    import sys
-    name = name or "gpt_oss_" + re.sub(r"\W", "_", path.removesuffix(".py"))
-    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def dump(obj: Any) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import load_script
+from ci.gptoss_ci import chart_release
 
 # Override with the path of another Distribution 2.x binary.
 REGISTRY_BINARY = os.environ.get("GPT_OSS_DOCKER_REGISTRY", "docker-registry")
@@ -37,7 +37,7 @@ http:
 
 
 def load_release_tool():
-    return load_script("ci/chart-release.py")
+    return chart_release
 
 
 def free_port() -> int:

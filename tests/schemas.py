@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests import k8s_cel
-from tests.helpers import load_script
+from ci.gptoss_ci import fetch_crds as crd_lookup
 
 # kubernetes-validate reads and parses a schema file and the version's _definitions.json (megabytes of JSON) on
 # every validate(); the files never change within a run, and jsonschema does not mutate what it reads.
@@ -29,7 +29,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 KUBERNETES_VERSIONS = ["1.29.0", "1.37.0"]
 
 
-crd_lookup = load_script("ci/fetch-crds.py")
 
 
 def crd_dirs() -> tuple[Path, ...]:

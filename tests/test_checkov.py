@@ -4,7 +4,8 @@ import re
 import pytest
 import yaml
 
-from tests.helpers import DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods, load_script, render_chart
+from ci.gptoss_ci import checkov
+from tests.helpers import DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods, render_chart
 from tools.gptoss.render import SAFE_LOADER
 from tests.schemas import kubernetes_errors
 
@@ -12,7 +13,7 @@ CONFIG = REPO_ROOT / ".checkov.yaml"
 
 
 def load_scan_script():
-    return load_script("ci/checkov.py")
+    return checkov
 
 
 GLOBAL_WAIVERS = ["CKV_K8S_21", "CKV_K8S_43", "CKV_K8S_15"]

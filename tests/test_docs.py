@@ -12,9 +12,9 @@ import sys
 import pytest
 import yaml
 
-from tests.helpers import CHART_DIR, REPO_ROOT, load_script
+from ci.gptoss_ci import gen_schema as gen
+from tests.helpers import CHART_DIR, REPO_ROOT
 
-gen = load_script("ci/gen-schema.py")
 SOURCE = yaml.safe_load((CHART_DIR / "values.schema.yaml").read_text())
 DEFAULTS = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
 GENERATED = ["values.schema.json", "values.yaml", "README.md"]

@@ -1,5 +1,5 @@
 """The cluster tier's own parts: Go programs built from pinned modules (ci/go_parts.py), the processes the tiers
-start and must end (ci/processes.py), and the node's socket paths (ci/node.py)."""
+start and must end (ci/gptoss_ci/processes.py), and the node's socket paths (ci/gptoss_ci/node)."""
 from __future__ import annotations
 
 import json
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, load_script
+from ci.gptoss_ci import go_parts as GO_PARTS
+from ci.gptoss_ci import node as NODE
+from ci.gptoss_ci import processes as PROCESSES
+from tests.helpers import REPO_ROOT
 
-GO_PARTS = load_script("ci/go_parts.py", "gpt_oss_go_parts")
-PROCESSES = load_script("ci/processes.py", "gpt_oss_processes")
-NODE = load_script("ci/node.py", "gpt_oss_node")
 
 
 class TestGoParts:

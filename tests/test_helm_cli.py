@@ -7,10 +7,9 @@ import subprocess
 import pytest
 import yaml
 
-from tests.helpers import (CHART_DIR, NAMESPACE, OVERLAYS, RELEASE_NAME, VALUES_DIR, ChartRenderError, load_script,
+from ci.gptoss_ci import go_parts as GO_PARTS
+from tests.helpers import (CHART_DIR, NAMESPACE, OVERLAYS, RELEASE_NAME, VALUES_DIR, ChartRenderError,
                            render_chart)
-
-GO_PARTS = load_script("ci/go_parts.py", "gpt_oss_go_parts")
 
 
 @pytest.fixture(scope="module")

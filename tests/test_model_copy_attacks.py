@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.fake_hub import RepoFile
-from tests.helpers import CHART_DIR, ChartRenderError, dgd_pods, find, load_script, render_chart
+from tests.helpers import CHART_DIR, ChartRenderError, dgd_pods, find, render_chart
 from tests.hostile import MiB, FakeRegistry, HostileHub, TokenService, layer_tar
 
 SCRIPT = CHART_DIR / "files" / "download_model.py"
-sys.path.insert(0, str(CHART_DIR / "files"))
-import model_copy  # noqa: E402  (the chart's module, as the Job imports it)
+import model_copy  # the chart's module, as the Job imports it (pyproject.toml: pythonpath)
+import wait_for_model
 
 MODEL = "openai/gpt-oss-120b"
 REV_A = "a" * 40
@@ -178,7 +178,6 @@ class TestStaleMarker:
 
     def test_should_keep_the_benchmark_waiting_on_a_marker_of_another_pin(self, tmp_path):
         """The benchmark's wait_for_model.py reads the cache too: it waits for the marker of the rendered pin."""
-        wait_for_model = load_script("charts/gpt-oss/files/wait_for_model.py")
         benchmark = find(render_chart(["agg.yaml"], {"modelCache": {"source": "pvc", "manifestSha256": PIN,
                                                                     "existingClaim": "weights"}}),
                          "Job", "gpt-oss-benchmark")["spec"]["template"]["spec"]["containers"][0]

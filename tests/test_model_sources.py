@@ -15,7 +15,7 @@ import helm_python
 import pytest
 import yaml
 
-from tests.helpers import (CHART_DIR, OVERLAYS, REPO_ROOT, ChartRenderError, dgd_pods, find, load_chart, load_script,
+from tests.helpers import (CHART_DIR, OVERLAYS, REPO_ROOT, ChartRenderError, dgd_pods, find, load_chart,
                            load_values, render_chart, render_notes)
 
 MANIFEST = "5" * 64
@@ -342,7 +342,8 @@ class TestPlan:
 
     @pytest.fixture(scope="class")
     def plan_tool(self):
-        return load_script("tools/plan.py")
+        import tools.plan
+        return tools.plan
 
     @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
     def test_should_say_where_from_how_checked_and_the_disk(self, plan_tool, api_version):

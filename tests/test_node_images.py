@@ -6,12 +6,12 @@ import dataclasses
 
 import pytest
 
-from tests.helpers import REPO_ROOT, TRTLLM_SERVE_OVERLAYS, find, load_script, render_chart
+from ci.gptoss_ci import node_images as images
+from ci.gptoss_ci import stand_in
+from tests.helpers import REPO_ROOT, TRTLLM_SERVE_OVERLAYS, find, render_chart
 
 
 
-images = load_script("ci/node-images.py", "gpt_oss_node_images")
-stand_in = load_script("ci/node-images/stand_in.py", "gpt_oss_stand_in")
 BY_NAME = {image.name: image for image in images.IMAGES}
 
 

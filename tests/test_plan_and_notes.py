@@ -6,9 +6,10 @@ import io
 
 import pytest
 
-from tests.helpers import OVERLAYS, REPO_ROOT, RUNTIMES, render_notes
+from tests.helpers import OVERLAYS, REPO_ROOT, RUNTIMES, plan_document, render_chart, render_notes
 from tools.plan import main as plan_main
 
+PLAN = "templates/configmap-plan.yaml"
 Result = collections.namedtuple("Result", "returncode stdout stderr")
 TLS_INGRESS = {"ingress": {"enabled": True, "hosts": [
     {"host": "a.example.com", "paths": [{"path": "/", "pathType": "Prefix"}]},
@@ -118,3 +119,43 @@ class TestNotes:
         notes = render_notes(["agg.yaml"])
         assert "on 4 x GB200 (aggregated)" in notes
         assert "Benchmark: concurrency 3600 (4 GPUs counted), 36000 requests, ISL 128 / OSL 1000" in notes
+
+
+class TestPlanDocument:
+    """The plan as data (gpt-oss.planDocument, the ConfigMap <fullname>-plan): what tools/plan.py and
+    tools/predict.py read, and what NOTES.txt formats for people."""
+
+    def test_should_render_the_plan_as_data(self):
+        [config_map] = render_chart(["disagg-k8s.yaml"], show_only=[PLAN])
+        assert config_map["metadata"]["name"] == "gpt-oss-plan"
+        doc = plan_document([config_map])
+        assert {k: doc[k] for k in ("runtime", "gpuType", "totalGpus", "layout", "decodeSlots", "benchmark")} == {
+            "runtime": "dynamo", "gpuType": "GB200", "totalGpus": 5, "layout": "disaggregated", "decodeSlots": 1280,
+            "benchmark": {"gpuCount": 5, "concurrency": 1536, "requestCount": 15360}}
+        assert [(r["component"], r["mode"], r["replicas"], r["gpusPerReplica"], r["tensorParallelSize"],
+                 r["expertParallelSize"], r["quantization"]["algo"]) for r in doc["roles"]] == [
+            ("TRTLLMPrefillWorker", "prefill", 1, 1, 1, 1, "W4A8_MXFP4_MXFP8"),
+            ("TRTLLMDecodeWorker", "decode", 1, 4, 4, 1, "W4A8_MXFP4_MXFP8")]
+        assert [w.split(":")[0] for w in doc["warnings"]] == [
+            "benchmark concurrency 1536 exceeds the 1280 decode slots (workers.decode", "prefill-bound"]
+
+    def test_should_keep_trtllm_serve_in_one_role(self):
+        doc = plan_document(render_chart(["trtllm-serve-low-latency.yaml"], show_only=[PLAN]))
+        assert (doc["layout"], doc["gpuType"], doc["totalGpus"], doc["warnings"]) == ("trtllm-serve", "B200", 8, [])
+        assert [(r["component"], r["gpusPerReplica"], r["tensorParallelSize"], r["expertParallelSize"])
+                for r in doc["roles"]] == [("trtllm-serve", 8, 8, 8)]
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_print_in_notes_what_the_document_holds(self, overlay):
+        doc = plan_document(render_chart([overlay], show_only=[PLAN]))
+        notes = render_notes([overlay])
+        assert f" on {doc['totalGpus']} x {doc['gpuType']} (" in notes
+        for role in doc["roles"]:
+            assert f"    quantization {role['quantization']['algo']}: {role['quantization']['reason']}\n" in notes
+        assert all(f"  - {warning}\n" in notes + "\n" for warning in doc["warnings"])
+        assert ("WARNINGS" in notes) == bool(doc["warnings"])
+
+    def test_should_leave_notes_to_people(self):
+        for path in ("tools/plan.py", "tools/predict.py", "tools/gptoss/objects.py"):
+            assert "render_notes" not in (REPO_ROOT / path).read_text() and \
+                "NOTES" not in (REPO_ROOT / path).read_text().replace("NOTES.txt", ""), path

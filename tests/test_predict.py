@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, load_script
+from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS
 from tools.predict import aiconfigurator_inputs, read_target
 
 HAVE_AICONFIGURATOR = importlib.util.find_spec("aiconfigurator") is not None
@@ -316,6 +316,5 @@ class TestPublishedFigures:
 class TestSizingTables:
     def test_should_be_what_the_pinned_model_predicts(self):
         # Regenerates the tables in memory (a few minutes) and compares with the chart's copy.
-        sys.path.insert(0, str(REPO_ROOT / "ci"))
-        module = load_script("ci/gen-sizing-tables.py")
+        from ci.gptoss_ci import gen_sizing_tables as module
         assert module.render() == module.TARGET.read_text(), "stale: run ci/gen-sizing-tables.py"

@@ -1,4 +1,5 @@
-"""The quantization TensorRT-LLM runs per role (gpt-oss.quantization), as NOTES.txt and tools/plan.py state it.
+"""The quantization TensorRT-LLM runs per role (gpt-oss.quantization), as the plan document (ConfigMap
+<fullname>-plan, which tools/plan.py reads) and NOTES.txt state it.
 
 FACTS.md, "what runs without OVERRIDE_QUANT_ALGO": OVERRIDE_QUANT_ALGO when set; else Blackwell (B200, GB200)
 runs W4A8_MXFP4_MXFP8 with the TRTLLM or CUTLASS MoE backend and W4A8_MXFP4_FP8 with TRITON; Hopper runs
@@ -6,9 +7,9 @@ W4A16_MXFP4.
 """
 import pytest
 
-from tests.helpers import render_notes
-from tools.gptoss.objects import notes_quantization
+from tests.helpers import plan_quantization, render_chart, render_notes
 
+PLAN = "templates/configmap-plan.yaml"
 H200 = {"gpu": {"type": "H200", "productLabel": "NVIDIA-H200"}}
 
 # (overlay, extra values) -> role -> "<algo>: <reason>"
@@ -46,4 +47,7 @@ IDS = ["agg.yaml", "8xb200-single-node.yaml", "2xh100-truss.yaml", "disagg-k8s.y
 class TestQuantization:
     @pytest.mark.parametrize("overlay,values,expected", CASES, ids=IDS)
     def test_should_state_per_role_what_tensorrt_llm_runs_and_why(self, overlay, values, expected):
-        assert notes_quantization(render_notes([overlay], values)) == expected
+        assert plan_quantization(render_chart([overlay], values, show_only=[PLAN])) == expected
+        notes = render_notes([overlay], values)
+        for role, text in expected.items():
+            assert f"\n  {role}: " in notes and f"\n    quantization {text}\n" in notes, (role, text)

@@ -279,7 +279,7 @@ class TestManifests:
         # PodDisruptionBudget, ConfigMap, PersistentVolumeClaim, Job (InstallOrder), then the DynamoGraphDeployment (a
         # kind Helm does not know: last); then the test hooks, Pod before Job.
         assert sources == ["disruption/poddisruptionbudget.yaml", "disruption/poddisruptionbudget.yaml",
-                           "configmap-scripts.yaml", "engine/configmap-engine.yaml",
+                           "configmap-plan.yaml", "configmap-scripts.yaml", "engine/configmap-engine.yaml",
                            "model-cache/persistentvolumeclaim.yaml", "model-cache/job-model-download.yaml",
                            "dynamo/dynamographdeployment.yaml", "tests/pod-smoke-test.yaml", "tests/job-benchmark.yaml"]
         printed = [doc for doc in yaml.safe_load_all(result.stdout) if doc]

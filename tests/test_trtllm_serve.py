@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.helpers import (CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, ChartRenderError,
-                           find, flag_value, load_script, render_chart, render_notes)
+                           find, flag_value, render_chart, render_notes)
 
 LOW, HIGH = "trtllm-serve-low-latency.yaml", "trtllm-serve-max-throughput.yaml"
 MODEL = "/model-cache/openai/gpt-oss-120b"
@@ -57,12 +57,12 @@ class TestObjects:
     @pytest.mark.parametrize("overlay", [LOW, HIGH])
     def test_should_render_a_deployment_and_service_and_no_dynamo_objects(self, overlay):
         kinds = sorted((o["kind"], o["metadata"]["name"]) for o in render_chart([overlay]))
-        assert kinds == [("ConfigMap", "gpt-oss-engine"), ("ConfigMap", "gpt-oss-scripts"),
-                         ("Deployment", "gpt-oss-trtllm-serve"), ("Job", "gpt-oss-benchmark"),
-                         ("Job", kinds[4][1]), ("PersistentVolumeClaim", "gpt-oss-model-cache"),
+        assert kinds == [("ConfigMap", "gpt-oss-engine"), ("ConfigMap", "gpt-oss-plan"),
+                         ("ConfigMap", "gpt-oss-scripts"), ("Deployment", "gpt-oss-trtllm-serve"),
+                         ("Job", "gpt-oss-benchmark"), ("Job", kinds[5][1]), ("PersistentVolumeClaim", "gpt-oss-model-cache"),
                          ("Pod", "gpt-oss-smoke-test"), ("PodDisruptionBudget", "gpt-oss-trtllm-serve"),
                          ("Service", "gpt-oss-trtllm-serve")]
-        assert kinds[4][1].startswith("gpt-oss-model-download-")
+        assert kinds[5][1].startswith("gpt-oss-model-download-")
 
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS)
     def test_should_render_no_trtllm_serve_objects_for_dynamo(self, overlay):
@@ -158,7 +158,7 @@ class TestOptionList:
         assert "--served_model_name" not in known["names"]
 
     def test_should_read_names_aliases_and_flags_from_click_decorators(self, tmp_path, monkeypatch):
-        sync = load_script("ci/sync-trtllm-serve-options.py")
+        from ci.gptoss_ci import sync_trtllm_serve_options as sync
         source = (
             '@click.command("serve")\n@click.argument("model", type=str)\n'
             '@click.option("--tensor_parallel_size", "--tp_size", type=int, default=1)\n'
@@ -171,7 +171,7 @@ class TestOptionList:
         (tmp_path / "serve.py").write_text(source)
         target = tmp_path / "_options.tpl"
         monkeypatch.setattr(sync, "TARGET", target)
-        monkeypatch.setattr(sync, "repo", tmp_path)
+        monkeypatch.setattr(sync, "REPO", tmp_path)
         assert sync.main([str(tmp_path / "serve.py"), "NVIDIA/TensorRT-LLM@" + "a" * 40]) == 0
         assert "source: NVIDIA/TensorRT-LLM@" + "a" * 40 in target.read_text()
 
@@ -368,7 +368,7 @@ class TestDynamoOnlyValues:
     def test_should_keep_the_generated_defaults_current(self, tmp_path, monkeypatch):
         script = REPO_ROOT / "ci" / "sync-dynamo-defaults.py"
         assert subprocess.run([sys.executable, str(script), "--check"], capture_output=True).returncode == 0
-        sync = load_script("ci/sync-dynamo-defaults.py")
+        from ci.gptoss_ci import sync_dynamo_defaults as sync
         stale = tmp_path / "_dynamo-defaults.tpl"
         stale.write_text(sync.render().replace("replicas: 1", "replicas: 2", 1))
         monkeypatch.setattr(sync, "TARGET", stale)

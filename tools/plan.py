@@ -24,33 +24,31 @@ from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if __name__ == "__main__":  # run as a file: import tools.gptoss from the checkout's root, as the tests do
+    sys.path[0] = str(Path(__file__).resolve().parent.parent)
 from tools.gptoss.cli import HelmLikeParser, UsageError, add_values_options, one_line, release_and_values  # noqa: E402
 from tools.gptoss.manifests import template_output  # noqa: E402
-from tools.gptoss.objects import dgd_components, dgd_workers, find, notes_quantization  # noqa: E402
-from tools.gptoss.render import (NAMESPACE, NOTES, RELEASE_NAME, ChartRenderError, parse_manifests,  # noqa: E402
-                                 render_manifests)
+from tools.gptoss.objects import dgd_components, dgd_workers, find, plan_document, plan_quantization  # noqa: E402
+from tools.gptoss.render import NAMESPACE, RELEASE_NAME, ChartRenderError, parse_manifests, render_manifests  # noqa: E402
 from tools.gptoss.values import ValuesError  # noqa: E402
 
 
 def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, namespace: str = NAMESPACE) -> str:
-    """The plan of one release: each part a function of the rendered objects (and NOTES.txt for the warnings)."""
-    manifests = render_manifests(values_files, values, name=name, namespace=namespace)
-    objects = parse_manifests(manifests)
-    notes = manifests.get(NOTES, "")
-    lines = runtime_lines(objects, notes)
+    """The plan of one release: each part a function of the rendered objects (the plan document among them)."""
+    objects = parse_manifests(render_manifests(values_files, values, name=name, namespace=namespace))
+    lines = runtime_lines(objects)
     lines += model_source_lines(objects)
     lines += exposure_lines(objects, namespace)
     lines += scaling_lines(objects)
     lines += monitoring_lines(objects)
     lines += benchmark_lines(objects, name, namespace)
-    lines += warning_lines(notes)
+    lines += warning_lines(objects)
     return "\n".join(lines)
 
 
-def runtime_lines(objects: list[dict], notes: str) -> list[str]:
+def runtime_lines(objects: list[dict]) -> list[str]:
     """The serving pods: trtllm-serve's Deployment, or the DynamoGraphDeployment's workers."""
-    quantization = notes_quantization(notes)
+    quantization = plan_quantization(objects)
     deployments = [o for o in objects if o["kind"] == "Deployment"
                    and o["metadata"]["labels"].get("app.kubernetes.io/component") == "trtllm-serve"]
     return (trtllm_serve_lines(objects, deployments[0], quantization) if deployments
@@ -258,10 +256,9 @@ def benchmark_lines(objects: list[dict], name: str = RELEASE_NAME, namespace: st
             "    " + " ".join(args)]
 
 
-def warning_lines(notes: str) -> list[str]:
-    """NOTES.txt's WARNINGS (the chart's gpt-oss.warnings), one line each."""
-    warnings = [line.strip()[2:] for line in notes.split("WARNINGS", 1)[-1].splitlines()
-                if line.strip().startswith("- ")] if "WARNINGS" in notes else []
+def warning_lines(objects: list[dict]) -> list[str]:
+    """The plan document's sizing warnings (the chart's gpt-oss.warnings, which NOTES.txt lists too), one line each."""
+    warnings = plan_document(objects)["warnings"]
     return [f"  WARNING: {w}" for w in warnings] or ["  No sizing warnings."]
 
 

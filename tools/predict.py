@@ -24,11 +24,11 @@ from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if __name__ == "__main__":  # run as a file: import tools.gptoss from the checkout's root, as the tests do
+    sys.path[0] = str(Path(__file__).resolve().parent.parent)
 from tools.gptoss.cli import HelmLikeParser, UsageError, add_values_options, one_line, release_and_values  # noqa: E402
-from tools.gptoss.objects import dgd_workers, find, notes_quantization  # noqa: E402
-from tools.gptoss.render import (NAMESPACE, NOTES, RELEASE_NAME, ChartRenderError, parse_manifests,  # noqa: E402
-                                 render_manifests)
+from tools.gptoss.objects import dgd_workers, find, plan_document  # noqa: E402
+from tools.gptoss.render import NAMESPACE, RELEASE_NAME, ChartRenderError, parse_manifests, render_manifests  # noqa: E402
 from tools.gptoss.values import ValuesError  # noqa: E402
 
 MODEL = "openai/gpt-oss-120b"
@@ -38,7 +38,7 @@ BACKEND = "trtllm"
 SYSTEMS = yaml.safe_load((Path(__file__).resolve().parent.parent / "charts" / "gpt-oss" / "data"
                           / "aiconfigurator-systems.yaml").read_text())
 
-# The quantization TensorRT-LLM runs (the chart's gpt-oss.quantization, as NOTES.txt states it per role) ->
+# The quantization TensorRT-LLM runs (the chart's gpt-oss.quantization, per role in its plan document) ->
 # aiconfigurator's MoE mode. gpt-oss's checkpoint quantizes only the MoE experts (MXFP4); attention and the
 # other linear layers stay bf16 under all three, so the GEMM mode is bfloat16 throughout.
 MOE_MODES = {"W4A16_MXFP4": "w4a16_mxfp4", "W4A8_MXFP4_MXFP8": "w4a8_mxfp4_mxfp8", "W4A8_MXFP4_FP8": None}
@@ -93,13 +93,10 @@ def moe_mode(algo: str, system: str) -> tuple[str, str | None]:
 def read_target(values_files=(), values: dict | None = None, name: str = RELEASE_NAME,
                 namespace: str = NAMESPACE) -> dict:
     """The deployment as rendered: GPU type, worker roles (engine YAML, GPUs, replicas, env), benchmark."""
-    manifests = render_manifests(values_files, values, name=name, namespace=namespace)
-    objects = parse_manifests(manifests)
-    notes = manifests.get(NOTES, "")
-    match = re.search(r" on (\d+) x (\S+) \((aggregated|disaggregated|trtllm-serve)", notes)
-    assert match, "NOTES.txt does not name the GPUs"
-    # "<algo>: <reason>" per role, computed by the chart (gpt-oss.quantization).
-    quantization = {role: text.split(":", 1)[0] for role, text in notes_quantization(notes).items()}
+    objects = parse_manifests(render_manifests(values_files, values, name=name, namespace=namespace))
+    plan = plan_document(objects)
+    # The quantization per role, computed by the chart (gpt-oss.quantization).
+    quantization = {role["component"]: role["quantization"]["algo"] for role in plan["roles"]}
     deployments = [o for o in objects if o["kind"] == "Deployment"]
     roles = [_trtllm_serve_role(objects, deployments[0], quantization["trtllm-serve"])] if deployments else []
     if not deployments:
@@ -117,8 +114,8 @@ def read_target(values_files=(), values: dict | None = None, name: str = RELEASE
     benchmark = {"isl": int(args[args.index("--synthetic-input-tokens-mean") + 1]),
                  "osl": int(args[args.index("--output-tokens-mean") + 1]),
                  "concurrency": int(args[args.index("--concurrency") + 1])}
-    return {"gpu_type": match.group(2), "total_gpus": int(match.group(1)),
-            "mode": "disagg" if match.group(3) == "disaggregated" else "agg", "roles": roles, "benchmark": benchmark,
+    return {"gpu_type": plan["gpuType"], "total_gpus": plan["totalGpus"],
+            "mode": "disagg" if plan["layout"] == "disaggregated" else "agg", "roles": roles, "benchmark": benchmark,
             "runtime": "trtllm-serve" if deployments else "dynamo"}
 
 

@@ -10,11 +10,11 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.helpers import load_script
+from ci.gptoss_ci import control_plane
 from tests.relays import TcpRelay
 
 def _script():
-    return load_script("ci/control-plane.py", "gpt_oss_control_plane")
+    return control_plane
 
 
 @dataclass

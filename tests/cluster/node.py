@@ -18,15 +18,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ci.gptoss_ci import node as NODE
+from ci.gptoss_ci import node_images as IMAGES
 from tests.cluster import kube
-from tests.helpers import RELEASE_NAME, load_script
+from tests.helpers import RELEASE_NAME
 
-
-
-
-NODE = load_script("ci/node.py", "gpt_oss_node")
-PROCESSES = load_script("ci/processes.py", "gpt_oss_processes")
-IMAGES = load_script("ci/node-images.py", "gpt_oss_node_images")
 # Each model-cache PV of a node test is a `local` volume in a folder here (the kubelet applies fsGroup to it).
 VOLUMES = Path("/var/tmp/gpt-oss-node-test")
 VOCABULARY = b"fake harmony vocabulary for the node tier\n"

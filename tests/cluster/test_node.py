@@ -751,7 +751,7 @@ class TestNoDroppedRequests:
     to 1: every request started completes, none fails, no stream is cut. What makes it true is the chart's
     (gracefulShutdown: the preStop drain mark and wait, readiness failing on it, the grace period, the rollout, the
     frontend's own drain timeout) and the servers' drain on SIGTERM (the stand-in drains as trtllm-serve and the Dynamo
-    frontend do: ci/node-images/stand_in.py)."""
+    frontend do: ci/gptoss_ci/stand_in.py)."""
 
     @pytest.mark.parametrize("scenario", SCENARIOS)
     def test_should_complete_every_request_while_pods_go(self, flow, scenario, request, record_property):

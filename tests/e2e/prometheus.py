@@ -155,8 +155,8 @@ RELEASES = ["2.42", "3.16"]
 def prometheus_binary(release: str = "2.42") -> str | None:
     if release == "2.42":
         return shutil.which("prometheus")
-    from tests.helpers import load_script
-    folder = load_script("ci/go_parts.py", "gpt_oss_go_parts").built("prometheus")
+    from ci.gptoss_ci import go_parts
+    folder = go_parts.built("prometheus")
     return str(folder / "prometheus") if folder else None
 
 

@@ -51,7 +51,7 @@ def oci_values(images: dict, image: str = "pinned", mount: str = "pull", digest:
 
 def unpack_like_the_kubelet(images: dict, image: str, folder: Path) -> None:
     """The image's linux/amd64 layers, unpacked in order into `folder` (an image volume's content)."""
-    import model_copy  # charts/gpt-oss/files/model_copy.py (chart_module_on_path)
+    import model_copy  # charts/gpt-oss/files/model_copy.py (pyproject.toml: pythonpath)
 
     registry = model_copy.Registry(images["registry"].host, plain_http=True)
     index, _ = registry.manifest(REPOSITORY, images[image]["digest"])
@@ -63,18 +63,6 @@ def unpack_like_the_kubelet(images: dict, image: str, folder: Path) -> None:
             out.write(response.read())
         model_copy.extract_layer(blob, folder)
         blob.unlink()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def chart_module_on_path():
-    import importlib.util
-    import sys
-
-    from tests.helpers import CHART_DIR
-    sys.path.insert(0, str(CHART_DIR / "files"))
-    assert importlib.util.find_spec("model_copy") is not None
-    yield
-    sys.path.remove(str(CHART_DIR / "files"))
 
 
 class TestOciPull:

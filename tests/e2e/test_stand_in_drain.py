@@ -14,16 +14,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import REPO_ROOT
+
 pytestmark = pytest.mark.e2e
-PROBE = Path(__file__).with_name("stand_in_drain_probe.py")
+PROBE = "tests.e2e.stand_in_drain_probe"  # run as a module from the checkout's root
 
 
 def drain(mode: str, tokenizer_dir: Path, tmp_path: Path) -> dict:
     model = tmp_path / "gpt-oss-120b"
     shutil.copytree(tokenizer_dir, model)
     result = subprocess.run(["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$@"', "sh",
-                             sys.executable, str(PROBE), str(model), str(tmp_path), mode],
-                            capture_output=True, text=True, timeout=300)
+                             sys.executable, "-m", PROBE, str(model), str(tmp_path), mode],
+                            capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
     log = (tmp_path / "stand-in.log").read_text(errors="replace") if (tmp_path / "stand-in.log").exists() else ""
     last = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     assert last.startswith("{") and "error" not in json.loads(last), f"{result.stdout}\n{result.stderr}\n{log}"

@@ -1,9 +1,10 @@
 """Read rendered objects back: one object by kind and name, a DynamoGraphDeployment's components (either API
-version) and pods, and the quantization NOTES.txt states per role."""
+version) and pods, and the plan the chart renders as data (the ConfigMap <fullname>-plan)."""
 from __future__ import annotations
 
 import copy
-import re
+
+import yaml
 
 
 def find(objects: list[dict], kind: str, name: str | None = None) -> dict:
@@ -82,10 +83,21 @@ def dgd_pods(dgd: dict) -> dict[str, dict]:
     return pods
 
 
-def notes_quantization(notes: str) -> dict[str, str]:
-    """Role (Dynamo component name, or trtllm-serve) -> "<algo>: <reason>", as NOTES.txt states it.
+def plan_document(objects: list[dict]) -> dict:
+    """The chart's plan as data (gpt-oss.planDocument, in the ConfigMap labelled app.kubernetes.io/component=plan),
+    the same NOTES.txt formats: runtime, gpuType, totalGpus, layout (aggregated, disaggregated or trtllm-serve),
+    roles (component, valuesKey, mode, replicas, GPUs, TP, EP, attention-DP ranks, slots, quantization {algo,
+    moeBackend, reason}), decodeSlots, benchmark {gpuCount, concurrency, requestCount} and warnings."""
+    [config_map] = [o for o in objects if o["kind"] == "ConfigMap"
+                    and o["metadata"].get("labels", {}).get("app.kubernetes.io/component") == "plan"]
+    return yaml.safe_load(config_map["data"]["plan.yaml"])
+
+
+def plan_quantization(objects: list[dict]) -> dict[str, str]:
+    """Role (Dynamo component name, or trtllm-serve) -> "<algo>: <reason>", from the plan document.
 
     The chart computes it (gpt-oss.quantization): OVERRIDE_QUANT_ALGO when set, else TensorRT-LLM's rule by
     GPU family and MoE backend.
     """
-    return dict(re.findall(r"^  ([\w-]+): .*\n    quantization (\S+: .*)$", notes, re.MULTILINE))
+    return {role["component"]: f"{role['quantization']['algo']}: {role['quantization']['reason']}"
+            for role in plan_document(objects)["roles"]}

@@ -21,6 +21,11 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 VALUES_DIR = REPO_ROOT / "values"
+# The overlays (the targets of values/), and by the runtime each selects (absent = the chart default, dynamo).
+OVERLAYS = sorted(path.name for path in VALUES_DIR.glob("*.yaml"))
+RUNTIMES = {name: (yaml.safe_load((VALUES_DIR / name).read_text()) or {}).get("runtime", "dynamo") for name in OVERLAYS}
+DYNAMO_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "dynamo"]
+TRTLLM_SERVE_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "trtllm-serve"]
 
 # Helm's limits (strvals.MaxIndex, strvals.MaxNestedNameLevel).
 MAX_INDEX = 65536

@@ -178,6 +178,38 @@ Usage: {{ include "gpt-oss.engineConfig" (dict "role" .Values.workers.prefill "k
 {{- end }}
 
 {{/*
+The plan as a reader gets it, computed once per render (NOTES.txt formats it; the ConfigMap <fullname>-plan carries
+it for tools/plan.py and tools/predict.py): GPUs, layout, each role's shape and quantization, decode slots,
+benchmark, sizing warnings.
+Usage: {{ $doc := include "gpt-oss.planDocument" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.planDocument" -}}
+{{- if not (hasKey . "gptOssPlanDocument") }}
+{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $quantization := include "gpt-oss.quantization" . | fromYaml }}
+{{- $trtllmServe := eq .Values.runtime "trtllm-serve" }}
+{{- $roles := list }}
+{{- range $plan.roles }}
+{{- $values := ternary $.Values.trtllmServe (get $.Values.workers .key) $trtllmServe }}
+{{- $tp := ternary (int .gpusPerReplica) (int $values.tensorParallelSize) $trtllmServe }}
+{{- $ep := ternary (int .gpusPerReplica) (int $values.expertParallelSize) $trtllmServe }}
+{{- $roles = append $roles (dict "component" .component "valuesKey" .valuesKey "mode" .mode
+  "replicas" (int .replicas) "gpusPerReplica" (int .gpusPerReplica) "gpus" (int .gpus)
+  "tensorParallelSize" $tp "expertParallelSize" $ep "attentionDpRanks" (int .attentionDpRanks)
+  "slots" (int .slots) "quantization" (get $quantization .key)) }}
+{{- end }}
+{{- $layout := ternary "trtllm-serve" (ternary "disaggregated" "aggregated" $plan.disaggregated) $trtllmServe }}
+{{- $benchmark := dict "gpuCount" (int $plan.benchmark.gpuCount) "concurrency" (int $plan.benchmark.concurrency)
+  "requestCount" (int $plan.benchmark.requestCount) }}
+{{- $doc := dict "runtime" .Values.runtime "gpuType" .Values.gpu.type "totalGpus" (int $plan.totalGpus) "layout" $layout
+  "roles" $roles "decodeSlots" (int $plan.decodeSlots) "benchmark" $benchmark
+  "warnings" (include "gpt-oss.warnings" . | fromYamlArray) }}
+{{- $_ := set . "gptOssPlanDocument" (toYaml $doc) }}
+{{- end }}
+{{- get . "gptOssPlanDocument" }}
+{{- end }}
+
+{{/*
 Sizing warnings: configurations that render and run, but badly. Uses FACTS.md's KV formula
 (18*L*1024*b + 18*min(L,128)*1024*b bytes per sequence of L tokens), GPU memory, and the per-GPU-type
 weights, prefill throughput and inter-token latency aiconfigurator predicted (gpt-oss.sizingTables).

@@ -1,0 +1,141 @@
+"""Build the Go programs the cluster tier runs (Kubernetes, etcd, operators) from modules pinned in go.sum files.
+
+    ci/go_parts.py build [PART ...]   builds each part that is not in the cache yet (all parts by default)
+    ci/go_parts.py where PART         prints the part's bin folder; exits 1 when it is not built
+    ci/go_parts.py list               each part, its cache key and whether it is built
+
+A part is a folder ci/go/<part>/ holding a go.mod (with `tool` lines naming its main packages), its go.sum and a
+build.json: {"binaries": {"<name>": "<main package>"}, "ldflags": [...], "env": {...}}. A binary whose pins must
+differ from the part's (etcd beside Kubernetes) comes from a nested module: "<folder>:<main package>". An ldflag may name the
+version a module is pinned at in go.mod: {version:MODULE}, {major:MODULE}, {minor:MODULE} (v1.36.3 -> 1, 36), so
+the stamp cannot drift from the pin. Each part is built into $GPT_OSS_GO_CACHE (default ~/.cache/gpt-oss/go)
+/<part>-<key>/bin, where key hashes build.json and every go.mod and go.sum of the part: a changed pin builds anew, an unchanged one
+is reused. go.sum is checked by the go command (-mod=readonly), so a module whose hash differs fails the build.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import CI
+
+PARTS = CI / "go"
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("GPT_OSS_GO_CACHE") or Path.home() / ".cache" / "gpt-oss" / "go")
+
+
+def parts() -> list[str]:
+    return sorted(p.name for p in PARTS.iterdir() if (p / "build.json").is_file())
+
+
+def pin_files(part: str) -> list[Path]:
+    """What a part's build depends on: build.json, and go.mod and go.sum of its module and any nested one."""
+    folder = PARTS / part
+    return [folder / "build.json"] + sorted(p for p in folder.rglob("go.*") if p.name in ("go.mod", "go.sum"))
+
+
+def key(part: str) -> str:
+    digest = hashlib.sha256()
+    for path in pin_files(part):
+        digest.update(str(path.relative_to(PARTS / part)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def bin_dir(part: str) -> Path:
+    return cache_root() / f"{part}-{key(part)}" / "bin"
+
+
+def built(part: str) -> Path | None:
+    """The part's bin folder when every binary of its build.json is there."""
+    folder = bin_dir(part)
+    names = json.loads((PARTS / part / "build.json").read_text())["binaries"]
+    return folder if all((folder / name).is_file() for name in names) else None
+
+
+def pinned_versions(part: str) -> dict[str, str]:
+    """Each module's version as go.mod requires it (single-line and block requires)."""
+    versions = {}
+    for line in (PARTS / part / "go.mod").read_text().splitlines():
+        match = re.match(r"^\s*(?:require\s+)?([\w.\-/]+\.[\w.\-/]+)\s+(v\S+)", line)
+        if match:
+            versions[match.group(1)] = match.group(2)
+    return versions
+
+
+def expand(flag: str, versions: dict[str, str]) -> str:
+    def version_of(match: re.Match) -> str:
+        what, module = match.group(1), match.group(2)
+        if module not in versions:
+            raise SystemExit(f"build.json names {module}, which go.mod does not require")
+        numbers = re.match(r"v(\d+)\.(\d+)", versions[module])
+        return {"version": versions[module], "major": numbers.group(1), "minor": numbers.group(2)}[what]
+    return re.sub(r"\{(version|major|minor):([^}]+)\}", version_of, flag)
+
+
+def build(part: str) -> Path:
+    """Builds the part into the cache (once); returns its bin folder."""
+    done = built(part)
+    if done:
+        print(f"{part}: cached in {done}", flush=True)
+        return done
+    spec = json.loads((PARTS / part / "build.json").read_text())
+    versions = pinned_versions(part)
+    ldflags = " ".join(expand(flag, versions) for flag in spec.get("ldflags", []))
+    env = {**os.environ, "GOFLAGS": "-mod=readonly -buildvcs=false", **spec.get("env", {})}
+    target = bin_dir(part).parent
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{part}-", dir=target.parent))
+    started = time.monotonic()
+    try:
+        for name, package in spec["binaries"].items():
+            # "package" or "<nested module folder>:package" (a module of its own, with its own pins)
+            module_dir, _, package = package.rpartition(":")
+            print(f"{part}: go build {package} -> {name}", flush=True)
+            subprocess.run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(scratch / "bin" / name), package],
+                           cwd=PARTS / part / module_dir, env=env, check=True)
+        (scratch / "go.sum").write_bytes((PARTS / part / "go.sum").read_bytes())
+        shutil.rmtree(target, ignore_errors=True)
+        scratch.rename(target)
+    except subprocess.CalledProcessError as error:
+        raise SystemExit(f"{part}: {' '.join(error.cmd)} failed (exit {error.returncode})") from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"{part}: built {', '.join(spec['binaries'])} in {time.monotonic() - started:.0f}s -> {target / 'bin'}",
+          flush=True)
+    return target / "bin"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    build_parser = sub.add_parser("build")
+    build_parser.add_argument("parts", nargs="*")
+    where_parser = sub.add_parser("where")
+    where_parser.add_argument("part")
+    sub.add_parser("list")
+    args = parser.parse_args()
+    if args.command == "build":
+        for part in args.parts or parts():
+            build(part)
+        return 0
+    if args.command == "where":
+        folder = built(args.part)
+        if folder is None:
+            print(f"{args.part} is not built: ci/go_parts.py build {args.part}", file=sys.stderr)
+            return 1
+        print(folder)
+        return 0
+    for part in parts():
+        print(f"{part}\t{key(part)}\t{'built' if built(part) else 'not built'}")
+    return 0
