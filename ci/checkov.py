@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from tests.helpers import OVERLAYS, dgd_pods, render_chart  # noqa: E402
 
-API_VERSIONS = ("nvidia.com/v1beta1", "nvidia.com/v1alpha1")
+API_VERSIONS = ("nvidia.com/v1beta1",)
 CONFIG = REPO / ".checkov.yaml"
 
 

@@ -19,7 +19,7 @@ from tests.helpers import (CHART_DIR, REPO_ROOT, DYNAMO_OVERLAYS, OVERLAYS, TRTL
                            dgd_workers, find, load_values, render_chart, render_notes)
 from tests.schemas import _strict, crd_file, dgd_errors, kubernetes_errors
 
-API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+API_VERSIONS = ["nvidia.com/v1beta1"]
 SCALER_KINDS = {"ScaledObject", "HorizontalPodAutoscaler"}
 PLANNER_KINDS = {"ServiceAccount", "Role", "RoleBinding"}
 ADAPTER = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeploymentScalingAdapter"}
@@ -313,12 +313,6 @@ class TestPlanner:
         assert container["allowPrivilegeEscalation"] is False and container["capabilities"]["drop"] == ["ALL"]
         assert planner["main"]["image"].endswith(":1.2.1")  # pinned: the runtime's version, never latest
 
-    def test_should_run_the_runtime_image_before_dynamo_1_1(self):
-        dgd = find(render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True},
-                                                        "dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.0.1"}}}),
-                   "DynamoGraphDeployment")
-        assert dgd_components(dgd)["Planner"]["main"]["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.1"
-
     def test_should_leave_the_frontend_to_its_own_scaler(self):
         values = {"planner": {"enabled": True}, "frontend": {"autoscaling": {"enabled": True}}}
         objects = render_chart(["disagg-k8s.yaml"], values)
@@ -396,11 +390,10 @@ class TestLint:
     @pytest.mark.parametrize("overlay,values", [
         ("agg.yaml", {"frontend": {"autoscaling": {"enabled": True}},
                       "workers": {"worker": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}}),
-        ("disagg-k8s.yaml", {"planner": {"enabled": True, "rbac": {"create": True}},
-                             "dynamo": {"apiVersion": "nvidia.com/v1alpha1"}}),
+        ("disagg-k8s.yaml", {"planner": {"enabled": True, "rbac": {"create": True}}}),
         ("trtllm-serve-max-throughput.yaml", {"trtllmServe": {"autoscaling": {"enabled": True}},
                                               "monitoring": {"podMonitor": {"enabled": True}}}),
-    ], ids=["agg-scalers", "disagg-planner-v1alpha1", "trtllm-serve-scaler-and-podmonitor"])
+    ], ids=["agg-scalers", "disagg-planner", "trtllm-serve-scaler-and-podmonitor"])
     def test_should_lint_the_new_templates_strictly(self, overlay, values):
         import helm_python
         from tests.test_lint import problems

@@ -387,11 +387,6 @@ REFUSALS = [
      "podDisruptionBudget.minAvailable=2 is not below workers.prefill.replicas=2, so that role's budget would never "
      "allow an eviction and a node drain would hang forever; allowed: podDisruptionBudget.minAvailable below every "
      "role's replicas, or podDisruptionBudget.maxUnavailable instead"),
-    ("kv-on-old-runtime", "agg.yaml", {**KV_AGG, "dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.1.0"}}},
-     "frontend.routerMode=kv needs the worker flag that publishes KV events, which this chart knows for Dynamo 1.2.x "
-     "(--publish-events-and-metrics) and 1.3.0+ (--publish-kv-events), but the runtime version is 1.1.0 "
-     "(dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: a runtime version 1.2.0 or newer, or another "
-     "frontend.routerMode"),
     ("kv-without-block-reuse", "agg.yaml", {"frontend": {"routerMode": "kv"}},
      "frontend.routerMode=kv sends each request to the worker that already caches its prefix, but "
      "workers.worker.engine.kv_cache_config.enable_block_reuse=false turns that cache off; set it to true (or null: "

@@ -22,7 +22,7 @@ from tests.helpers import (DYNAMO_OVERLAYS, ChartRenderError, CHART_DIR, dgd_com
                            render_chart, template_defines)
 from tests.schemas import dgd_errors
 
-API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+API_VERSIONS = ["nvidia.com/v1beta1"]
 DGD = ["templates/dynamo/dynamographdeployment.yaml"]
 
 # Copied from runtimeversion.go:17 @ 2a6da14 (imageTagPattern): the only image tags the operator reads a
@@ -48,10 +48,6 @@ ADMISSION_REFUSALS = [
      "workers.componentFields.minAvailable exists in DynamoGraphDeployments from Dynamo 1.3.0, but the runtime is "
      "1.2.1 (dynamo.image.tag) and the chart assumes the platform runs that release; use a 1.3.0 or later image, "
      "or leave minAvailable out"),
-    ("v1beta1-before-1.2", "agg.yaml", {"dynamo": {"image": {"tag": "1.1.1"}}},
-     "dynamo.apiVersion=nvidia.com/v1beta1 is served from Dynamo 1.2.0, but the runtime is 1.1.1 (dynamo.image.tag) "
-     "and the chart assumes the platform runs that release; set dynamo.apiVersion=nvidia.com/v1alpha1, or use a "
-     "1.2.0 or later image"),
     ("min-available-without-grove", "agg.yaml",
      {"dynamo": {"image": {"tag": "1.4.0"}}, "workers": {"componentFields": {"minAvailable": 1}}},
      "workers.componentFields.minAvailable is set, but dynamo.grove=false: the Dynamo operator refuses it on DGDs "
@@ -74,7 +70,7 @@ ADMISSION_REFUSALS = [
      "dynamo.topologyConstraint.packDomain=rack needs dynamo.topologyConstraint.clusterTopologyName: "
      "spec.topologyConstraint names the ClusterTopology its domains come from; set it, or empty packDomain"),
     ("cluster-topology-without-pack-domain", "agg.yaml",
-     {"dynamo": {"apiVersion": "nvidia.com/v1alpha1", "topologyConstraint": {"clusterTopologyName": "gb200-nvl72"}}},
+     {"dynamo": {"topologyConstraint": {"clusterTopologyName": "gb200-nvl72"}}},
      "dynamo.topologyConstraint.clusterTopologyName=gb200-nvl72 is set without dynamo.topologyConstraint.packDomain, "
      "and the Frontend carries no constraint of its own: the Dynamo operator then refuses the DGD (1.2: "
      "\"spec.services[Frontend].topologyConstraint is required because spec.topologyConstraint.packDomain is not "
@@ -288,12 +284,9 @@ class TestApiVersions:
     - docs/fern/pages/reference/general/releases/dynamo-v1-2-0.mdx:16 @ 2a6da14: v1.2.0 (Jun 2, 2026) "promotes
       the DynamoGraphDeployment (DGD) Kubernetes API to served v1beta1".
     - 1e0d8ef5d (2026-08-06, #11904) made v1beta1 the storage version; v1alpha1 stays served (deprecated).
-    - So the chart refuses nvidia.com/v1beta1 with a runtime before 1.2.0 (ADMISSION_REFUSALS, v1beta1-before-1.2).
+    - The chart writes v1beta1 only (v1alpha1 retired), so it refuses a runtime before 1.2.0
+      (tests/test_dynamo_release.py, RELEASE_REFUSALS, runtime-before-1.2).
     """
-
-    def test_should_accept_v1alpha1_before_1_2(self):
-        dgd = render_dgd("agg.yaml", {"dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.1.1"}}})
-        assert dgd["apiVersion"] == "nvidia.com/v1alpha1" and dgd_errors(dgd) == []
 
     def test_should_say_v1beta1_is_served_from_1_2(self):
         values = (CHART_DIR / "values.yaml").read_text()
@@ -320,11 +313,3 @@ class TestRenderedShape:
         components = dgd_components(dgd)
         assert "Frontend" in components
         assert all(c["main"].get("image") for c in components.values())
-        if api_version == "nvidia.com/v1alpha1":
-            for name, service in dgd["spec"]["services"].items():
-                assert all(m.get("mountPoint") or m.get("useAsCompilationCache")
-                           for m in service.get("volumeMounts", [])), name
-                if "sharedMemory" in service:
-                    assert service["sharedMemory"].get("size") or service["sharedMemory"].get("disabled"), name
-            assert {n for n, s in dgd["spec"]["services"].items() if s.get("sharedMemory", {}).get("size")} == \
-                set(dgd_workers(dgd))

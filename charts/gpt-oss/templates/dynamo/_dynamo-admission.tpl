@@ -25,14 +25,14 @@ source: {{ ternary "dynamo.runtimeVersionOverride" "dynamo.image.tag" (ne $overr
 {{- end }}
 
 {{/*
-The DGD's deployment-level spec.topologyConstraint in the chosen API version, {} when none is set.
+The DGD's deployment-level spec.topologyConstraint, {} when none is set.
 Usage: {{ $constraint := include "gpt-oss.dgdTopologyConstraint" . | fromYaml }}
 */}}
 {{- define "gpt-oss.dgdTopologyConstraint" -}}
 {{- $c := .Values.dynamo.topologyConstraint }}
 {{- $constraint := dict }}
 {{- if $c.clusterTopologyName }}
-{{- $_ := set $constraint (ternary "clusterTopologyName" "topologyProfile" (eq .Values.dynamo.apiVersion "nvidia.com/v1beta1")) $c.clusterTopologyName }}
+{{- $_ := set $constraint "clusterTopologyName" $c.clusterTopologyName }}
 {{- with $c.packDomain }}
 {{- $_ := set $constraint "packDomain" . }}
 {{- end }}

@@ -106,15 +106,12 @@ volumes:
 {{- end }}
 
 {{/*
-The main container of one worker role, whole: v1beta1 a podTemplate container (named main, both
-mounts, env and resources); v1alpha1 the mainContainer (envs, resources and a model-cache PVC mount
-are service-level fields there; an image volume is mounted here).
-Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row "v1beta1" true) | nindent 14 | trim }}
+The main container of one worker role, whole: a podTemplate container named main (the operator merges its
+defaults into main) with both mounts, env and resources.
+Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row) | nindent 14 | trim }}
 */}}
 {{- define "gpt-oss.workerContainer" -}}
-{{- if .v1beta1 }}
 name: main
-{{ end -}}
 image: {{ include "gpt-oss.image" .root.Values.dynamo.image }}
 imagePullPolicy: {{ .root.Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.trtllm"]
@@ -124,12 +121,9 @@ volumeMounts:
   - name: engine-config
     mountPath: /engine
     readOnly: true
-{{- if or .v1beta1 (include "gpt-oss.modelSource" .root | fromYaml).imageVolume }}
   - name: model-cache
     mountPath: {{ include "gpt-oss.modelCache.mountPoint" .root }}
     readOnly: true
-{{- end }}
-{{- if .v1beta1 }}
 env: {{ include "gpt-oss.workerEnv" (dict "root" .root "role" (get .root.Values.workers .row.key)) | nindent 2 }}
 resources:
   {{- $resources := deepCopy .root.Values.workers.resources }}
@@ -137,10 +131,9 @@ resources:
   requests: {{ merge (default dict $resources.requests) $gpu | toYaml | nindent 4 }}
   limits: {{ merge (default dict $resources.limits) $gpu | toYaml | nindent 4 }}
 {{- end }}
-{{- end }}
 
 {{/*
-Main-container fields of the frontend, shared by both DGD API versions: command, environment (with its own
+Main-container fields of the frontend: command, environment (with its own
 graceful-shutdown timeout) and the drain hooks.
 Usage: {{ include "gpt-oss.frontendContainer" . | nindent 10 }}
 */}}
