@@ -5,8 +5,6 @@ made v1beta1 the storage version and removed the v1alpha1 admission webhooks (va
 """
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from tests.helpers import CHART_DIR, ChartRenderError, find, render_chart
@@ -16,11 +14,15 @@ RELEASE_REFUSALS = [
     ("v1alpha1-retired", "agg.yaml", {"dynamo": {"apiVersion": "nvidia.com/v1alpha1"}},
      "dynamo.apiVersion=nvidia.com/v1alpha1 was retired: every Dynamo release this chart renders for serves "
      "nvidia.com/v1beta1 (from 1.2.0), and from 1.5.0 the operator validates DGDs at v1beta1 only and stores them as "
-     "v1beta1; an installed v1alpha1 DGD is the same object, so helm upgrade converts it in place; set "
-     "dynamo.apiVersion=nvidia.com/v1beta1 (the default), or remove the key"),
-    ("runtime-before-1.2", "agg.yaml", {"dynamo": {"image": {"tag": "1.1.1"}}},
-     "the Dynamo runtime is 1.1.1 (dynamo.runtimeVersionOverride, else dynamo.image.tag), but nvidia.com/v1beta1, the "
-     "only DGD API this chart writes, is served from Dynamo 1.2.0; allowed: a runtime of Dynamo 1.2.0 or newer"),
+     "v1beta1; set dynamo.apiVersion=nvidia.com/v1beta1 (the default), or remove the key"),
+    ("runtime-outside-the-line", "agg.yaml", {"dynamo": {"releaseLine": "1.2", "image": {"tag": "1.1.1"}}},
+     "dynamo.releaseLine=1.2 renders for Dynamo 1.2.0 up to (not including) 1.5.0, but the runtime is 1.1.1 "
+     "(dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: dynamo.releaseLine=1.2 for runtimes 1.2.0 to "
+     "1.4.x, 1.6 for 1.5.0 to 1.6.x, and dynamo.image.tag empty for the line's own 1.2.1"),
+    ("operator-env-in-workers", "disagg-k8s.yaml", {"workers": {"decode": {"env": {"DYN_SYSTEM_PORT": "8081"}}}},
+     "workers.decode.env.DYN_SYSTEM_PORT is set, but the Dynamo operator sets DYN_SYSTEM_PORT on every worker (9090) "
+     "and points the probes it adds at it, so the pods would never be ready; remove it (the operator's variables: "
+     "DYN_SYSTEM_PORT)"),
 ]
 
 CHECK_FILE = CHART_DIR / "templates" / "validation" / "_check-dynamo-release.tpl"
@@ -39,10 +41,12 @@ class TestReleaseRefusals:
         assert CHECK_FILE.read_text().count("{{- fail ") == len(RELEASE_REFUSALS)
 
     def test_should_state_each_rule_beside_its_check(self):
-        lines = CHECK_FILE.read_text().splitlines()
-        for number, line in enumerate(lines):
-            if line.startswith("{{- if ") and "fail" in lines[number + 1]:
-                assert re.match(r"\{\{- /\* Rule: ", lines[number - 1]), lines[number - 1]
+        # One "Rule:" comment per check, each before its fail.
+        source = CHECK_FILE.read_text()
+        assert source.count("{{- /* Rule: ") == len(RELEASE_REFUSALS)
+        chunks = source.split("{{- fail ")[:-1]
+        assert all(chunk.rfind("{{- /* Rule: ") > chunk.rfind("{{- end }}\n{{- /* Rule") - 1 for chunk in chunks)
+        assert all("{{- /* Rule: " in chunk.split("{{- end }}\n{{- end }}")[-1] for chunk in chunks)
 
 
 class TestApiVersion:

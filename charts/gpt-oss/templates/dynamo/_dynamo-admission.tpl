@@ -1,14 +1,14 @@
 {{- /* What the Dynamo operator's admission webhooks read: the runtime version and the topology constraint. */}}
 
 {{/*
-The Dynamo runtime version as the operator resolves it: imageTag is the tag of the rendered image
+The Dynamo runtime version as the operator resolves it: imageTag is the tag of the rendered image (gpt-oss.dynamoImage)
 (digest cut off), imageVersion its MAJOR.MINOR.PATCH when the operator's image-tag pattern
 (runtimeversion.ParseImageVersion) accepts it, else ""; version is dynamo.runtimeVersionOverride, else
 imageVersion; source names the value it came from.
 Usage: {{ $runtime := include "gpt-oss.dynamoRuntimeVersion" . | fromYaml }}
 */}}
 {{- define "gpt-oss.dynamoRuntimeVersion" -}}
-{{- $ref := regexReplaceAll "@.*$" (include "gpt-oss.image" .Values.dynamo.image | trim) "" }}
+{{- $ref := regexReplaceAll "@.*$" (include "gpt-oss.image" (include "gpt-oss.dynamoImage" . | fromYaml) | trim) "" }}
 {{- $tag := "" }}
 {{- if regexMatch ":[^:/]*$" $ref }}
 {{- $tag = regexFind "[^:]*$" $ref | trim }}

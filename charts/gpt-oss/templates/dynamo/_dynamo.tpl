@@ -9,11 +9,11 @@ Usage: {{ include "gpt-oss.frontendUrl" . }}
 {{- end }}
 
 {{/*
-Command-line arguments of one worker role's dynamo.trtllm process.
+Command-line arguments of one worker role's dynamo.trtllm process (the model flag is the release line's).
 Usage: {{ include "gpt-oss.workerArgs" (dict "root" $ "row" $row) }}
 */}}
 {{- define "gpt-oss.workerArgs" -}}
-- --model-path
+- {{ (include "gpt-oss.dynamoRelease" .root | fromYaml).worker.modelFlag }}
 - {{ include "gpt-oss.modelPath" .root | quote }}
 - --served-model-name
 - {{ .root.Values.model.id | quote }}
@@ -112,7 +112,7 @@ Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row) | nindent
 */}}
 {{- define "gpt-oss.workerContainer" -}}
 name: main
-image: {{ include "gpt-oss.image" .root.Values.dynamo.image }}
+image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" .root | fromYaml) }}
 imagePullPolicy: {{ .root.Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.trtllm"]
 args: {{ include "gpt-oss.workerArgs" . | nindent 2 }}
@@ -139,7 +139,7 @@ Usage: {{ include "gpt-oss.frontendContainer" . | nindent 10 }}
 */}}
 {{- define "gpt-oss.frontendContainer" -}}
 {{- $shutdown := include "gpt-oss.gracefulShutdown" . | fromYaml }}
-image: {{ include "gpt-oss.image" .Values.dynamo.image }}
+image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" . | fromYaml) }}
 imagePullPolicy: {{ .Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.frontend"]
 args:

@@ -445,7 +445,7 @@ Usage: {{ include "gpt-oss.checkValues.dynamoAdmission" . }}
 {{- end }}
 
 {{- /* The component fields a release serves; minAvailable only on the Grove pathway. */}}
-{{- $since := dict "minAvailable" "1.3.0" "providerOverride" "1.5.0" }}
+{{- $since := (include "gpt-oss.dynamoRelease" . | fromYaml).admission.componentFieldsSince }}
 {{- range $field, $release := $since }}
 {{- if and (hasKey $fields $field) (semverCompare (printf "<%s" $release) $runtime.version) }}
 {{- fail (printf "workers.componentFields.%s exists in DynamoGraphDeployments from Dynamo %s, but the runtime is %s (%s) and the chart assumes the platform runs that release; use a %s or later image, or leave %s out" $field $release $runtime.version $runtime.source $release $field) }}
