@@ -249,7 +249,8 @@ def planner_config(dgd: dict) -> dict:
 class TestPlanner:
     @pytest.mark.parametrize("overlay,api", PLANNER_CASES, ids=[f"{o}-{a.split('/')[1]}" for o, a in PLANNER_CASES])
     def test_should_add_a_planner_component_and_the_workers_adapters(self, overlay, api):
-        dgd = find(render_chart([overlay], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}}),
+        # The 1.2 line's planner (the 1.6 line's planner config: its own tests).
+        dgd = find(render_chart([overlay], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api, "releaseLine": "1.2"}}),
                    "DynamoGraphDeployment")
         assert dgd_errors(dgd) == []
         planner = dgd_components(dgd)["Planner"]
@@ -311,7 +312,7 @@ class TestPlanner:
         assert (pod["runAsNonRoot"], pod["seccompProfile"]["type"]) == (True, "RuntimeDefault")
         container = planner["main"]["securityContext"]
         assert container["allowPrivilegeEscalation"] is False and container["capabilities"]["drop"] == ["ALL"]
-        assert planner["main"]["image"].endswith(":1.2.1")  # pinned: the runtime's version, never latest
+        assert planner["main"]["image"].endswith(":1.6.1")  # pinned: the runtime's version, never latest
 
     def test_should_leave_the_frontend_to_its_own_scaler(self):
         values = {"planner": {"enabled": True}, "frontend": {"autoscaling": {"enabled": True}}}
@@ -352,7 +353,7 @@ class TestReadout:
                 "      its series come from the Dynamo platform's dynamo-frontend PodMonitor or monitoring.podMonitor") in notes
 
     def test_should_print_the_planner_targets_and_budget_in_notes(self):
-        notes = render_notes(["disagg-k8s.yaml"], {"planner": {"enabled": True}})
+        notes = render_notes(["disagg-k8s.yaml"], {"planner": {"enabled": True}, "dynamo": {"releaseLine": "1.2"}})
         assert ("scales TRTLLMPrefillWorker, TRTLLMDecodeWorker through their scaling adapters, at least 1 replica(s) "
                 "each; sla targets TTFT 500 ms, ITL 50 ms; GPU budget 16 at most\n"
                 "    decides by load, from the workers' forward-pass metrics (they publish them: "

@@ -210,7 +210,7 @@ class TestAcceptedAlternatives:
         assert render_chart(["agg.yaml"], values)
 
     def test_should_accept_a_digest_with_a_runtime_version(self):
-        values = {"dynamo": {"image": {"tag": "sha256:0123abcd"}, "runtimeVersionOverride": "1.2.1"}}
+        values = {"dynamo": {"releaseLine": "1.2", "image": {"tag": "sha256:0123abcd"}, "runtimeVersionOverride": "1.2.1"}}
         dgd = next(o for o in render_chart(["agg.yaml"], values) if o["kind"] == "DynamoGraphDeployment")
         main = dgd["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]
         assert main["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime@sha256:0123abcd"

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import CHART_DIR, ChartRenderError, find, render_chart
+from tests.helpers import (CHART_DIR, DYNAMO_OVERLAYS, ChartRenderError, dgd_components, dgd_workers, find,
+                           render_chart, render_notes)
+
+DGD = ["templates/dynamo/dynamographdeployment.yaml"]
+RUNTIME = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime"
 
 # (id, overlay, values, the exact text the user must see): one per fail call of templates/validation/_check-dynamo-release.tpl.
 RELEASE_REFUSALS = [
@@ -25,6 +29,20 @@ RELEASE_REFUSALS = [
      "DYN_SYSTEM_PORT)"),
 ]
 
+# Refusals that need the live cluster (lookup): tests/cluster/test_dynamo_upgrade.py shows each on a real API server.
+LIVE_MESSAGES = {
+    "operator-window": (
+        "the Dynamo operator in the cluster is {operator} (Deployment {where}), and an operator supports runtimes from "
+        "two minors before its own to one after it ({window} here), but this release renders the runtime {runtime} "
+        "(dynamo.releaseLine={line}); allowed: {allowed}, or upgrade the Dynamo platform one minor at a time first "
+        "(docs/operations.md, \"Dynamo upgrades\"); dynamo.operator.check=false skips this check"),
+    "minor-skipped": (
+        "the live DynamoGraphDeployment {namespace}/gpt-oss runs Dynamo {installed} ({source}), and this upgrade renders "
+        "{runtime}: Dynamo upgrades to the adjacent minor only, applying every intermediate minor in order; go {path}, "
+        "one helm upgrade per step with {steps}, after upgrading the Dynamo platform (operator, CRDs, Grove, KAI "
+        "scheduler) to that minor (docs/operations.md, \"Dynamo upgrades\")"),
+}
+
 CHECK_FILE = CHART_DIR / "templates" / "validation" / "_check-dynamo-release.tpl"
 
 
@@ -38,15 +56,14 @@ class TestReleaseRefusals:
         assert "templates/validation/check-values.yaml" in str(error.value)
 
     def test_should_cover_every_fail_call_once(self):
-        assert CHECK_FILE.read_text().count("{{- fail ") == len(RELEASE_REFUSALS)
+        assert CHECK_FILE.read_text().count("{{- fail ") == len(RELEASE_REFUSALS) + len(LIVE_MESSAGES)
 
     def test_should_state_each_rule_beside_its_check(self):
         # One "Rule:" comment per check, each before its fail.
         source = CHECK_FILE.read_text()
-        assert source.count("{{- /* Rule: ") == len(RELEASE_REFUSALS)
-        chunks = source.split("{{- fail ")[:-1]
-        assert all(chunk.rfind("{{- /* Rule: ") > chunk.rfind("{{- end }}\n{{- /* Rule") - 1 for chunk in chunks)
-        assert all("{{- /* Rule: " in chunk.split("{{- end }}\n{{- end }}")[-1] for chunk in chunks)
+        assert source.count("{{- /* Rule: ") == len(RELEASE_REFUSALS) + len(LIVE_MESSAGES)
+        # ... and each fail has one rule comment between it and the previous fail.
+        assert all(chunk.count("{{- /* Rule: ") == 1 for chunk in source.split("{{- fail ")[:-1])
 
 
 class TestApiVersion:
@@ -58,3 +75,80 @@ class TestApiVersion:
         # No DGD there: the key is ignored, as before.
         objects = render_chart(["trtllm-serve-low-latency.yaml"], {"dynamo": {"apiVersion": "nvidia.com/v1alpha1"}})
         assert find(objects, "Deployment")
+
+
+def dgd_of(overlay: str, values: dict | None = None) -> dict:
+    return find(render_chart([overlay], values, show_only=DGD), "DynamoGraphDeployment")
+
+
+class TestReleaseLines:
+    """What each line renders; expected values are the facts' pins (DYNAMO-RELEASES-FACTS.md, sections 0 and 3)."""
+
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    def test_should_run_every_dynamo_target_on_the_1_6_line_by_default(self, overlay):
+        dgd = dgd_of(overlay)
+        images = {c["main"]["image"] for c in dgd_components(dgd).values()}
+        assert images == {f"{RUNTIME}:1.6.1"}
+        assert all(w["args"][0] == "--model" for w in dgd_workers(dgd).values())
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-release-line"] == "1.6"
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.6.1"
+
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    def test_should_keep_the_1_2_line_selectable(self, overlay):
+        dgd = dgd_of(overlay, {"dynamo": {"releaseLine": "1.2"}})
+        assert {c["main"]["image"] for c in dgd_components(dgd).values()} == {f"{RUNTIME}:1.2.1"}
+        assert all(w["args"][0] == "--model-path" for w in dgd_workers(dgd).values())
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-release-line"] == "1.2"
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.2.1"
+
+    @pytest.mark.parametrize("line,tag", [("1.2", "1.3.1"), ("1.2", "1.4.1"), ("1.6", "1.5.1")])
+    def test_should_take_the_intermediate_minors_of_the_upgrade_path(self, line, tag):
+        dgd = dgd_of("agg.yaml", {"dynamo": {"releaseLine": line, "image": {"tag": tag}}})
+        assert {c["main"]["image"] for c in dgd_components(dgd).values()} == {f"{RUNTIME}:{tag}"}
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == tag
+
+    @pytest.mark.parametrize("values,threshold", [
+        ({}, ["--router-queue-threshold", "16.0"]),
+        ({"dynamo": {"releaseLine": "1.2", "image": {"tag": "1.4.1"}}}, ["--router-queue-threshold", "16.0"]),
+        ({"dynamo": {"releaseLine": "1.2"}}, []),
+        ({"dynamo": {"releaseLine": "1.2", "image": {"tag": "1.3.1"}}}, []),
+    ], ids=["1.6.1", "1.4.1", "1.2.1", "1.3.1"])
+    def test_should_keep_router_queueing_on_from_1_4(self, values, threshold):
+        # 1.4.0 turned queueing off by default (set --router-queue-threshold=16.0 to keep it); 1.2.1 queues at 4.0.
+        kv = {"frontend": {"routerMode": "kv"},
+              "workers": {"worker": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}}}}
+        args = dgd_components(dgd_of("agg.yaml", kv | values))["Frontend"]["args"]
+        found = args[args.index("--router-queue-threshold"):][:2] if "--router-queue-threshold" in args else []
+        assert found == threshold
+
+    def test_should_not_set_a_queue_threshold_without_kv_routing(self):
+        assert "--router-queue-threshold" not in dgd_components(dgd_of("agg.yaml"))["Frontend"]["args"]
+
+    @pytest.mark.parametrize("line", ["1.6", "1.2"])
+    @pytest.mark.parametrize("overlay,planner", [(o, False) for o in DYNAMO_OVERLAYS] + [("disagg-k8s.yaml", True)],
+                             ids=DYNAMO_OVERLAYS + ["disagg-k8s-planner"])
+    def test_should_leave_the_operator_defaults_alone(self, overlay, planner, line):
+        # 1.5.0: liveness failureThreshold 3 and canary health checks; 1.6.0: initContainers[name=runtime] reserved;
+        # the operator merges its defaults into the container named main and sets DYN_SYSTEM_PORT (9090).
+        dgd = dgd_of(overlay, {"dynamo": {"releaseLine": line},
+                               "planner": {"enabled": planner, "throughputScaling": False}})
+        assert len(dgd["spec"]["components"]) == len(dgd_components(dgd)) >= 2 + planner
+        for component in dgd["spec"]["components"]:
+            spec = component["podTemplate"]["spec"]
+            assert spec["containers"][0]["name"] == "main"
+            assert "runtime" not in [c["name"] for c in spec.get("initContainers", [])]
+            for container in spec["containers"] + spec.get("initContainers", []):
+                assert "livenessProbe" not in container
+                assert not {"DYN_SYSTEM_PORT", "DYN_HEALTH_CHECK_ENABLED"} & {e["name"] for e in container.get("env", [])}
+
+    @pytest.mark.parametrize("line,tag", [("1.6", "1.6.1"), ("1.2", "1.2.1")])
+    def test_should_run_the_planner_of_the_line(self, line, tag):
+        values = {"dynamo": {"releaseLine": line}, "planner": {"enabled": True, "throughputScaling": False}}
+        planner = dgd_components(dgd_of("disagg-k8s.yaml", values))["Planner"]
+        assert planner["main"]["image"] == f"nvcr.io/nvidia/ai-dynamo/dynamo-planner:{tag}"
+
+    def test_should_say_in_notes_that_the_operator_was_not_seen(self):
+        notes = render_notes(["agg.yaml"])
+        assert ("Dynamo release line 1.6: runtime 1.6.1; the platform it needs: operator 1.6.x (1.5.x to 1.8.x admit "
+                "it), Grove >= v0.1.0-alpha.14, KAI scheduler >= v0.17.0.") in notes
+        assert "The chart could not see the Dynamo operator's version" in notes

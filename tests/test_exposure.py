@@ -51,8 +51,12 @@ ROUTE = {"httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gatew
                        "hostnames": ["gpt-oss.example.com"]}}
 # The picker reads gauges TensorRT-LLM serves from 1.3.0 on: the chart refuses the pool on the pinned 1.2.0.
 POOL = {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0"}}}
-KV_AGG = {"frontend": {"routerMode": "kv"}, "workers": {"worker": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}}}}
-KV_DISAGG = {"frontend": {"routerMode": "kv"},
+# KV routing as the 1.2 line writes it (the 1.2.1 parsers check the flags; the 1.6 line's queue threshold:
+# tests/test_dynamo_release.py).
+LINE_1_2 = {"dynamo": {"releaseLine": "1.2"}}
+KV_AGG = {"frontend": {"routerMode": "kv"}, "workers": {"worker": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}}},
+          **LINE_1_2}
+KV_DISAGG = {**LINE_1_2, "frontend": {"routerMode": "kv"},
              "workers": {"prefill": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}},
                          "decode": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}}}}
 # The Service the API is served from: the operator's frontend Service, or the chart's trtllm-serve Service.
@@ -307,7 +311,7 @@ class TestRouting:
         assert worker[worker.index("--kv-block-size") + 1] == "64"
 
     def test_should_use_the_new_flag_name_from_runtime_1_3_0(self):
-        values = {**KV_AGG, "dynamo": {"image": {"tag": "1.3.0"}}}
+        values = {**KV_AGG, "dynamo": {"releaseLine": "1.2", "image": {"tag": "1.3.0"}}}
         worker = dgd_components(find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment"))["TRTLLMWorker"]["args"]
         assert worker[-1] == "--publish-kv-events"
 

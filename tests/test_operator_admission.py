@@ -37,19 +37,19 @@ RUNTIME_VERSION_MESSAGE = (
     "main container image has no parseable semantic-version tag\"; set dynamo.runtimeVersionOverride to the Dynamo "
     "version the image runs, e.g. 1.2.1")
 TOPOLOGY = {"clusterTopologyName": "gb200-nvl72", "packDomain": "rack"}
-GROVE_13 = {"grove": True, "image": {"tag": "1.3.0"}}
+GROVE_13 = {"grove": True, "releaseLine": "1.2", "image": {"tag": "1.3.0"}}
 
 # (id, overlay, values, the exact text the user must see): one per fail call of the block.
 ADMISSION_REFUSALS = [
     ("tag-without-version", "agg.yaml", {"dynamo": {"image": {"tag": "sha256:0123abcd"}}},
      "dynamo.image.tag=sha256:0123abcd " + RUNTIME_VERSION_MESSAGE),
     ("min-available-before-1.3", "disagg-k8s.yaml",
-     {"dynamo": {"grove": True}, "workers": {"componentFields": {"minAvailable": 1}}},
+     {"dynamo": {"grove": True, "releaseLine": "1.2"}, "workers": {"componentFields": {"minAvailable": 1}}},
      "workers.componentFields.minAvailable exists in DynamoGraphDeployments from Dynamo 1.3.0, but the runtime is "
      "1.2.1 (dynamo.image.tag) and the chart assumes the platform runs that release; use a 1.3.0 or later image, "
      "or leave minAvailable out"),
     ("min-available-without-grove", "agg.yaml",
-     {"dynamo": {"image": {"tag": "1.4.0"}}, "workers": {"componentFields": {"minAvailable": 1}}},
+     {"dynamo": {"releaseLine": "1.2", "image": {"tag": "1.4.0"}}, "workers": {"componentFields": {"minAvailable": 1}}},
      "workers.componentFields.minAvailable is set, but dynamo.grove=false: the Dynamo operator refuses it on DGDs "
      "that Grove does not place (\"minAvailable: Forbidden: is currently supported only for Grove-backed "
      "DynamoGraphDeployment components\"); set dynamo.grove=true when the platform runs Grove "
@@ -116,7 +116,7 @@ class TestRefusals:
     @pytest.mark.parametrize("api_version", API_VERSIONS)
     def test_should_refuse_component_fields_newer_than_the_runtime(self, api_version):
         # providerOverride: df7deed0d (2026-08-20, #13273, "add provider-native workload overrides"), 1.5.0 line.
-        values = {"dynamo": {"apiVersion": api_version, "image": {"tag": "1.4.0"}},
+        values = {"dynamo": {"apiVersion": api_version, "releaseLine": "1.2", "image": {"tag": "1.4.0"}},
                   "workers": {"componentFields": {"providerOverride": {}}}}
         with pytest.raises(ChartRenderError) as error:
             render_chart(["agg.yaml"], values)
@@ -161,7 +161,7 @@ class TestRuntimeVersion:
     @pytest.mark.parametrize("tag", ["1.2.1", "v1.2.1", "1.2.1-rc1+build.2", "1.3.0-dev.1", "1.2.1@sha256:0123abcd"])
     def test_should_accept_tags_the_operator_reads(self, tag):
         assert OPERATOR_IMAGE_TAG.match(tag.split("@")[0])
-        dgd = render_dgd("agg.yaml", {"dynamo": {"image": {"tag": tag}}})
+        dgd = render_dgd("agg.yaml", {"dynamo": {"releaseLine": "1.2", "image": {"tag": tag}}})
         assert all("runtimeVersionOverride" not in c["fields"] for c in dgd_components(dgd).values())
 
     @pytest.mark.parametrize("api_version", API_VERSIONS)
@@ -175,7 +175,7 @@ class TestRuntimeVersion:
 
     @pytest.mark.parametrize("api_version", API_VERSIONS)
     def test_should_render_the_override_on_every_component_in_both_api_versions(self, api_version):
-        values = {"dynamo": {"apiVersion": api_version, "image": {"tag": "sha256:0123abcd"},
+        values = {"dynamo": {"apiVersion": api_version, "releaseLine": "1.2", "image": {"tag": "sha256:0123abcd"},
                              "runtimeVersionOverride": "1.2.1"}}
         dgd = render_dgd("disagg-k8s.yaml", values)
         components = dgd_components(dgd)

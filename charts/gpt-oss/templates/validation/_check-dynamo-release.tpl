@@ -26,5 +26,43 @@ Usage: {{ include "gpt-oss.checkDynamoRelease" . }}
 {{- end }}
 {{- end }}
 {{- end }}
+{{- /* Rule: the operator the cluster runs supports the runtime: its own minor, two before it, one after (N-2). */}}
+{{- $operator := include "gpt-oss.liveDynamoOperator" . | fromYaml }}
+{{- if and $operator $version }}
+{{- $o := semver $operator.version }}
+{{- $r := semver $version }}
+{{- $lowest := sub (int $o.Minor) 2 }}
+{{- $highest := add (int $o.Minor) 1 }}
+{{- if or (ne (int $o.Major) (int $r.Major)) (lt (int $r.Minor) $lowest) (gt (int $r.Minor) $highest) }}
+{{- $fit := list }}
+{{- range $line, $record := include "gpt-oss.dynamoReleases" . | fromYaml }}
+{{- $m := (semver $record.runtime.tag).Minor | int }}
+{{- if and (ge $m $lowest) (le $m $highest) }}{{ $fit = append $fit (printf "dynamo.releaseLine=%s" $line) }}{{ end }}
+{{- end }}
+{{- fail (printf "the Dynamo operator in the cluster is %s (Deployment %s), and an operator supports runtimes from two minors before its own to one after it (%d.%d to %d.%d here), but this release renders the runtime %s (dynamo.releaseLine=%s); allowed: %s, or upgrade the Dynamo platform one minor at a time first (docs/operations.md, \"Dynamo upgrades\"); dynamo.operator.check=false skips this check" $operator.version $operator.where (int $o.Major) $lowest (int $o.Major) $highest $version $release.line (ternary (join " or " $fit) "no release line of this chart" (gt (len $fit) 0))) }}
+{{- end }}
+{{- end }}
+{{- /* Rule: an upgrade moves the runtime by one minor at most (upstream applies every intermediate minor in order). */}}
+{{- $installed := include "gpt-oss.liveDynamoVersion" . | fromYaml }}
+{{- if and $installed $version }}
+{{- $i := semver $installed.version }}
+{{- $n := semver $version }}
+{{- $from := int $i.Minor }}
+{{- $to := int $n.Minor }}
+{{- if or (ne (int $i.Major) (int $n.Major)) (gt $to (add $from 1)) (lt $to (sub $from 1)) }}
+{{- $path := list (printf "%d.%d" (int $i.Major) $from) }}
+{{- $steps := list }}
+{{- $minors := include "gpt-oss.dynamoMinors" . | fromYamlArray }}
+{{- if lt $to $from }}{{ $minors = reverse $minors }}{{ end }}
+{{- range $minors }}
+{{- $m := (semver .tag).Minor | int }}
+{{- if or (and (gt $m $from) (le $m $to)) (and (lt $m $from) (ge $m $to)) }}
+{{- $path = append $path .minor }}
+{{- $steps = append $steps (printf "dynamo.releaseLine=%s dynamo.image.tag=%s" .line .tag) }}
+{{- end }}
+{{- end }}
+{{- fail (printf "the live DynamoGraphDeployment %s/%s runs Dynamo %s (%s), and this upgrade renders %s: Dynamo upgrades to the adjacent minor only, applying every intermediate minor in order; go %s, one helm upgrade per step with %s, after upgrading the Dynamo platform (operator, CRDs, Grove, KAI scheduler) to that minor (docs/operations.md, \"Dynamo upgrades\")" .Release.Namespace (include "gpt-oss.fullname" .) $installed.version $installed.source $version (join " -> " $path) (join ", then " $steps)) }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end }}
