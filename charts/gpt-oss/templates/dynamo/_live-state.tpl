@@ -68,7 +68,8 @@ Usage: {{ $operator := include "gpt-oss.liveDynamoOperator" . | fromYaml }}
 {{- $version = regexFind "[^:]*$" (regexReplaceAll "@.*$" (toString .image) "") }}
 {{- end }}
 {{- if and (not $found) (regexMatch $semver $version) }}
-{{- $found = dict "version" (regexFind $semver $version | trimPrefix "v" | trimPrefix "V") "where" (printf "%s/%s" $deployment.metadata.namespace $deployment.metadata.name) }}
+{{- $where := printf "%s/%s" $deployment.metadata.namespace $deployment.metadata.name }}
+{{- $found = dict "version" (regexFind $semver $version | trimPrefix "v" | trimPrefix "V") "where" $where }}
 {{- end }}
 {{- end }}
 {{- end }}
