@@ -19,7 +19,7 @@ from tests.helpers import (CHART_DIR, REPO_ROOT, DYNAMO_OVERLAYS, OVERLAYS, TRTL
                            dgd_workers, find, load_values, render_chart, render_notes)
 from tests.schemas import _strict, crd_file, dgd_errors, kubernetes_errors
 
-API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+API_VERSIONS = ["nvidia.com/v1beta1"]
 SCALER_KINDS = {"ScaledObject", "HorizontalPodAutoscaler"}
 PLANNER_KINDS = {"ServiceAccount", "Role", "RoleBinding"}
 ADAPTER = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeploymentScalingAdapter"}
@@ -249,7 +249,8 @@ def planner_config(dgd: dict) -> dict:
 class TestPlanner:
     @pytest.mark.parametrize("overlay,api", PLANNER_CASES, ids=[f"{o}-{a.split('/')[1]}" for o, a in PLANNER_CASES])
     def test_should_add_a_planner_component_and_the_workers_adapters(self, overlay, api):
-        dgd = find(render_chart([overlay], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}}),
+        # The 1.2 line's planner (the 1.6 line's planner config: its own tests).
+        dgd = find(render_chart([overlay], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api, "releaseLine": "1.2"}}),
                    "DynamoGraphDeployment")
         assert dgd_errors(dgd) == []
         planner = dgd_components(dgd)["Planner"]
@@ -311,13 +312,7 @@ class TestPlanner:
         assert (pod["runAsNonRoot"], pod["seccompProfile"]["type"]) == (True, "RuntimeDefault")
         container = planner["main"]["securityContext"]
         assert container["allowPrivilegeEscalation"] is False and container["capabilities"]["drop"] == ["ALL"]
-        assert planner["main"]["image"].endswith(":1.2.1")  # pinned: the runtime's version, never latest
-
-    def test_should_run_the_runtime_image_before_dynamo_1_1(self):
-        dgd = find(render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True},
-                                                        "dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.0.1"}}}),
-                   "DynamoGraphDeployment")
-        assert dgd_components(dgd)["Planner"]["main"]["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.1"
+        assert planner["main"]["image"].endswith(":1.6.1")  # pinned: the runtime's version, never latest
 
     def test_should_leave_the_frontend_to_its_own_scaler(self):
         values = {"planner": {"enabled": True}, "frontend": {"autoscaling": {"enabled": True}}}
@@ -358,7 +353,7 @@ class TestReadout:
                 "      its series come from the Dynamo platform's dynamo-frontend PodMonitor or monitoring.podMonitor") in notes
 
     def test_should_print_the_planner_targets_and_budget_in_notes(self):
-        notes = render_notes(["disagg-k8s.yaml"], {"planner": {"enabled": True}})
+        notes = render_notes(["disagg-k8s.yaml"], {"planner": {"enabled": True}, "dynamo": {"releaseLine": "1.2"}})
         assert ("scales TRTLLMPrefillWorker, TRTLLMDecodeWorker through their scaling adapters, at least 1 replica(s) "
                 "each; sla targets TTFT 500 ms, ITL 50 ms; GPU budget 16 at most\n"
                 "    decides by load, from the workers' forward-pass metrics (they publish them: "
@@ -396,11 +391,10 @@ class TestLint:
     @pytest.mark.parametrize("overlay,values", [
         ("agg.yaml", {"frontend": {"autoscaling": {"enabled": True}},
                       "workers": {"worker": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}}),
-        ("disagg-k8s.yaml", {"planner": {"enabled": True, "rbac": {"create": True}},
-                             "dynamo": {"apiVersion": "nvidia.com/v1alpha1"}}),
+        ("disagg-k8s.yaml", {"planner": {"enabled": True, "rbac": {"create": True}}}),
         ("trtllm-serve-max-throughput.yaml", {"trtllmServe": {"autoscaling": {"enabled": True}},
                                               "monitoring": {"podMonitor": {"enabled": True}}}),
-    ], ids=["agg-scalers", "disagg-planner-v1alpha1", "trtllm-serve-scaler-and-podmonitor"])
+    ], ids=["agg-scalers", "disagg-planner", "trtllm-serve-scaler-and-podmonitor"])
     def test_should_lint_the_new_templates_strictly(self, overlay, values):
         import helm_python
         from tests.test_lint import problems

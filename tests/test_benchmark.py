@@ -152,6 +152,6 @@ class TestBenchmarkSafety:
 
     def test_should_use_the_dynamo_image_unless_another_is_given(self):
         image = lambda job: job["spec"]["template"]["spec"]["containers"][0]["image"]  # noqa: E731
-        assert image(benchmark_job(["agg.yaml"])) == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.2.1"
+        assert image(benchmark_job(["agg.yaml"])) == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1"
         other = {"benchmark": {"image": {"repository": "example.com/aiperf", "tag": "0.13.0"}}}
         assert image(benchmark_job(["agg.yaml"], other)) == "example.com/aiperf:0.13.0"

@@ -3,7 +3,7 @@ import re
 
 import yaml
 
-from tests.helpers import CHART_DIR, REPO_ROOT
+from tests.helpers import CHART_DIR, REPO_ROOT, find, render_chart
 
 CHART = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
 VALUES = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
@@ -16,7 +16,11 @@ def test_should_take_no_chart_dependencies():
 
 
 def test_should_name_the_default_runtime_as_app_version():
-    assert CHART["appVersion"] == VALUES["dynamo"]["image"]["tag"] == "1.2.1"
+    # dynamo.image.tag is empty: the default release line's own tag is the one rendered.
+    assert VALUES["dynamo"]["image"]["tag"] == ""
+    dgd = find(render_chart(["agg.yaml"]), "DynamoGraphDeployment")
+    images = {c["podTemplate"]["spec"]["containers"][0]["image"] for c in dgd["spec"]["components"]}
+    assert CHART["appVersion"] == "1.6.1" and images == {f"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:{CHART['appVersion']}"}
 
 
 def test_should_be_an_application_chart_for_helm_3_and_later():

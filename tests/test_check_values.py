@@ -62,16 +62,12 @@ REFUSALS = [
     ("no-kv-transfer-backend", "8xb200-single-node.yaml", {"workers": {"decode": {"engine": {"cache_transceiver_config": None}}}},
      "workers.decode.engine.cache_transceiver_config.backend is not set: prefill and decode exchange the KV cache "
      "through it; allowed: UCX, NIXL, MPI or DEFAULT"),
-    ("component-field-of-other-version", "agg.yaml", {"workers": {"componentFields": {"envFromSecret": "hf"}}},
-     "workers.componentFields.envFromSecret exists only in nvidia.com/v1alpha1 DynamoGraphDeployments, but "
-     "dynamo.apiVersion=nvidia.com/v1beta1; allowed here: minAvailable, compilationCache,"),
     ("component-field-owned", "agg.yaml", {"workers": {"componentFields": {"sharedMemorySize": "1Gi"}}},
      "workers.componentFields.sharedMemorySize is set by the chart for nvidia.com/v1beta1 components; "
      "use the chart's own values instead"),
-    ("component-field-unknown", "agg.yaml",
-     {"dynamo": {"apiVersion": "nvidia.com/v1alpha1"}, "workers": {"componentFields": {"replica": 2}}},
-     "workers.componentFields.replica is not a nvidia.com/v1alpha1 component field this chart passes through; "
-     "allowed: minAvailable, envFromSecret,"),
+    ("component-field-unknown", "agg.yaml", {"workers": {"componentFields": {"envFromSecret": "hf"}}},
+     "workers.componentFields.envFromSecret is not a nvidia.com/v1beta1 component field this chart passes through; "
+     "allowed: minAvailable, compilationCache,"),
     # runtime=trtllm-serve
     ("trtllm-serve-gpus-over-node", "trtllm-serve-max-throughput.yaml",
      {"gpu": {"type": "GB200", "nodeArch": "arm64", "productLabel": "NVIDIA-GB200"}},
@@ -200,12 +196,9 @@ class TestWhereRefusalsPoint:
 
 
 class TestAcceptedAlternatives:
-    @pytest.mark.parametrize("api_version,fields", [
-        ("nvidia.com/v1beta1", {"scalingAdapter": {}, "compilationCache": {"pvcName": "trtllm-cache"}}),
-        ("nvidia.com/v1alpha1", {"scalingAdapter": {"enabled": True}, "envFromSecret": "hf-token-secret"}),
-    ])
-    def test_should_pass_component_fields_of_the_chosen_version(self, api_version, fields):
-        values = {"dynamo": {"apiVersion": api_version}, "workers": {"componentFields": fields}}
+    def test_should_pass_component_fields_through(self):
+        fields = {"scalingAdapter": {}, "compilationCache": {"pvcName": "trtllm-cache"}}
+        values = {"workers": {"componentFields": fields}}
         dgd = find(render_chart(["disagg-k8s.yaml"], values), "DynamoGraphDeployment")
         workers = dgd_workers(dgd).values()
         assert len(workers) == 2 and all(fields.items() <= w["fields"].items() for w in workers)
@@ -217,7 +210,7 @@ class TestAcceptedAlternatives:
         assert render_chart(["agg.yaml"], values)
 
     def test_should_accept_a_digest_with_a_runtime_version(self):
-        values = {"dynamo": {"image": {"tag": "sha256:0123abcd"}, "runtimeVersionOverride": "1.2.1"}}
+        values = {"dynamo": {"releaseLine": "1.2", "image": {"tag": "sha256:0123abcd"}, "runtimeVersionOverride": "1.2.1"}}
         dgd = next(o for o in render_chart(["agg.yaml"], values) if o["kind"] == "DynamoGraphDeployment")
         main = dgd["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]
         assert main["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime@sha256:0123abcd"

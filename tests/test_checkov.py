@@ -75,7 +75,7 @@ class TestWaivers:
 
 class TestObjectWaivers:
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
-    @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
+    @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1"])
     def test_should_scope_each_waiver_to_the_objects_it_concerns(self, overlay, api_version):
         found = waivers_by_object(render_chart([overlay], {"dynamo": {"apiVersion": api_version}}))
         pods = {key for key in found if key[0] == "DGD pod"}
@@ -140,13 +140,13 @@ class TestScanInput:
     def test_should_show_the_scanner_every_dgd_pod_as_a_valid_pod(self, overlay, tmp_path):
         load_scan_script().write_scan_input(overlay, tmp_path / "scan")
         pods = {}
-        for api in ("v1beta1", "v1alpha1"):
+        for api in ("v1beta1",):
             docs = list(yaml.load_all((tmp_path / "scan" / f"dgd-pods-{api}.yaml").read_text(), Loader=SAFE_LOADER))
             pods[api] = sorted(d["metadata"]["name"].removesuffix(f"-{api}") for d in docs)
             for pod in docs:
                 assert kubernetes_errors(pod, "1.29.0") == [], pod["metadata"]["name"]
                 assert pod["spec"]["containers"][0]["name"] == "main"
-        assert pods["v1beta1"] == pods["v1alpha1"] and "gpt-oss-frontend" in pods["v1beta1"] and len(pods["v1beta1"]) >= 2
+        assert "gpt-oss-frontend" in pods["v1beta1"] and len(pods["v1beta1"]) >= 2
         chart = list(yaml.load_all((tmp_path / "scan" / "chart.yaml").read_text(), Loader=SAFE_LOADER))
         assert {"Job", "Pod", "ConfigMap", "PersistentVolumeClaim"} <= {o["kind"] for o in chart}
 

@@ -51,8 +51,12 @@ ROUTE = {"httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gatew
                        "hostnames": ["gpt-oss.example.com"]}}
 # The picker reads gauges TensorRT-LLM serves from 1.3.0 on: the chart refuses the pool on the pinned 1.2.0.
 POOL = {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0"}}}
-KV_AGG = {"frontend": {"routerMode": "kv"}, "workers": {"worker": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}}}}
-KV_DISAGG = {"frontend": {"routerMode": "kv"},
+# KV routing as the 1.2 line writes it (the 1.2.1 parsers check the flags; the 1.6 line's queue threshold:
+# tests/test_dynamo_release.py).
+LINE_1_2 = {"dynamo": {"releaseLine": "1.2"}}
+KV_AGG = {"frontend": {"routerMode": "kv"}, "workers": {"worker": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}}},
+          **LINE_1_2}
+KV_DISAGG = {**LINE_1_2, "frontend": {"routerMode": "kv"},
              "workers": {"prefill": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}},
                          "decode": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}}}}
 # The Service the API is served from: the operator's frontend Service, or the chart's trtllm-serve Service.
@@ -307,7 +311,7 @@ class TestRouting:
         assert worker[worker.index("--kv-block-size") + 1] == "64"
 
     def test_should_use_the_new_flag_name_from_runtime_1_3_0(self):
-        values = {**KV_AGG, "dynamo": {"image": {"tag": "1.3.0"}}}
+        values = {**KV_AGG, "dynamo": {"releaseLine": "1.2", "image": {"tag": "1.3.0"}}}
         worker = dgd_components(find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment"))["TRTLLMWorker"]["args"]
         assert worker[-1] == "--publish-kv-events"
 
@@ -387,11 +391,6 @@ REFUSALS = [
      "podDisruptionBudget.minAvailable=2 is not below workers.prefill.replicas=2, so that role's budget would never "
      "allow an eviction and a node drain would hang forever; allowed: podDisruptionBudget.minAvailable below every "
      "role's replicas, or podDisruptionBudget.maxUnavailable instead"),
-    ("kv-on-old-runtime", "agg.yaml", {**KV_AGG, "dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.1.0"}}},
-     "frontend.routerMode=kv needs the worker flag that publishes KV events, which this chart knows for Dynamo 1.2.x "
-     "(--publish-events-and-metrics) and 1.3.0+ (--publish-kv-events), but the runtime version is 1.1.0 "
-     "(dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: a runtime version 1.2.0 or newer, or another "
-     "frontend.routerMode"),
     ("kv-without-block-reuse", "agg.yaml", {"frontend": {"routerMode": "kv"}},
      "frontend.routerMode=kv sends each request to the worker that already caches its prefix, but "
      "workers.worker.engine.kv_cache_config.enable_block_reuse=false turns that cache off; set it to true (or null: "

@@ -69,7 +69,7 @@ class TestTrtllmServeShutdown:
 
 
 class TestDynamoShutdown:
-    @pytest.mark.parametrize("api", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
+    @pytest.mark.parametrize("api", ["nvidia.com/v1beta1"])
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS)
     def test_should_drain_the_frontend_and_give_every_pod_the_grace_period(self, overlay, api):
         dgd = find(render_chart([overlay], {"dynamo": {"apiVersion": api}}), "DynamoGraphDeployment")

@@ -125,7 +125,7 @@ class TestHarmonyVocabulary:
         assert env["TIKTOKEN_SHA256"] == "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
         assert env["TIKTOKEN_DIR"] == "/model-cache/openai/gpt-oss-120b/tiktoken"
 
-    @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
+    @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1"])
     def test_should_point_frontend_and_workers_at_it(self, api_version):
         dgd = find(render_chart(["disagg-k8s.yaml"], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment")
         components = dgd_components(dgd)

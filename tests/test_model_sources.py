@@ -293,7 +293,7 @@ class TestDownloadJobPerSource:
 
 
 class TestImageVolume:
-    @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
+    @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1"])
     def test_should_mount_the_image_read_only_and_check_it_before_the_containers(self, api_version):
         objects = render_chart(["disagg-k8s.yaml"], {**SOURCES["oci-imageVolume"], "dynamo": {"apiVersion": api_version}})
         dgd = find(objects, "DynamoGraphDeployment")
@@ -345,7 +345,7 @@ class TestPlan:
         import tools.plan
         return tools.plan
 
-    @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
+    @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1"])
     def test_should_say_where_from_how_checked_and_the_disk(self, plan_tool, api_version):
         lines = plan_tool.model_source_lines(render_chart(["disagg-k8s.yaml"], {
             **SOURCES["s3"], "dynamo": {"apiVersion": api_version}}))

@@ -242,7 +242,8 @@ class TestAlerts:
 
 # (id, overlay, values, the exact text the user must see): gpt-oss.checkValues.monitoring.
 MONITORING_REFUSALS = [
-    ("planner-aic-before-1-3", "disagg-k8s.yaml", {"planner": {"enabled": True, "aicInterpolation": {"enabled": True}}},
+    ("planner-aic-before-1-3", "disagg-k8s.yaml",
+     {"planner": {"enabled": True, "aicInterpolation": {"enabled": True}}, "dynamo": {"releaseLine": "1.2"}},
      "planner.aicInterpolation.enabled=true, but the planner is Dynamo 1.2.1 (planner.image.tag, else the runtime's "
      "version): its aiconfigurator wrapper passes get_model the backend object where every aiconfigurator release "
      "(0.8.0 to 0.12.0) takes the backend's name, so the sweep fails at start (\"'TRTLLMBackend' object cannot be "
@@ -256,7 +257,7 @@ MONITORING_REFUSALS = [
      "at start (\"Failed to obtain pre-deployment performance data\"); set planner.throughputScaling=false (load "
      "scaling decides from the workers' forward-pass metrics), or planner.aicInterpolation.enabled=true with a "
      "planner of Dynamo 1.3.0 or newer"),
-    ("planner-on-attention-dp", "agg.yaml", {"planner": {"enabled": True}},
+    ("planner-on-attention-dp", "agg.yaml", {"planner": {"enabled": True}, "dynamo": {"releaseLine": "1.2"}},
      "planner.enabled=true: the planner's load scaling decides from the forward-pass metrics the workers publish, and "
      "dynamo.trtllm 1.2.1 publishes none under attention DP (publisher.py: \"FPM publisher disabled under "
      "attention-DP\"), but workers.worker.attentionDP=true, so the planner would never scale workers.worker; set "

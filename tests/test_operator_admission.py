@@ -22,7 +22,7 @@ from tests.helpers import (DYNAMO_OVERLAYS, ChartRenderError, CHART_DIR, dgd_com
                            render_chart, template_defines)
 from tests.schemas import dgd_errors
 
-API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+API_VERSIONS = ["nvidia.com/v1beta1"]
 DGD = ["templates/dynamo/dynamographdeployment.yaml"]
 
 # Copied from runtimeversion.go:17 @ 2a6da14 (imageTagPattern): the only image tags the operator reads a
@@ -37,23 +37,19 @@ RUNTIME_VERSION_MESSAGE = (
     "main container image has no parseable semantic-version tag\"; set dynamo.runtimeVersionOverride to the Dynamo "
     "version the image runs, e.g. 1.2.1")
 TOPOLOGY = {"clusterTopologyName": "gb200-nvl72", "packDomain": "rack"}
-GROVE_13 = {"grove": True, "image": {"tag": "1.3.0"}}
+GROVE_13 = {"grove": True, "releaseLine": "1.2", "image": {"tag": "1.3.0"}}
 
 # (id, overlay, values, the exact text the user must see): one per fail call of the block.
 ADMISSION_REFUSALS = [
     ("tag-without-version", "agg.yaml", {"dynamo": {"image": {"tag": "sha256:0123abcd"}}},
      "dynamo.image.tag=sha256:0123abcd " + RUNTIME_VERSION_MESSAGE),
     ("min-available-before-1.3", "disagg-k8s.yaml",
-     {"dynamo": {"grove": True}, "workers": {"componentFields": {"minAvailable": 1}}},
+     {"dynamo": {"grove": True, "releaseLine": "1.2"}, "workers": {"componentFields": {"minAvailable": 1}}},
      "workers.componentFields.minAvailable exists in DynamoGraphDeployments from Dynamo 1.3.0, but the runtime is "
      "1.2.1 (dynamo.image.tag) and the chart assumes the platform runs that release; use a 1.3.0 or later image, "
      "or leave minAvailable out"),
-    ("v1beta1-before-1.2", "agg.yaml", {"dynamo": {"image": {"tag": "1.1.1"}}},
-     "dynamo.apiVersion=nvidia.com/v1beta1 is served from Dynamo 1.2.0, but the runtime is 1.1.1 (dynamo.image.tag) "
-     "and the chart assumes the platform runs that release; set dynamo.apiVersion=nvidia.com/v1alpha1, or use a "
-     "1.2.0 or later image"),
     ("min-available-without-grove", "agg.yaml",
-     {"dynamo": {"image": {"tag": "1.4.0"}}, "workers": {"componentFields": {"minAvailable": 1}}},
+     {"dynamo": {"releaseLine": "1.2", "image": {"tag": "1.4.0"}}, "workers": {"componentFields": {"minAvailable": 1}}},
      "workers.componentFields.minAvailable is set, but dynamo.grove=false: the Dynamo operator refuses it on DGDs "
      "that Grove does not place (\"minAvailable: Forbidden: is currently supported only for Grove-backed "
      "DynamoGraphDeployment components\"); set dynamo.grove=true when the platform runs Grove "
@@ -74,7 +70,7 @@ ADMISSION_REFUSALS = [
      "dynamo.topologyConstraint.packDomain=rack needs dynamo.topologyConstraint.clusterTopologyName: "
      "spec.topologyConstraint names the ClusterTopology its domains come from; set it, or empty packDomain"),
     ("cluster-topology-without-pack-domain", "agg.yaml",
-     {"dynamo": {"apiVersion": "nvidia.com/v1alpha1", "topologyConstraint": {"clusterTopologyName": "gb200-nvl72"}}},
+     {"dynamo": {"topologyConstraint": {"clusterTopologyName": "gb200-nvl72"}}},
      "dynamo.topologyConstraint.clusterTopologyName=gb200-nvl72 is set without dynamo.topologyConstraint.packDomain, "
      "and the Frontend carries no constraint of its own: the Dynamo operator then refuses the DGD (1.2: "
      "\"spec.services[Frontend].topologyConstraint is required because spec.topologyConstraint.packDomain is not "
@@ -120,7 +116,7 @@ class TestRefusals:
     @pytest.mark.parametrize("api_version", API_VERSIONS)
     def test_should_refuse_component_fields_newer_than_the_runtime(self, api_version):
         # providerOverride: df7deed0d (2026-08-20, #13273, "add provider-native workload overrides"), 1.5.0 line.
-        values = {"dynamo": {"apiVersion": api_version, "image": {"tag": "1.4.0"}},
+        values = {"dynamo": {"apiVersion": api_version, "releaseLine": "1.2", "image": {"tag": "1.4.0"}},
                   "workers": {"componentFields": {"providerOverride": {}}}}
         with pytest.raises(ChartRenderError) as error:
             render_chart(["agg.yaml"], values)
@@ -165,7 +161,7 @@ class TestRuntimeVersion:
     @pytest.mark.parametrize("tag", ["1.2.1", "v1.2.1", "1.2.1-rc1+build.2", "1.3.0-dev.1", "1.2.1@sha256:0123abcd"])
     def test_should_accept_tags_the_operator_reads(self, tag):
         assert OPERATOR_IMAGE_TAG.match(tag.split("@")[0])
-        dgd = render_dgd("agg.yaml", {"dynamo": {"image": {"tag": tag}}})
+        dgd = render_dgd("agg.yaml", {"dynamo": {"releaseLine": "1.2", "image": {"tag": tag}}})
         assert all("runtimeVersionOverride" not in c["fields"] for c in dgd_components(dgd).values())
 
     @pytest.mark.parametrize("api_version", API_VERSIONS)
@@ -179,7 +175,7 @@ class TestRuntimeVersion:
 
     @pytest.mark.parametrize("api_version", API_VERSIONS)
     def test_should_render_the_override_on_every_component_in_both_api_versions(self, api_version):
-        values = {"dynamo": {"apiVersion": api_version, "image": {"tag": "sha256:0123abcd"},
+        values = {"dynamo": {"apiVersion": api_version, "releaseLine": "1.2", "image": {"tag": "sha256:0123abcd"},
                              "runtimeVersionOverride": "1.2.1"}}
         dgd = render_dgd("disagg-k8s.yaml", values)
         components = dgd_components(dgd)
@@ -288,12 +284,9 @@ class TestApiVersions:
     - docs/fern/pages/reference/general/releases/dynamo-v1-2-0.mdx:16 @ 2a6da14: v1.2.0 (Jun 2, 2026) "promotes
       the DynamoGraphDeployment (DGD) Kubernetes API to served v1beta1".
     - 1e0d8ef5d (2026-08-06, #11904) made v1beta1 the storage version; v1alpha1 stays served (deprecated).
-    - So the chart refuses nvidia.com/v1beta1 with a runtime before 1.2.0 (ADMISSION_REFUSALS, v1beta1-before-1.2).
+    - The chart writes v1beta1 only (v1alpha1 retired), so it refuses a runtime before 1.2.0
+      (tests/test_dynamo_release.py, RELEASE_REFUSALS, runtime-before-1.2).
     """
-
-    def test_should_accept_v1alpha1_before_1_2(self):
-        dgd = render_dgd("agg.yaml", {"dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.1.1"}}})
-        assert dgd["apiVersion"] == "nvidia.com/v1alpha1" and dgd_errors(dgd) == []
 
     def test_should_say_v1beta1_is_served_from_1_2(self):
         values = (CHART_DIR / "values.yaml").read_text()
@@ -320,11 +313,3 @@ class TestRenderedShape:
         components = dgd_components(dgd)
         assert "Frontend" in components
         assert all(c["main"].get("image") for c in components.values())
-        if api_version == "nvidia.com/v1alpha1":
-            for name, service in dgd["spec"]["services"].items():
-                assert all(m.get("mountPoint") or m.get("useAsCompilationCache")
-                           for m in service.get("volumeMounts", [])), name
-                if "sharedMemory" in service:
-                    assert service["sharedMemory"].get("size") or service["sharedMemory"].get("disabled"), name
-            assert {n for n, s in dgd["spec"]["services"].items() if s.get("sharedMemory", {}).get("size")} == \
-                set(dgd_workers(dgd))

@@ -20,7 +20,7 @@ CHART = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
 VERSION = CHART["version"]
 ANNOTATIONS = CHART["annotations"]
 CHANGELOG = (REPO_ROOT / "CHANGELOG.md").read_text()
-DGD_API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+DGD_API_VERSIONS = ["nvidia.com/v1beta1"]
 
 # Every optional component switched on, one value set each; the images list must cover them all. A new
 # component that can render an image adds its switches here (a set the chart refuses for an overlay, e.g.

@@ -5,7 +5,7 @@ import pytest
 
 from tests.helpers import CHART_DIR, OVERLAYS, dgd_components, render_chart
 
-API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+API_VERSIONS = ["nvidia.com/v1beta1"]
 
 
 def pod_specs(objects):

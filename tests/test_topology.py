@@ -6,7 +6,7 @@ import pytest
 
 from tests.helpers import DYNAMO_OVERLAYS, dgd_components, dgd_workers, find, render_chart
 
-API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+API_VERSIONS = ["nvidia.com/v1beta1"]
 
 # overlay -> {component: (GPUs per pod, replicas)}, total GPUs, OVERRIDE_QUANT_ALGO (None = absent)
 EXPECTED = {
@@ -113,13 +113,6 @@ class TestRoles:
         dgd, _ = workers_of("disagg-k8s.yaml", "nvidia.com/v1beta1")
         assert {c["name"]: c["type"] for c in dgd["spec"]["components"]} == {
             "Frontend": "frontend", "TRTLLMPrefillWorker": "prefill", "TRTLLMDecodeWorker": "decode"}
-
-    def test_should_type_v1alpha1_services_as_worker_with_sub_type(self):
-        dgd, _ = workers_of("disagg-k8s.yaml", "nvidia.com/v1alpha1")
-        services = dgd["spec"]["services"]
-        assert services["TRTLLMPrefillWorker"]["componentType"] == "worker"
-        assert services["TRTLLMPrefillWorker"]["subComponentType"] == "prefill"
-        assert services["TRTLLMDecodeWorker"]["subComponentType"] == "decode"
 
     def test_should_run_the_frontend_with_round_robin_on_port_8000(self):
         dgd, _ = workers_of("agg.yaml", "nvidia.com/v1beta1")

@@ -7,7 +7,7 @@ import yaml
 from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, RUNTIMES, find, render_chart
 from tests.schemas import KUBERNETES_VERSIONS, crd_errors, custom_resources, dgd_errors, kubernetes_errors
 
-API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+API_VERSIONS = ["nvidia.com/v1beta1"]
 
 
 @pytest.mark.parametrize("api_version", API_VERSIONS)
@@ -18,9 +18,9 @@ class TestDynamoGraphDeploymentCrd:
         assert dgd_errors(dgd) == []
 
     def test_should_be_refused_under_the_other_api_version(self, overlay, api_version):
-        """The two versions differ in shape; a DGD relabelled to the other version must not pass."""
+        """The two versions differ in shape; a DGD relabelled to the retired v1alpha1 must not pass."""
         dgd = copy.deepcopy(find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment"))
-        dgd["apiVersion"] = next(v for v in API_VERSIONS if v != api_version)
+        dgd["apiVersion"] = "nvidia.com/v1alpha1"
         assert dgd_errors(dgd)
 
 

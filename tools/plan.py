@@ -2,7 +2,7 @@
 """Render the chart and print what `helm install` would deploy, or the manifests `helm template` would print.
 
 usage: python tools/plan.py [RELEASE] -f values/agg.yaml [-f more.yaml] [--set k=v] [--set-string k=v]
-       [--set-json '{"benchmark": {"concurrency": null}}'] [-n NAMESPACE] [--api-version nvidia.com/v1alpha1]
+       [--set-json '{"benchmark": {"concurrency": null}}'] [-n NAMESPACE] [--api-version nvidia.com/v1beta1]
        [--predict | --manifests]
 
 Values merge as Helm merges them: -f files in order, then every --set-json, every --set, every --set-string

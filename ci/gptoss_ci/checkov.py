@@ -32,7 +32,7 @@ from tools.gptoss.values import OVERLAYS
 
 from . import REPO
 
-API_VERSIONS = ("nvidia.com/v1beta1", "nvidia.com/v1alpha1")
+API_VERSIONS = ("nvidia.com/v1beta1",)
 CONFIG = REPO / ".checkov.yaml"
 
 

@@ -36,8 +36,9 @@ CHART_REFUSAL = "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeAr
 # Values the chart renders but the API server refuses, and the server's words. Dynamo: a CEL rule of the
 # DGD CRD (x-kubernetes-validations on each component); trtllm-serve: Pod validation of a label key.
 API_REFUSES = {
-    # minAvailable passes the chart's admission rules only on a Grove-backed platform from Dynamo 1.3.0.
-    "dynamo": ({"dynamo": {"grove": True, "runtimeVersionOverride": "1.3.0"},
+    # minAvailable passes the chart's admission rules only on a Grove-backed platform from Dynamo 1.3.0 (the
+    # default 1.6 line's runtime is 1.6.1; an override to 1.3.0 would also skip minors from the installed 1.6.1).
+    "dynamo": ({"dynamo": {"grove": True},
                 "workers": {"componentFields": {"minAvailable": 99}}},
                "minAvailable must be less than or equal to replicas unless replicas is 0"),
     "trtllm-serve": ({"trtllmServe": {"nodeSelector": {"bad key!": "x"}}}, "spec.template.spec.nodeSelector"),

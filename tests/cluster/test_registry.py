@@ -92,7 +92,9 @@ class TestInstallFromRegistry:
         old_job = find(release.manifest(), "Job")["metadata"]["name"]
 
         # The download Job outlives its run (no ttlSecondsAfterFinished): the upgrade must not patch its
-        # immutable pod template, whose helm.sh/chart label changes.
+        # immutable pod template, whose helm.sh/chart label changes. The previous version ran Dynamo 1.2.1, and
+        # an upgrade moves one minor at most: the 1.2 line keeps it (the previous chart knows no releaseLine).
+        values = release.values("agg.yaml", {"dynamo": {"releaseLine": "1.2"}})
         upgraded = release.helm.upgrade(published["ref"], release.name, values, namespace=release.namespace,
                                         chart_version=VERSION, plain_http=True, timeout=180, wait="hookOnly")
 

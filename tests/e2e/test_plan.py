@@ -47,7 +47,8 @@ class TestMockerArgs:
         overlay, objects = rendered
         for component, worker in dgd_workers(find(objects, "DynamoGraphDeployment")).items():
             args = mocker_args(worker["args"])  # raises UnknownWorkerFlag on a flag without a rule
-            assert flag_value(args, "--model-path") == flag_value(worker["args"], "--model-path")
+            model_flag = "--model" if "--model" in worker["args"] else "--model-path"
+            assert flag_value(args, "--model-path") == flag_value(worker["args"], model_flag)
             assert flag_value(args, "--model-name") == flag_value(worker["args"], "--served-model-name")
             if worker["type"] == "worker":
                 assert "--disaggregation-mode" not in args, component

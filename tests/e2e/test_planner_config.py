@@ -20,7 +20,7 @@ AIC_PLANNER = {"enabled": True, "image": {"tag": "1.3.0"}, "aicInterpolation": {
                "throughputScaling": True, "preDeploymentSweepingMode": "rapid"}
 
 pytestmark = pytest.mark.e2e
-API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+API_VERSIONS = ["nvidia.com/v1beta1"]
 
 
 @pytest.fixture(scope="module")

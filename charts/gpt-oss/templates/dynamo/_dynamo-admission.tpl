@@ -1,14 +1,14 @@
 {{- /* What the Dynamo operator's admission webhooks read: the runtime version and the topology constraint. */}}
 
 {{/*
-The Dynamo runtime version as the operator resolves it: imageTag is the tag of the rendered image
+The Dynamo runtime version as the operator resolves it: imageTag is the tag of the rendered image (gpt-oss.dynamoImage)
 (digest cut off), imageVersion its MAJOR.MINOR.PATCH when the operator's image-tag pattern
 (runtimeversion.ParseImageVersion) accepts it, else ""; version is dynamo.runtimeVersionOverride, else
 imageVersion; source names the value it came from.
 Usage: {{ $runtime := include "gpt-oss.dynamoRuntimeVersion" . | fromYaml }}
 */}}
 {{- define "gpt-oss.dynamoRuntimeVersion" -}}
-{{- $ref := regexReplaceAll "@.*$" (include "gpt-oss.image" .Values.dynamo.image | trim) "" }}
+{{- $ref := regexReplaceAll "@.*$" (include "gpt-oss.image" (include "gpt-oss.dynamoImage" . | fromYaml) | trim) "" }}
 {{- $tag := "" }}
 {{- if regexMatch ":[^:/]*$" $ref }}
 {{- $tag = regexFind "[^:]*$" $ref | trim }}
@@ -25,14 +25,14 @@ source: {{ ternary "dynamo.runtimeVersionOverride" "dynamo.image.tag" (ne $overr
 {{- end }}
 
 {{/*
-The DGD's deployment-level spec.topologyConstraint in the chosen API version, {} when none is set.
+The DGD's deployment-level spec.topologyConstraint, {} when none is set.
 Usage: {{ $constraint := include "gpt-oss.dgdTopologyConstraint" . | fromYaml }}
 */}}
 {{- define "gpt-oss.dgdTopologyConstraint" -}}
 {{- $c := .Values.dynamo.topologyConstraint }}
 {{- $constraint := dict }}
 {{- if $c.clusterTopologyName }}
-{{- $_ := set $constraint (ternary "clusterTopologyName" "topologyProfile" (eq .Values.dynamo.apiVersion "nvidia.com/v1beta1")) $c.clusterTopologyName }}
+{{- $_ := set $constraint "clusterTopologyName" $c.clusterTopologyName }}
 {{- with $c.packDomain }}
 {{- $_ := set $constraint "packDomain" . }}
 {{- end }}

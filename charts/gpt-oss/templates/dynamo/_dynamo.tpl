@@ -9,11 +9,11 @@ Usage: {{ include "gpt-oss.frontendUrl" . }}
 {{- end }}
 
 {{/*
-Command-line arguments of one worker role's dynamo.trtllm process.
+Command-line arguments of one worker role's dynamo.trtllm process (the model flag is the release line's).
 Usage: {{ include "gpt-oss.workerArgs" (dict "root" $ "row" $row) }}
 */}}
 {{- define "gpt-oss.workerArgs" -}}
-- --model-path
+- {{ (include "gpt-oss.dynamoRelease" .root | fromYaml).worker.modelFlag }}
 - {{ include "gpt-oss.modelPath" .root | quote }}
 - --served-model-name
 - {{ .root.Values.model.id | quote }}
@@ -106,16 +106,13 @@ volumes:
 {{- end }}
 
 {{/*
-The main container of one worker role, whole: v1beta1 a podTemplate container (named main, both
-mounts, env and resources); v1alpha1 the mainContainer (envs, resources and a model-cache PVC mount
-are service-level fields there; an image volume is mounted here).
-Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row "v1beta1" true) | nindent 14 | trim }}
+The main container of one worker role, whole: a podTemplate container named main (the operator merges its
+defaults into main) with both mounts, env and resources.
+Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row) | nindent 14 | trim }}
 */}}
 {{- define "gpt-oss.workerContainer" -}}
-{{- if .v1beta1 }}
 name: main
-{{ end -}}
-image: {{ include "gpt-oss.image" .root.Values.dynamo.image }}
+image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" .root | fromYaml) }}
 imagePullPolicy: {{ .root.Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.trtllm"]
 args: {{ include "gpt-oss.workerArgs" . | nindent 2 }}
@@ -124,12 +121,9 @@ volumeMounts:
   - name: engine-config
     mountPath: /engine
     readOnly: true
-{{- if or .v1beta1 (include "gpt-oss.modelSource" .root | fromYaml).imageVolume }}
   - name: model-cache
     mountPath: {{ include "gpt-oss.modelCache.mountPoint" .root }}
     readOnly: true
-{{- end }}
-{{- if .v1beta1 }}
 env: {{ include "gpt-oss.workerEnv" (dict "root" .root "role" (get .root.Values.workers .row.key)) | nindent 2 }}
 resources:
   {{- $resources := deepCopy .root.Values.workers.resources }}
@@ -137,16 +131,15 @@ resources:
   requests: {{ merge (default dict $resources.requests) $gpu | toYaml | nindent 4 }}
   limits: {{ merge (default dict $resources.limits) $gpu | toYaml | nindent 4 }}
 {{- end }}
-{{- end }}
 
 {{/*
-Main-container fields of the frontend, shared by both DGD API versions: command, environment (with its own
+Main-container fields of the frontend: command, environment (with its own
 graceful-shutdown timeout) and the drain hooks.
 Usage: {{ include "gpt-oss.frontendContainer" . | nindent 10 }}
 */}}
 {{- define "gpt-oss.frontendContainer" -}}
 {{- $shutdown := include "gpt-oss.gracefulShutdown" . | fromYaml }}
-image: {{ include "gpt-oss.image" .Values.dynamo.image }}
+image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" . | fromYaml) }}
 imagePullPolicy: {{ .Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.frontend"]
 args:

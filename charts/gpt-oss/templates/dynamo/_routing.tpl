@@ -9,6 +9,8 @@ KV-aware routing (frontend.routerMode=kv) as the chart sets it up; empty map fie
   kvEvents: workers publish KV events and the router consumes them; aggregated only: Dynamo 1.2.1's
     TensorRT-LLM disaggregated example routes with --no-router-kv-events (the router predicts cache state)
   publishFlag: the worker flag that publishes them, by runtime version (--publish-kv-events from 1.3.0)
+  queueThreshold: the frontend's --router-queue-threshold from runtime 1.4.0, which turned router queueing off
+    by default (the release line's frontend.routerQueueThreshold keeps it on); "" before 1.4.0 (on by default)
 Usage: {{ $kv := include "gpt-oss.kvRouting" . | fromYaml }}
 */}}
 {{- define "gpt-oss.kvRouting" -}}
@@ -26,12 +28,15 @@ enabled: {{ $enabled }}
 blockSize: {{ $blockSize }}
 kvEvents: {{ and $enabled (not $disaggregated) }}
 {{- if $enabled }}
-publishFlag: {{ ternary "--publish-kv-events" "--publish-events-and-metrics" (semverCompare ">=1.3.0-0" (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version) }}
+{{- $version := (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version }}
+publishFlag: {{ ternary "--publish-kv-events" "--publish-events-and-metrics" (semverCompare ">=1.3.0-0" $version) }}
+queueThreshold: {{ ternary (include "gpt-oss.dynamoRelease" . | fromYaml).frontend.routerQueueThreshold "" (semverCompare ">=1.4.0-0" $version) | quote }}
 {{- end }}
 {{- end }}
 
 {{/*
-Frontend arguments of the router: the mode, and under kv the block size and, when disaggregated, no KV events.
+Frontend arguments of the router: the mode, and under kv the block size, when disaggregated no KV events, and
+the queue threshold (gpt-oss.kvRouting).
 Usage: {{ include "gpt-oss.routerArgs" . | nindent 2 }}
 */}}
 {{- define "gpt-oss.routerArgs" -}}
@@ -43,6 +48,10 @@ Usage: {{ include "gpt-oss.routerArgs" . | nindent 2 }}
 - {{ int $kv.blockSize | quote }}
 {{- if not $kv.kvEvents }}
 - --no-router-kv-events
+{{- end }}
+{{- with $kv.queueThreshold }}
+- --router-queue-threshold
+- {{ . | quote }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -9,21 +9,20 @@ Usage: {{ include "gpt-oss.planner.name" . }}
 {{- end }}
 
 {{/*
-Planner image: planner.image, else Dynamo's dedicated planner image for Dynamo >= 1.1.0 (dynamo-planner
-beside the runtime image, same version), else the runtime image.
+Planner image: planner.image, else Dynamo's dedicated planner image (the release line's images.planner, beside
+the runtime image, same version; every line the chart renders for has it, from Dynamo 1.1.0).
 Usage: {{ include "gpt-oss.planner.image" . }}
 */}}
 {{- define "gpt-oss.planner.image" -}}
-{{- $d := .Values.dynamo.image }}
+{{- $d := include "gpt-oss.dynamoImage" . | fromYaml }}
 {{- $p := .Values.planner.image }}
 {{- $version := .Values.dynamo.runtimeVersionOverride | default (toString $d.tag) | trimPrefix "v" }}
 {{- $tag := $p.tag | default (ternary $version (toString $d.tag) (hasPrefix "sha256:" (toString $d.tag))) }}
 {{- if $p.repository }}
 {{- include "gpt-oss.image" (dict "repository" $p.repository "tag" $tag) }}
-{{- else if semverCompare ">=1.1.0-0" $version }}
-{{- include "gpt-oss.image" (dict "repository" (printf "%s/dynamo-planner" (dir $d.repository)) "tag" $tag) }}
 {{- else }}
-{{- include "gpt-oss.image" $d }}
+{{- $name := (include "gpt-oss.dynamoRelease" . | fromYaml).images.planner }}
+{{- include "gpt-oss.image" (dict "repository" (printf "%s/%s" (dir $d.repository) $name) "tag" $tag) }}
 {{- end }}
 {{- end }}
 

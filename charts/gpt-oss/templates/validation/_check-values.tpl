@@ -226,32 +226,18 @@ Usage: {{ include "gpt-oss.checkValues.benchmark" . }}
 {{- end }}
 
 {{/*
-Extra component fields (runtime dynamo): only those of the chosen DGD API version, never the chart's own.
+Extra component fields (runtime dynamo): only those of a v1beta1 DGD component, never the chart's own.
 Usage: {{ include "gpt-oss.checkValues.componentFields" . }}
 */}}
 {{- define "gpt-oss.checkValues.componentFields" -}}
 {{- if eq .Values.runtime "dynamo" }}
-{{- $w := .Values.workers }}
-{{- $fieldsByVersion := dict
-  "nvidia.com/v1beta1" (dict
-    "owned" (list "name" "type" "replicas" "podTemplate" "sharedMemorySize" "runtimeVersionOverride")
-    "allowed" (list "minAvailable" "compilationCache" "modelRef" "scalingAdapter" "globalDynamoNamespace" "topologyConstraint" "providerOverride" "experimental"))
-  "nvidia.com/v1alpha1" (dict
-    "owned" (list "componentType" "subComponentType" "replicas" "resources" "sharedMemory" "envs" "volumeMounts" "extraPodSpec" "extraPodMetadata" "runtimeVersionOverride")
-    "allowed" (list "minAvailable" "envFromSecret" "annotations" "labels" "dynamoNamespace" "globalDynamoNamespace" "livenessProbe" "readinessProbe" "modelRef" "scalingAdapter" "ingress" "topologyConstraint" "providerOverride" "checkpoint" "gpuMemoryService" "failover")) }}
-{{- $api := .Values.dynamo.apiVersion }}
-{{- $other := ternary "nvidia.com/v1alpha1" "nvidia.com/v1beta1" (eq $api "nvidia.com/v1beta1") }}
-{{- $mine := get $fieldsByVersion $api }}
-{{- $theirs := get $fieldsByVersion $other }}
-{{- range $field, $_ := $w.componentFields }}
-{{- if has $field $mine.owned }}
-{{- fail (printf "workers.componentFields.%s is set by the chart for %s components; use the chart's own values instead" $field $api) }}
-{{- else if not (has $field $mine.allowed) }}
-{{- if or (has $field $theirs.owned) (has $field $theirs.allowed) }}
-{{- fail (printf "workers.componentFields.%s exists only in %s DynamoGraphDeployments, but dynamo.apiVersion=%s; allowed here: %s" $field $other $api (join ", " $mine.allowed)) }}
-{{- else }}
-{{- fail (printf "workers.componentFields.%s is not a %s component field this chart passes through; allowed: %s" $field $api (join ", " $mine.allowed)) }}
-{{- end }}
+{{- $owned := list "name" "type" "replicas" "podTemplate" "sharedMemorySize" "runtimeVersionOverride" }}
+{{- $allowed := list "minAvailable" "compilationCache" "modelRef" "scalingAdapter" "globalDynamoNamespace" "topologyConstraint" "providerOverride" "experimental" }}
+{{- range $field, $_ := .Values.workers.componentFields }}
+{{- if has $field $owned }}
+{{- fail (printf "workers.componentFields.%s is set by the chart for nvidia.com/v1beta1 components; use the chart's own values instead" $field) }}
+{{- else if not (has $field $allowed) }}
+{{- fail (printf "workers.componentFields.%s is not a nvidia.com/v1beta1 component field this chart passes through; allowed: %s" $field (join ", " $allowed)) }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -321,11 +307,7 @@ Usage: {{ include "gpt-oss.checkValues.routing" . }}
 {{- define "gpt-oss.checkValues.routing" -}}
 {{- $w := .Values.workers }}
 {{- if and (eq .Values.runtime "dynamo") (eq .Values.frontend.routerMode "kv") }}
-{{- $version := (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version }}
-{{- /* No version at all is refused by the admission rules below, with the keys to set. */}}
-{{- if and $version (semverCompare "<1.2.0-0" $version) }}
-{{- fail (printf "frontend.routerMode=kv needs the worker flag that publishes KV events, which this chart knows for Dynamo 1.2.x (--publish-events-and-metrics) and 1.3.0+ (--publish-kv-events), but the runtime version is %s (dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: a runtime version 1.2.0 or newer, or another frontend.routerMode" $version) }}
-{{- end }}
+{{- /* Runtimes before 1.2.0 (no known KV-event flag) are refused by gpt-oss.checkDynamoRelease. */}}
 {{- $sizes := dict }}
 {{- range $key := list "worker" "prefill" "decode" }}
 {{- $role := get $w $key }}
@@ -462,11 +444,8 @@ Usage: {{ include "gpt-oss.checkValues.dynamoAdmission" . }}
 {{- fail (printf "dynamo.image.tag=%s gives no version the Dynamo operator can parse (MAJOR.MINOR.PATCH, then only -prerelease or +build), and operators from 1.4.0 refuse the DGD: \"runtimeVersionOverride: Required value: is required when the specified main container image has no parseable semantic-version tag\"; set dynamo.runtimeVersionOverride to the Dynamo version the image runs, e.g. 1.2.1" (toString .Values.dynamo.image.tag)) }}
 {{- end }}
 
-{{- /* The API version and component fields a release serves; minAvailable only on the Grove pathway. */}}
-{{- if and (eq .Values.dynamo.apiVersion "nvidia.com/v1beta1") (semverCompare "<1.2.0" $runtime.version) }}
-{{- fail (printf "dynamo.apiVersion=nvidia.com/v1beta1 is served from Dynamo 1.2.0, but the runtime is %s (%s) and the chart assumes the platform runs that release; set dynamo.apiVersion=nvidia.com/v1alpha1, or use a 1.2.0 or later image" $runtime.version $runtime.source) }}
-{{- end }}
-{{- $since := dict "minAvailable" "1.3.0" "providerOverride" "1.5.0" }}
+{{- /* The component fields a release serves; minAvailable only on the Grove pathway. */}}
+{{- $since := (include "gpt-oss.dynamoRelease" . | fromYaml).admission.componentFieldsSince }}
 {{- range $field, $release := $since }}
 {{- if and (hasKey $fields $field) (semverCompare (printf "<%s" $release) $runtime.version) }}
 {{- fail (printf "workers.componentFields.%s exists in DynamoGraphDeployments from Dynamo %s, but the runtime is %s (%s) and the chart assumes the platform runs that release; use a %s or later image, or leave %s out" $field $release $runtime.version $runtime.source $release $field) }}

@@ -1,0 +1,9 @@
+{{- /* The Dynamo release line the chart renders for. */}}
+
+{{/*
+The selected Dynamo release line, "1.2" or "1.6": dynamo.releaseLine (the values schema allows those two).
+Usage: {{ $line := include "gpt-oss.dynamoLine" . }}
+*/}}
+{{- define "gpt-oss.dynamoLine" -}}
+{{- toString .Values.dynamo.releaseLine }}
+{{- end }}

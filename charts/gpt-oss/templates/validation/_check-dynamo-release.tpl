@@ -1,0 +1,95 @@
+{{- /* Dynamo release checks: the DGD API the chart writes, the release line, its runtimes, the live operator and DGD. */}}
+
+{{/*
+Refuses values outside the Dynamo releases the chart renders for (runtime dynamo only). Long messages are
+written as a list of pieces joined with "", so no template line is over 160 characters.
+Usage: {{ include "gpt-oss.checkDynamoRelease" . }}
+*/}}
+{{- define "gpt-oss.checkDynamoRelease" -}}
+{{- if eq .Values.runtime "dynamo" }}
+{{- $release := include "gpt-oss.dynamoRelease" . | fromYaml }}
+{{- $version := (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version }}
+{{- $range := $release.runtime }}
+
+{{- /* Rule: the chart writes nvidia.com/v1beta1 only; v1alpha1 was retired (every release line serves v1beta1). */}}
+{{- if eq .Values.dynamo.apiVersion "nvidia.com/v1alpha1" }}
+{{- $msg := list "dynamo.apiVersion=nvidia.com/v1alpha1 was retired: every Dynamo release this chart renders for"
+  " serves nvidia.com/v1beta1 (from 1.2.0), and from 1.5.0 the operator validates DGDs at v1beta1 only and stores"
+  " them as v1beta1; set dynamo.apiVersion=nvidia.com/v1beta1 (the default), or remove the key" }}
+{{- fail (join "" $msg) }}
+{{- end }}
+
+{{- /* Rule: the runtime is one the line's shape runs (no version at all is refused by dynamoAdmission). */}}
+{{- if and $version (not (semverCompare (printf ">=%s-0, <%s-0" $range.from $range.below) $version)) }}
+{{- $msg := list "dynamo.releaseLine=%s renders for Dynamo %s up to (not including) %s, but the runtime is %s"
+  " (dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: dynamo.releaseLine=1.2 for runtimes 1.2.0 to"
+  " 1.4.x, 1.6 for 1.5.0 to 1.6.x, and dynamo.image.tag empty for the line's own %s" }}
+{{- fail (printf (join "" $msg) $release.line $range.from $range.below $version $range.tag) }}
+{{- end }}
+
+{{- /* Rule: workers env leaves the operator's injected variables alone (its probes use the system port). */}}
+{{- $defaults := $release.operatorDefaults }}
+{{- range $key := list "worker" "prefill" "decode" "" }}
+{{- $env := ternary $.Values.workers.env (get (get $.Values.workers $key | default dict) "env" | default dict) (eq $key "") }}
+{{- range $name := $defaults.reservedEnv }}
+{{- if hasKey (default dict $env) $name }}
+{{- $msg := list "%s.%s is set, but the Dynamo operator sets %s on every worker (%d) and points the probes it adds"
+  " at it, so the pods would never be ready; remove it (the operator's variables: %s)" }}
+{{- $where := ternary "workers.env" (printf "workers.%s.env" $key) (eq $key "") }}
+{{- fail (printf (join "" $msg) $where $name $name (int $defaults.systemPort) (join ", " $defaults.reservedEnv)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- /* Rule: the operator the cluster runs supports the runtime: its own minor, two before it, one after (N-2). */}}
+{{- $operator := include "gpt-oss.liveDynamoOperator" . | fromYaml }}
+{{- if and $operator $version }}
+{{- $o := semver $operator.version }}
+{{- $r := semver $version }}
+{{- $lowest := sub (int $o.Minor) 2 }}
+{{- $highest := add (int $o.Minor) 1 }}
+{{- if or (ne (int $o.Major) (int $r.Major)) (lt (int $r.Minor) $lowest) (gt (int $r.Minor) $highest) }}
+{{- $fit := list }}
+{{- range $line, $record := include "gpt-oss.dynamoReleases" . | fromYaml }}
+{{- $m := (semver $record.runtime.tag).Minor | int }}
+{{- if and (ge $m $lowest) (le $m $highest) }}{{ $fit = append $fit (printf "dynamo.releaseLine=%s" $line) }}{{ end }}
+{{- end }}
+{{- $allowed := ternary (join " or " $fit) "no release line of this chart" (gt (len $fit) 0) }}
+{{- $msg := list "the Dynamo operator in the cluster is %s (Deployment %s), and an operator supports runtimes from"
+  " two minors before its own to one after it (%d.%d to %d.%d here), but this release renders the runtime %s"
+  " (dynamo.releaseLine=%s); allowed: %s, or upgrade the Dynamo platform one minor at a time first"
+  " (docs/operations.md, \"Dynamo upgrades\"); dynamo.operator.check=false skips this check" }}
+{{- $major := int $o.Major }}
+{{- fail (printf (join "" $msg) $operator.version $operator.where $major $lowest $major $highest $version $release.line $allowed) }}
+{{- end }}
+{{- end }}
+
+{{- /* Rule: an upgrade moves the runtime by one minor at most (upstream applies every intermediate minor in order). */}}
+{{- $installed := include "gpt-oss.liveDynamoVersion" . | fromYaml }}
+{{- if and $installed $version }}
+{{- $i := semver $installed.version }}
+{{- $n := semver $version }}
+{{- $from := int $i.Minor }}
+{{- $to := int $n.Minor }}
+{{- if or (ne (int $i.Major) (int $n.Major)) (gt $to (add $from 1)) (lt $to (sub $from 1)) }}
+{{- $path := list (printf "%d.%d" (int $i.Major) $from) }}
+{{- $steps := list }}
+{{- $minors := include "gpt-oss.dynamoMinors" . | fromYamlArray }}
+{{- if lt $to $from }}{{ $minors = reverse $minors }}{{ end }}
+{{- range $minors }}
+{{- $m := (semver .tag).Minor | int }}
+{{- if or (and (gt $m $from) (le $m $to)) (and (lt $m $from) (ge $m $to)) }}
+{{- $path = append $path .minor }}
+{{- $steps = append $steps (printf "dynamo.releaseLine=%s dynamo.image.tag=%s" .line .tag) }}
+{{- end }}
+{{- end }}
+{{- $msg := list "the live DynamoGraphDeployment %s runs Dynamo %s (%s), and this upgrade renders %s: Dynamo"
+  " upgrades to the adjacent minor only, applying every intermediate minor in order; go %s, one helm upgrade per"
+  " step with %s, after upgrading the Dynamo platform (operator, CRDs, Grove, KAI scheduler) to that minor"
+  " (docs/operations.md, \"Dynamo upgrades\")" }}
+{{- $dgd := printf "%s/%s" .Release.Namespace (include "gpt-oss.fullname" .) }}
+{{- fail (printf (join "" $msg) $dgd $installed.version $installed.source $version (join " -> " $path) (join ", then " $steps)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}

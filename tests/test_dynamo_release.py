@@ -1,0 +1,157 @@
+"""Dynamo releases the chart renders for: the DGD API it writes (nvidia.com/v1beta1 only) and the runtime versions.
+
+Sources (../shared/DYNAMO-RELEASES-FACTS.md, section 3a): Dynamo 1.2.0 promoted the DGD to served v1beta1; 1.5.0
+made v1beta1 the storage version and removed the v1alpha1 admission webhooks (validation only at v1beta1 paths).
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import (CHART_DIR, DYNAMO_OVERLAYS, ChartRenderError, dgd_components, dgd_workers, find,
+                           render_chart, render_notes)
+
+DGD = ["templates/dynamo/dynamographdeployment.yaml"]
+RUNTIME = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime"
+
+# (id, overlay, values, the exact text the user must see): one per fail call of templates/validation/_check-dynamo-release.tpl.
+RELEASE_REFUSALS = [
+    ("v1alpha1-retired", "agg.yaml", {"dynamo": {"apiVersion": "nvidia.com/v1alpha1"}},
+     "dynamo.apiVersion=nvidia.com/v1alpha1 was retired: every Dynamo release this chart renders for serves "
+     "nvidia.com/v1beta1 (from 1.2.0), and from 1.5.0 the operator validates DGDs at v1beta1 only and stores them as "
+     "v1beta1; set dynamo.apiVersion=nvidia.com/v1beta1 (the default), or remove the key"),
+    ("runtime-outside-the-line", "agg.yaml", {"dynamo": {"releaseLine": "1.2", "image": {"tag": "1.1.1"}}},
+     "dynamo.releaseLine=1.2 renders for Dynamo 1.2.0 up to (not including) 1.5.0, but the runtime is 1.1.1 "
+     "(dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: dynamo.releaseLine=1.2 for runtimes 1.2.0 to "
+     "1.4.x, 1.6 for 1.5.0 to 1.6.x, and dynamo.image.tag empty for the line's own 1.2.1"),
+    ("operator-env-in-workers", "disagg-k8s.yaml", {"workers": {"decode": {"env": {"DYN_SYSTEM_PORT": "8081"}}}},
+     "workers.decode.env.DYN_SYSTEM_PORT is set, but the Dynamo operator sets DYN_SYSTEM_PORT on every worker (9090) "
+     "and points the probes it adds at it, so the pods would never be ready; remove it (the operator's variables: "
+     "DYN_SYSTEM_PORT)"),
+]
+
+# Refusals that need the live cluster (lookup): tests/cluster/test_dynamo_upgrade.py shows each on a real API server.
+LIVE_MESSAGES = {
+    "operator-window": (
+        "the Dynamo operator in the cluster is {operator} (Deployment {where}), and an operator supports runtimes from "
+        "two minors before its own to one after it ({window} here), but this release renders the runtime {runtime} "
+        "(dynamo.releaseLine={line}); allowed: {allowed}, or upgrade the Dynamo platform one minor at a time first "
+        "(docs/operations.md, \"Dynamo upgrades\"); dynamo.operator.check=false skips this check"),
+    "minor-skipped": (
+        "the live DynamoGraphDeployment {namespace}/gpt-oss runs Dynamo {installed} ({source}), and this upgrade renders "
+        "{runtime}: Dynamo upgrades to the adjacent minor only, applying every intermediate minor in order; go {path}, "
+        "one helm upgrade per step with {steps}, after upgrading the Dynamo platform (operator, CRDs, Grove, KAI "
+        "scheduler) to that minor (docs/operations.md, \"Dynamo upgrades\")"),
+}
+
+CHECK_FILE = CHART_DIR / "templates" / "validation" / "_check-dynamo-release.tpl"
+
+
+class TestReleaseRefusals:
+    @pytest.mark.parametrize("overlay,values,message", [r[1:] for r in RELEASE_REFUSALS],
+                             ids=[r[0] for r in RELEASE_REFUSALS])
+    def test_should_refuse_with_a_message_naming_the_keys(self, overlay, values, message):
+        with pytest.raises(ChartRenderError) as error:
+            render_chart([overlay], values)
+        assert message in str(error.value)
+        assert "templates/validation/check-values.yaml" in str(error.value)
+
+    def test_should_cover_every_fail_call_once(self):
+        assert CHECK_FILE.read_text().count("{{- fail ") == len(RELEASE_REFUSALS) + len(LIVE_MESSAGES)
+
+    def test_should_state_each_rule_beside_its_check(self):
+        # One "Rule:" comment per check, each before its fail.
+        source = CHECK_FILE.read_text()
+        assert source.count("{{- /* Rule: ") == len(RELEASE_REFUSALS) + len(LIVE_MESSAGES)
+        # ... and each fail has one rule comment between it and the previous fail.
+        assert all(chunk.count("{{- /* Rule: ") == 1 for chunk in source.split("{{- fail ")[:-1])
+
+
+class TestApiVersion:
+    def test_should_write_v1beta1_by_default(self):
+        dgd = find(render_chart(["agg.yaml"]), "DynamoGraphDeployment")
+        assert dgd["apiVersion"] == "nvidia.com/v1beta1" and "components" in dgd["spec"] and "services" not in dgd["spec"]
+
+    def test_should_leave_trtllm_serve_alone(self):
+        # No DGD there: the key is ignored, as before.
+        objects = render_chart(["trtllm-serve-low-latency.yaml"], {"dynamo": {"apiVersion": "nvidia.com/v1alpha1"}})
+        assert find(objects, "Deployment")
+
+
+def dgd_of(overlay: str, values: dict | None = None) -> dict:
+    return find(render_chart([overlay], values, show_only=DGD), "DynamoGraphDeployment")
+
+
+class TestReleaseLines:
+    """What each line renders; expected values are the facts' pins (DYNAMO-RELEASES-FACTS.md, sections 0 and 3)."""
+
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    def test_should_run_every_dynamo_target_on_the_1_6_line_by_default(self, overlay):
+        dgd = dgd_of(overlay)
+        images = {c["main"]["image"] for c in dgd_components(dgd).values()}
+        assert images == {f"{RUNTIME}:1.6.1"}
+        assert all(w["args"][0] == "--model" for w in dgd_workers(dgd).values())
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-release-line"] == "1.6"
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.6.1"
+
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    def test_should_keep_the_1_2_line_selectable(self, overlay):
+        dgd = dgd_of(overlay, {"dynamo": {"releaseLine": "1.2"}})
+        assert {c["main"]["image"] for c in dgd_components(dgd).values()} == {f"{RUNTIME}:1.2.1"}
+        assert all(w["args"][0] == "--model-path" for w in dgd_workers(dgd).values())
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-release-line"] == "1.2"
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.2.1"
+
+    @pytest.mark.parametrize("line,tag", [("1.2", "1.3.1"), ("1.2", "1.4.1"), ("1.6", "1.5.1")])
+    def test_should_take_the_intermediate_minors_of_the_upgrade_path(self, line, tag):
+        dgd = dgd_of("agg.yaml", {"dynamo": {"releaseLine": line, "image": {"tag": tag}}})
+        assert {c["main"]["image"] for c in dgd_components(dgd).values()} == {f"{RUNTIME}:{tag}"}
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == tag
+
+    @pytest.mark.parametrize("values,threshold", [
+        ({}, ["--router-queue-threshold", "16.0"]),
+        ({"dynamo": {"releaseLine": "1.2", "image": {"tag": "1.4.1"}}}, ["--router-queue-threshold", "16.0"]),
+        ({"dynamo": {"releaseLine": "1.2"}}, []),
+        ({"dynamo": {"releaseLine": "1.2", "image": {"tag": "1.3.1"}}}, []),
+    ], ids=["1.6.1", "1.4.1", "1.2.1", "1.3.1"])
+    def test_should_keep_router_queueing_on_from_1_4(self, values, threshold):
+        # 1.4.0 turned queueing off by default (set --router-queue-threshold=16.0 to keep it); 1.2.1 queues at 4.0.
+        kv = {"frontend": {"routerMode": "kv"},
+              "workers": {"worker": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}}}}
+        args = dgd_components(dgd_of("agg.yaml", kv | values))["Frontend"]["args"]
+        found = args[args.index("--router-queue-threshold"):][:2] if "--router-queue-threshold" in args else []
+        assert found == threshold
+
+    def test_should_not_set_a_queue_threshold_without_kv_routing(self):
+        assert "--router-queue-threshold" not in dgd_components(dgd_of("agg.yaml"))["Frontend"]["args"]
+
+    @pytest.mark.parametrize("line", ["1.6", "1.2"])
+    @pytest.mark.parametrize("overlay,planner", [(o, False) for o in DYNAMO_OVERLAYS] + [("disagg-k8s.yaml", True)],
+                             ids=DYNAMO_OVERLAYS + ["disagg-k8s-planner"])
+    def test_should_leave_the_operator_defaults_alone(self, overlay, planner, line):
+        # 1.5.0: liveness failureThreshold 3 and canary health checks; 1.6.0: initContainers[name=runtime] reserved;
+        # the operator merges its defaults into the container named main and sets DYN_SYSTEM_PORT (9090).
+        # The same values as the tests above (renders are memoized): the default line is 1.6.
+        values = {} if line == "1.6" else {"dynamo": {"releaseLine": "1.2"}}
+        if planner:
+            values["planner"] = {"enabled": True, "throughputScaling": False}
+        dgd = dgd_of(overlay, values)
+        assert len(dgd["spec"]["components"]) == len(dgd_components(dgd)) >= 2 + planner
+        for component in dgd["spec"]["components"]:
+            spec = component["podTemplate"]["spec"]
+            assert spec["containers"][0]["name"] == "main"
+            assert "runtime" not in [c["name"] for c in spec.get("initContainers", [])]
+            for container in spec["containers"] + spec.get("initContainers", []):
+                assert "livenessProbe" not in container
+                assert not {"DYN_SYSTEM_PORT", "DYN_HEALTH_CHECK_ENABLED"} & {e["name"] for e in container.get("env", [])}
+
+    @pytest.mark.parametrize("line,tag", [("1.6", "1.6.1"), ("1.2", "1.2.1")])
+    def test_should_run_the_planner_of_the_line(self, line, tag):
+        values = {"dynamo": {"releaseLine": line}, "planner": {"enabled": True, "throughputScaling": False}}
+        planner = dgd_components(dgd_of("disagg-k8s.yaml", values))["Planner"]
+        assert planner["main"]["image"] == f"nvcr.io/nvidia/ai-dynamo/dynamo-planner:{tag}"
+
+    def test_should_say_in_notes_that_the_operator_was_not_seen(self):
+        notes = render_notes(["agg.yaml"])
+        assert ("Dynamo release line 1.6: runtime 1.6.1; the platform it needs: operator 1.6.x (1.5.x to 1.8.x admit "
+                "it), Grove >= v0.1.0-alpha.14, KAI scheduler >= v0.17.0.") in notes
+        assert "The chart could not see the Dynamo operator's version" in notes
