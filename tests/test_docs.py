@@ -100,15 +100,15 @@ class TestPort:
     def test_should_print_an_added_key_as_source_yaml_and_name_changed_and_missing_keys(self):
         other = json.loads((CHART_DIR / "values.schema.json").read_text())
         dynamo = other["properties"]["dynamo"]["properties"]
-        added = {"type": "string", "description": "A release line: 1.5, say.", "enum": ["", "1.5"]}
-        dynamo["releaseLine"] = added
+        added = {"type": "string", "description": "A channel: beta, say.", "enum": ["", "beta"]}
+        dynamo["channel"] = added
         dynamo["image"]["properties"]["tag"]["minLength"] = 2
         del other["properties"]["gpu"]["properties"]["perNode"]
         lines = gen.port(other, SOURCE)
-        start = lines.index("# dynamo.releaseLine: only in the other schema; under dynamo's properties:")
-        assert lines[start + 1:start + 6] == ["      releaseLine:", "        type: string", "        description: >-",
-                                              "          A release line: 1.5, say.", '        enum: ["", "1.5"]']
-        assert yaml.safe_load("\n".join(lines[start + 1:start + 6])) == {"releaseLine": added}
+        start = lines.index("# dynamo.channel: only in the other schema; under dynamo's properties:")
+        assert lines[start + 1:start + 6] == ["      channel:", "        type: string", "        description: >-",
+                                              "          A channel: beta, say.", '        enum: ["", beta]']
+        assert yaml.safe_load("\n".join(lines[start + 1:start + 6])) == {"channel": added}
         assert "# dynamo.image.tag: keywords differ" in lines
         assert "# gpu.perNode: only here" in lines
 
