@@ -36,3 +36,15 @@ Usage: {{ $fields := include "gpt-oss.trtllmFields" . | fromYaml }}
 {{- define "gpt-oss.trtllmFields" -}}
 {{- include "gpt-oss.trtllmFieldsOf" (include "gpt-oss.trtllmRelease" .) }}
 {{- end }}
+
+{{/*
+TensorRT-LLM 1.3.0 release candidates the chart takes to serve the queue and KV-cache gauges of
+tensorrt_llm/metrics/collector.py (trtllm_num_requests_waiting, trtllm_num_requests_running,
+trtllm_kv_cache_utilization): 1.3.0rc29, the release inside Dynamo 1.6's runtime and trtllm-serve's default,
+published 2026-09-29, six months after the PRs that added them (#11243 2026-02-03, #12545 2026-03-25) were merged on
+main (docs/monitoring.md: inferred, its wheel is not on PyPI). Other candidates stay "unknown" (let through).
+Usage: {{ $candidates := include "gpt-oss.trtllmGaugeCandidates" . | fromYamlArray }}
+*/}}
+{{- define "gpt-oss.trtllmGaugeCandidates" -}}
+- 1.3.0rc29
+{{- end }}
