@@ -319,3 +319,25 @@ class TestFieldReader:
         assert lists["releases"]["1.3.0rc29"]["list"] == "1.3.0rc29"
         assert lists["releases"]["1.2.0"]["list"] == "shared"
         assert lists["lists"]["1.3.0rc29"]["top"] == fields["LlmArgs"]
+
+
+@pytest.mark.skipif(not __import__("importlib.util").util.find_spec("aiconfigurator"),
+                    reason="aiconfigurator is not installed (pip install -r requirements-predict.txt)")
+@pytest.mark.parametrize("release", ["1.3.0rc14"])
+def test_should_know_every_key_aiconfigurator_writes_for_the_release(release):
+    """aiconfigurator (NVIDIA's, pinned in requirements-predict.txt) ships an extra-engine-args template per
+    TensorRT-LLM release; every key it writes for a release the chart runs is in the chart's list of that release."""
+    import re
+    from importlib.resources import files
+    text = (files("aiconfigurator") / "generator" / "config" / "backend_templates" / "trtllm"
+            / f"extra_engine_args.{release}.yaml.j2").read_text()
+    fields, owner, nested = chart_field_list(release), None, {}
+    for line in text.splitlines():
+        if match := re.match(r"([a-z_]+):", line):
+            owner = match.group(1)
+            assert owner in fields["top"], owner
+        elif (match := re.match(r" {2,4}([a-z_]+):", line)) and owner in fields["nested"]:
+            nested.setdefault(owner, set()).add(match.group(1))
+    for owner, keys in nested.items():
+        assert keys <= set(fields["nested"][owner]), (owner, keys - set(fields["nested"][owner]))
+    assert {"moe_config", "kv_cache_config", "cuda_graph_config"} <= set(nested)
