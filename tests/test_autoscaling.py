@@ -37,6 +37,9 @@ AGG_INFLIGHT = ('sum(max by (namespace, pod, worker_id, model) (dynamo_component
                 '{dynamo_namespace=~"llm_gpt_oss(_[a-z0-9]+)?",dynamo_component="tensorrt_llm",dynamo_endpoint="generate"}))')
 TRTLLM_QUEUE = ('sum(max by (namespace, pod) (rate({__name__=~"(trtllm_)?request_queue_time_seconds_sum",'
                 'namespace="llm",pod=~"gpt-oss-trtllm-serve-.+"}[1m])))')
+# The queue gauge of TensorRT-LLM 1.3 (tensorrt_llm/metrics/collector.py; docs/monitoring.md), trtllm-serve's default.
+TRTLLM_WAITING = 'sum(max by (namespace, pod) (trtllm_num_requests_waiting{namespace="llm",pod=~"gpt-oss-trtllm-serve-.+"}))'
+
 # Targets whose planner can only scale from forward-pass metrics, which dynamo.trtllm 1.2.1 does not publish under
 # attention DP: the chart refuses the planner there (tests/test_check_values.py).
 PLANNER_OVERLAYS = [o for o in DYNAMO_OVERLAYS if o not in ("agg.yaml", "8xb200-single-node.yaml")]
@@ -213,9 +216,24 @@ class TestTrtllmServe:
         engine = find(objects, "ConfigMap", "gpt-oss-engine")["data"]["trtllm-serve.yaml"]
         assert "return_perf_metrics: true" in engine and "enable_iter_perf_stats: true" in engine
 
-    def test_should_default_to_the_queue_the_pinned_release_serves(self):
-        """TensorRT-LLM 1.2.0 has no queue gauge; its request_queue_time_seconds histogram (Little's law) it has."""
+    def test_should_default_to_the_queue_gauge_of_the_default_release(self):
+        """The default image (TensorRT-LLM 1.3.0rc29) serves trtllm_num_requests_waiting: KEDA reads it as it is."""
         values = {"trtllmServe": {"autoscaling": {"enabled": True}}}
+        so = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "ScaledObject")
+        assert so["spec"]["triggers"][0]["metadata"] == {
+            "serverAddress": PROMETHEUS, "threshold": "10", "query": TRTLLM_WAITING}
+
+    def test_should_ask_the_hpa_for_the_queue_gauge_of_the_default_release(self):
+        values = {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}
+        hpa = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "HorizontalPodAutoscaler")
+        assert hpa["spec"]["metrics"][0]["external"] == {"metric": {"name": "trtllm_num_requests_waiting"},
+                                                         "target": {"type": "AverageValue", "averageValue": "10"}}
+
+    @pytest.mark.parametrize("tag", ["1.2.0", "1.3.0rc23", "sha256:0123abcd"])
+    def test_should_default_to_the_queue_histogram_where_no_gauge_is_known(self, tag):
+        """TensorRT-LLM 1.2.0 has no queue gauge (and an unconfirmed release may lack it); every release since 1.0
+        serves the request_queue_time_seconds histogram, whose summed rate is the number waiting (Little's law)."""
+        values = {"trtllmServe": {"image": {"tag": tag}, "autoscaling": {"enabled": True}}}
         so = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "ScaledObject")
         assert so["spec"]["triggers"][0]["metadata"] == {
             "serverAddress": PROMETHEUS, "threshold": "10", "query": TRTLLM_QUEUE}

@@ -1,11 +1,14 @@
 """TensorRT-LLM engine configs per role, against FACTS.md, and only with real TensorRT-LLM keys."""
+import itertools
 import subprocess
 import sys
+import zipfile
 
 import pytest
 import yaml
 
-from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, dgd_workers, find, render_chart
+from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, ChartRenderError, dgd_workers, find, load_script,
+                           render_chart)
 
 # The whole extra-engine-args YAML of each role, as FACTS.md lists it (flags folded into keys:
 # --tensor-parallel-size -> tensor_parallel_size, --free-gpu-memory-fraction ->
@@ -131,11 +134,18 @@ def engine_configs(overlay):
     return {name.removesuffix(".yaml"): yaml.safe_load(text) for name, text in configmap["data"].items()}
 
 
-def chart_field_list() -> dict:
-    """The chart's generated key list (templates/engine/_trtllm-fields.tpl): {"top": [...], "nested": {key: [...]}}."""
+def chart_field_lists() -> dict:
+    """The chart's generated key lists (templates/engine/_trtllm-fields.tpl): {"releases": {release: {"list",
+    "source"}}, "lists": {name: {"top": [...], "nested": {key: [...]}}}}."""
     text = (REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl").read_text()
-    body = text.split('{{- define "gpt-oss.trtllmFields" -}}\n', 1)[1].rsplit("{{- end }}", 1)[0]
+    body = text.split('{{- define "gpt-oss.trtllmFieldLists" -}}\n', 1)[1].rsplit("{{- end }}", 1)[0]
     return yaml.safe_load(body)
+
+
+def chart_field_list(release: str) -> dict:
+    """The key list the chart checks a release's engine YAML against: {"top": [...], "nested": {key: [...]}}."""
+    lists = chart_field_lists()
+    return lists["lists"][lists["releases"][release]["list"]]
 
 
 def test_should_cover_every_overlay():
@@ -148,8 +158,9 @@ class TestEngineConfig:
         assert engine_configs(overlay) == EXPECTED_ENGINE[overlay]
 
     def test_should_use_only_tensorrt_llm_keys(self, overlay):
-        """Against the chart's copy of the field list (TestEngineKeyList keeps it equal to the source)."""
-        fields = chart_field_list()
+        """Against the list of the TensorRT-LLM inside Dynamo 1.6's runtime image (1.3.0rc29, DYNAMO-RELEASES-FACTS.md
+        section 0), which trtllm-serve's default image runs too (TestEngineKeyList keeps it equal to its source)."""
+        fields = chart_field_list("1.3.0rc29")
         for role, config in engine_configs(overlay).items():
             assert set(config) <= set(fields["top"]), (role, set(config) - set(fields["top"]))
             for key, allowed in fields["nested"].items():
@@ -181,3 +192,152 @@ class TestEngineKeyList:
         text = (REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl").read_text()
         assert "  - enable_attention_dp\n" in text
         assert "enable_mixed_sampler" not in text
+
+
+def dynamo_line(line: str) -> dict:
+    """Values selecting a Dynamo release line: its image tag, and dynamo.releaseLine where the chart has it."""
+    chart = yaml.safe_load((REPO_ROOT / "charts" / "gpt-oss" / "values.yaml").read_text())
+    values = {"image": {"tag": {"1.2": "1.2.1", "1.6": "1.6.1"}[line]}}
+    if "releaseLine" in chart["dynamo"]:
+        values["releaseLine"] = line
+    return {"dynamo": values}
+
+
+# The TensorRT-LLM release each runtime runs (DYNAMO-RELEASES-FACTS.md section 0: Dynamo 1.2.x pins 1.3.0rc14,
+# 1.6.x 1.3.0rc29; trtllm-serve runs its image's release). Values that select it, and the release.
+RUNS = [
+    ("dynamo-1.2-line", "agg.yaml", dynamo_line("1.2"), "workers.worker", "1.3.0rc14"),
+    ("dynamo-1.6-line", "agg.yaml", dynamo_line("1.6"), "workers.worker", "1.3.0rc29"),
+    ("trtllm-serve-1.2.0", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.2.0"}}},
+     "trtllmServe", "1.2.0"),
+    ("trtllm-serve-1.3.0rc29", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.3.0rc29"}}},
+     "trtllmServe", "1.3.0rc29"),
+]
+
+
+def with_engine_key(values: dict, owner: str, key: str, value=True) -> dict:
+    """values plus one engine key on the owner (workers.worker or trtllmServe)."""
+    if owner == "trtllmServe":
+        return {**values, "trtllmServe": {**values.get("trtllmServe", {}), "engine": {key: value}}}
+    return {**values, "workers": {"worker": {"engine": {key: value}}}}
+
+
+class TestTrtllmRelease:
+    @pytest.mark.parametrize("overlay,values,owner,release", [r[1:] for r in RUNS], ids=[r[0] for r in RUNS])
+    def test_should_check_the_engine_against_the_release_that_runs(self, overlay, values, owner, release):
+        with pytest.raises(ChartRenderError) as error:
+            render_chart([overlay], with_engine_key(values, owner, "no_such_engine_key"))
+        assert (f"{owner}.engine.no_such_engine_key is not a TensorRT-LLM engine key (LlmArgs of TensorRT-LLM "
+                f"{release}, the release that runs)") in str(error.value)
+
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    def test_should_render_every_engine_of_the_1_6_line(self, overlay):
+        """Each overlay's engine YAML passes the chart's check on Dynamo 1.6.1 and holds only 1.3.0rc29 keys."""
+        objects = render_chart([overlay], dynamo_line("1.6"), show_only=["templates/engine/configmap-engine.yaml"])
+        fields = chart_field_list("1.3.0rc29")
+        for role, text in find(objects, "ConfigMap")["data"].items():
+            config = yaml.safe_load(text)
+            assert set(config) <= set(fields["top"]), (role, set(config) - set(fields["top"]))
+
+    def test_should_list_every_release_the_chart_runs(self):
+        assert {"1.3.0rc29", "1.3.0rc14", "1.2.0"} <= set(chart_field_lists()["releases"])
+
+    @pytest.mark.parametrize("one,other", list(itertools.permutations(["1.3.0rc29", "1.3.0rc14", "1.2.0"], 2)))
+    def test_should_refuse_a_key_of_one_release_on_another(self, one, other):
+        """A key only one release has is refused where the other runs (live once the lists come from the wheels)."""
+        only = sorted(set(chart_field_list(one)["top"]) - set(chart_field_list(other)["top"]))
+        if not only:
+            pytest.skip(f"every {one} key is a {other} key in the chart's lists "
+                        f"({chart_field_lists()['releases'][one]['source']})")
+        run = {r[-1]: r for r in RUNS}[other]
+        with pytest.raises(ChartRenderError, match=f"engine.{only[0]} is not a TensorRT-LLM engine key"):
+            render_chart([run[1]], with_engine_key(run[2], run[3], only[0]))
+
+
+LLM_ARGS = """
+from typing import ClassVar, Optional
+from pydantic import ConfigDict, PrivateAttr
+from .utils import StrictBaseModel
+from ..models.base import PackagedBase
+
+
+class CudaGraphConfig(StrictBaseModel):
+    batch_sizes: Optional[list] = None
+    enable_padding: bool = False
+
+
+class BaseLlmArgs(StrictBaseModel):
+    model: str
+    tokenizer: Optional[str] = None
+    _hidden: int = 0
+    KIND: ClassVar[str] = "base"
+    cache: dict = PrivateAttr(default_factory=dict)
+    model_config = ConfigDict(extra="forbid")
+
+
+class TorchLlmArgs(BaseLlmArgs, PackagedBase):
+    tokenizer: str = "auto"
+    cuda_graph_config: Optional[CudaGraphConfig] = None
+"""
+
+
+class TestFieldReader:
+    """ci/sync-trtllm-fields.py reads pydantic fields from a wheel's source with ast, across modules."""
+
+    @pytest.fixture()
+    def wheel(self, tmp_path):
+        path = tmp_path / "tensorrt_llm-0.0.0-py3-none-manylinux_2_28_x86_64.whl"
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("tensorrt_llm/llmapi/llm_args.py", LLM_ARGS)
+            archive.writestr("tensorrt_llm/llmapi/utils.py",
+                             "from pydantic import BaseModel\nclass StrictBaseModel(BaseModel):\n    strict_field: int = 0\n")
+            archive.writestr("tensorrt_llm/models/base/__init__.py",
+                             "class PackagedBase:\n    from_package: int = 1\n    # trtllm_num_requests_waiting\n")
+        return path
+
+    def test_should_read_fields_of_the_class_and_its_bases_once(self, wheel):
+        sync = load_script("ci/sync-trtllm-fields.py")
+        fields = sync.read_fields(sync.Wheel(str(wheel)).text)
+        assert fields["LlmArgs"] == ["strict_field", "model", "tokenizer", "from_package", "cuda_graph_config"]
+        assert fields["CudaGraphConfig"] == ["strict_field", "batch_sizes", "enable_padding"]
+        assert fields["MoeConfig"] == []
+
+    def test_should_cite_member_and_line(self, wheel):
+        sync = load_script("ci/sync-trtllm-fields.py")
+        assert sync.find_text(sync.Wheel(str(wheel)), "trtllm_num_requests_waiting", "tensorrt_llm/models/") == [
+            "tensorrt_llm/models/base/__init__.py:3: # trtllm_num_requests_waiting"]
+
+    def test_should_name_each_lists_wheel_in_the_chart(self, wheel):
+        sync = load_script("ci/sync-trtllm-fields.py")
+        fields = sync.read_fields(sync.Wheel(str(wheel)).text)
+        registry = {"releases": {"1.3.0rc29": {"source": {"wheel": wheel.name, "sha256": "ab" * 32,
+                                                          "member": sync.LLM_ARGS}, "fields": fields}}}
+        shared = {"source": "A list. More.", "fields": {"LlmArgs": ["model"], **{c: [] for c in sync.NESTED.values()}}}
+        text = "\n".join(sync.chart_lines(registry, shared, "shared.json"))
+        assert f"  1.3.0rc29: {wheel.name} (sha256 {'ab' * 32}), tensorrt_llm/llmapi/llm_args.py" in text
+        lists = yaml.safe_load(text.split('{{- define "gpt-oss.trtllmFieldLists" -}}\n', 1)[1].rsplit("{{- end }}", 1)[0])
+        assert lists["releases"]["1.3.0rc29"]["list"] == "1.3.0rc29"
+        assert lists["releases"]["1.2.0"]["list"] == "shared"
+        assert lists["lists"]["1.3.0rc29"]["top"] == fields["LlmArgs"]
+
+
+@pytest.mark.skipif(not __import__("importlib.util").util.find_spec("aiconfigurator"),
+                    reason="aiconfigurator is not installed (pip install -r requirements-predict.txt)")
+@pytest.mark.parametrize("release", ["1.3.0rc14"])
+def test_should_know_every_key_aiconfigurator_writes_for_the_release(release):
+    """aiconfigurator (NVIDIA's, pinned in requirements-predict.txt) ships an extra-engine-args template per
+    TensorRT-LLM release; every key it writes for a release the chart runs is in the chart's list of that release."""
+    import re
+    from importlib.resources import files
+    text = (files("aiconfigurator") / "generator" / "config" / "backend_templates" / "trtllm"
+            / f"extra_engine_args.{release}.yaml.j2").read_text()
+    fields, owner, nested = chart_field_list(release), None, {}
+    for line in text.splitlines():
+        if match := re.match(r"([a-z_]+):", line):
+            owner = match.group(1)
+            assert owner in fields["top"], owner
+        elif (match := re.match(r" {2,4}([a-z_]+):", line)) and owner in fields["nested"]:
+            nested.setdefault(owner, set()).add(match.group(1))
+    for owner, keys in nested.items():
+        assert keys <= set(fields["nested"][owner]), (owner, keys - set(fields["nested"][owner]))
+    assert {"moe_config", "kv_cache_config", "cuda_graph_config"} <= set(nested)

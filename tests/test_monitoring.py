@@ -262,13 +262,14 @@ MONITORING_REFUSALS = [
      "dynamo.trtllm 1.2.1 publishes none under attention DP (publisher.py: \"FPM publisher disabled under "
      "attention-DP\"), but workers.worker.attentionDP=true, so the planner would never scale workers.worker; set "
      "workers.worker.attentionDP=false, or scale the role with workers.worker.autoscaling instead of the planner"),
-    ("pool-before-trtllm-1-3", "trtllm-serve-low-latency.yaml", {"inferencePool": {"enabled": True}},
+    ("pool-before-trtllm-1-3", "trtllm-serve-low-latency.yaml",
+     {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.2.0"}}},
      "inferencePool.enabled=true: the endpoint picker scores pods by trtllm_num_requests_waiting, "
      "trtllm_num_requests_running, trtllm_kv_cache_utilization, which TensorRT-LLM serves from release 1.3.0 on (PRs "
      "#11243 and #12545, after 1.2), but trtllmServe.image.tag=1.2.0 is TensorRT-LLM 1.2.0, so every pod would look "
      "idle and empty; set trtllmServe.image.tag to a TensorRT-LLM release 1.3.0 or newer, or inferencePool.enabled=false"),
     ("trtllm-serve-scaler-on-a-missing-gauge", "trtllm-serve-max-throughput.yaml",
-     {"trtllmServe": {"autoscaling": {"enabled": True, "trigger": {"type": "prometheus", "metadata": {
+     {"trtllmServe": {"image": {"tag": "1.2.0"}, "autoscaling": {"enabled": True, "trigger": {"type": "prometheus", "metadata": {
          "serverAddress": "http://prometheus:9090", "threshold": "0.7", "query": "sum(trtllm_kv_cache_utilization)"}}}}},
      "trtllmServe.autoscaling reads trtllm_kv_cache_utilization, which TensorRT-LLM serves from release 1.3.0 on (PRs "
      "#11243 and #12545, after 1.2), but trtllmServe.image.tag=1.2.0 is TensorRT-LLM 1.2.0, so the scaler would read "

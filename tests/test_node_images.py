@@ -27,7 +27,8 @@ class TestNodeImages:
             "pause": ["registry.k8s.io/pause:3.10"],
             "busybox": ["docker.io/library/busybox:1.37.0"],
             "python": ["docker.io/library/python:3.12.8-slim-bookworm", "ghcr.io/gpt-oss-chart/model-fetch:0.4.0"],
-            "serving": ["nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1", "nvcr.io/nvidia/tensorrt-llm/release:1.2.0"],
+            "serving": ["nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1",
+                        "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc29"],
         }
 
     def test_should_install_the_download_images_pins_and_aiperf_from_requirements(self, rendered):

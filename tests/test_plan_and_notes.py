@@ -49,7 +49,7 @@ class TestPlanCommand:
         ("trtllm-serve-low-latency.yaml", [
             "Deployment gpt-oss-trtllm-serve (trtllm-serve, no Dynamo), 8 GPUs in total",
             "trtllm-serve: 1 pod(s) x 8 GPU(s) on nodes kubernetes.io/arch=amd64, nvidia.com/gpu.product=NVIDIA-B200",
-            "image nvcr.io/nvidia/tensorrt-llm/release:1.2.0", "2048 decode slots",
+            "image nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc29", "2048 decode slots",
             '"moe_config": {"backend": "TRTLLM"}', "concurrency 8, 80 requests", "No sizing warnings."]),
         ("trtllm-serve-max-throughput.yaml", [
             "--tp_size 8 --ep_size 8 --max_batch_size 640", "5120 decode slots",

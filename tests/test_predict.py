@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS
-from tools.predict import aiconfigurator_inputs, read_target
+from tools.predict import aiconfigurator_inputs, format_release_match, read_target, release_match
 
 HAVE_AICONFIGURATOR = importlib.util.find_spec("aiconfigurator") is not None
 needs_aiconfigurator = pytest.mark.skipif(
@@ -79,6 +79,56 @@ H200 = {"gpu": {"type": "H200", "productLabel": "NVIDIA-H200"}}
 
 def test_should_cover_every_overlay():
     assert sorted(EXPECTED_INPUTS) == sorted(EXPECTED_NOT_MODELED) == OVERLAYS
+
+
+def dynamo_line(line: str) -> dict:
+    """Values selecting a Dynamo release line: its image tag, and dynamo.releaseLine where the chart has it."""
+    import yaml
+    chart = yaml.safe_load((REPO_ROOT / "charts" / "gpt-oss" / "values.yaml").read_text())
+    values = {"image": {"tag": {"1.2": "1.2.1", "1.6": "1.6.1"}[line]}}
+    if "releaseLine" in chart["dynamo"]:
+        values["releaseLine"] = line
+    return {"dynamo": values}
+
+
+# aiconfigurator 0.12.0's trtllm databases per GPU (aiconfigurator_core/systems/query_versions.yaml: current
+# 1.3.0rc20, "next derives to 1.3.0rc23"); the prediction uses current.
+SLOTS = {"current": "1.3.0rc20", "next": "1.3.0rc23"}
+
+
+class TestTensorRTLLMRelease:
+    """--predict states the TensorRT-LLM release the target runs against the one the database measured."""
+
+    @pytest.mark.parametrize("overlay,values,release", [
+        ("agg.yaml", dynamo_line("1.2"), "1.3.0rc14"), ("agg.yaml", dynamo_line("1.6"), "1.3.0rc29"),
+        ("trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.2.0"}}}, "1.2.0"),
+        ("trtllm-serve-low-latency.yaml", {}, "1.3.0rc29")], ids=["1.2-line", "1.6-line", "serve-1.2.0", "serve"])
+    def test_should_read_the_release_that_runs(self, overlay, values, release):
+        assert read_target([overlay], values)["trtllm_release"] == release
+
+    def test_should_name_the_nearest_database_of_a_newer_release(self):
+        match = release_match("1.3.0rc29", "1.3.0rc20", SLOTS)
+        assert (match["same"], match["nearest"]) == (False, "1.3.0rc23")
+        assert format_release_match(match) == (
+            "  TensorRT-LLM: the target runs TensorRT-LLM 1.3.0rc29; the database measured 1.3.0rc20, another release "
+            "(aiconfigurator's trtllm databases for this GPU: 1.3.0rc20 (current), 1.3.0rc23 (next); the nearest it "
+            "has at or below 1.3.0rc29 is 1.3.0rc23)")
+
+    def test_should_say_when_every_database_is_newer(self):
+        assert release_match("1.3.0rc14", "1.3.0rc20", SLOTS)["nearest"] is None
+        assert format_release_match(release_match("1.3.0rc14", "1.3.0rc20", SLOTS)).endswith(
+            "the database measured 1.3.0rc20, another release (aiconfigurator's trtllm databases for this GPU: "
+            "1.3.0rc20 (current), 1.3.0rc23 (next))")
+
+    def test_should_say_when_the_database_measured_the_release_that_runs(self):
+        assert format_release_match(release_match("1.3.0rc20", "1.3.0rc20", SLOTS)) == (
+            "  TensorRT-LLM: the target runs TensorRT-LLM 1.3.0rc20, the release the database measured")
+
+    @needs_aiconfigurator
+    def test_should_find_the_databases_the_installed_model_has(self):
+        from aiconfigurator_core.sdk.perf_database import get_version_slots
+        for system in ("gb200", "b200_sxm", "h200_sxm", "h100_sxm"):
+            assert get_version_slots(system, "trtllm") == SLOTS, system
 
 
 class TestAiconfiguratorInputs:

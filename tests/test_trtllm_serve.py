@@ -253,7 +253,7 @@ class TestPod:
         assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 
     def test_should_pin_the_tensorrt_llm_release_image(self):
-        assert server(LOW)[1]["image"] == "nvcr.io/nvidia/tensorrt-llm/release:1.2.0"
+        assert server(LOW)[1]["image"] == "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc29"
 
     def test_should_set_the_guides_environment(self):
         env = {e["name"]: e.get("value", e.get("valueFrom")) for e in server(LOW)[1]["env"]}

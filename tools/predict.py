@@ -116,7 +116,37 @@ def read_target(values_files=(), values: dict | None = None, name: str = RELEASE
                  "concurrency": int(args[args.index("--concurrency") + 1])}
     return {"gpu_type": plan["gpuType"], "total_gpus": plan["totalGpus"],
             "mode": "disagg" if plan["layout"] == "disaggregated" else "agg", "roles": roles, "benchmark": benchmark,
-            "runtime": "trtllm-serve" if deployments else "dynamo"}
+            "runtime": "trtllm-serve" if deployments else "dynamo",
+            # The TensorRT-LLM release that runs (gpt-oss.trtllmRelease: the Dynamo line's pin, or trtllm-serve's tag).
+            "trtllm_release": plan.get("trtllmRelease") or None}
+
+
+def release_match(runs: str | None, database: str, slots: dict[str, str]) -> dict:
+    """Which TensorRT-LLM release the performance database measured against the one the target runs.
+
+    slots: aiconfigurator's queryable database versions for the system ({"current": v, "next": v, ...}); the
+    prediction uses the one cli_estimate takes by default (current). nearest: the newest slot not newer than the
+    release that runs (None when every slot is newer or the release is unknown).
+    """
+    from packaging.version import InvalidVersion, Version
+    try:
+        runs_version = Version(runs) if runs else None
+    except InvalidVersion:
+        runs_version = None
+    older = sorted((Version(v), v) for v in slots.values() if runs_version and Version(v) <= runs_version)
+    return {"runs": runs, "database": database, "same": runs == database,
+            "nearest": older[-1][1] if older else None, "slots": dict(slots)}
+
+
+def format_release_match(match: dict) -> str:
+    slots = ", ".join(f"{version} ({slot})" for slot, version in match["slots"].items())
+    runs = f"runs TensorRT-LLM {match['runs']}" if match["runs"] else "runs an unversioned TensorRT-LLM image"
+    if match["same"]:
+        return f"  TensorRT-LLM: the target {runs}, the release the database measured"
+    nearest = (f"; the nearest it has at or below {match['runs']} is {match['nearest']}" if match["nearest"]
+               and match["nearest"] != match["database"] else "")
+    return (f"  TensorRT-LLM: the target {runs}; the database measured {match['database']}, another release "
+            f"(aiconfigurator's trtllm databases for this GPU: {slots}{nearest})")
 
 
 def _trtllm_serve_role(objects: list[dict], deployment: dict, quant: str) -> dict:
@@ -352,8 +382,11 @@ def predict(values_files=(), values: dict | str | None = None, best: bool = True
         estimate, database = _estimate(kwargs, notes)
     raw = estimate.raw
     bench = target["benchmark"]
+    from aiconfigurator_core.sdk.perf_database import get_version_slots
+    slots = get_version_slots(kwargs["system_name"], BACKEND) or {}
     result = {
         "aiconfigurator": aiconfigurator_version(), "perf_database": f"{BACKEND} {estimate.backend_version}",
+        "tensorrt_llm": release_match(target["trtllm_release"], str(estimate.backend_version), slots),
         "database_mode": database, "system": kwargs["system_name"], "gpu_type": target["gpu_type"],
         "gpus": target["total_gpus"], "mode": target["mode"], "benchmark": bench,
         "tokens_per_s_per_gpu": round(float(raw["tokens/s/gpu"]), 1),
@@ -393,6 +426,7 @@ def format_prediction(result: dict) -> str:
              f"{bench['concurrency']} users):",
              f"  runs {', '.join(sorted(set(result['quantization'].values())))}: modeled with aiconfigurator's "
              f"{result['inputs']['moe_quant_mode']} MoE and {result['inputs']['gemm_quant_mode']} GEMM modes",
+             format_release_match(result["tensorrt_llm"]),
              f"  {result['tokens_per_s_per_gpu']:.0f} tokens/s/GPU {model_error(result['gpu_type'])}, "
              f"{result['tokens_per_s_per_user']:.1f} tokens/s/user, "
              f"TTFT {result['ttft_ms']:.0f} ms, ITL {result['itl_ms']:.1f} ms ({result['mode']}, {result['gpus']} GPUs)"]

@@ -180,7 +180,7 @@ Usage: {{ include "gpt-oss.engineConfig" (dict "role" .Values.workers.prefill "k
 {{/*
 The plan as a reader gets it, computed once per render (NOTES.txt formats it; the ConfigMap <fullname>-plan carries
 it for tools/plan.py and tools/predict.py): GPUs, layout, each role's shape and quantization, decode slots,
-benchmark, sizing warnings.
+benchmark, sizing warnings, and the TensorRT-LLM release that runs ("" for an unversioned image).
 Usage: {{ $doc := include "gpt-oss.planDocument" . | fromYaml }}
 */}}
 {{- define "gpt-oss.planDocument" -}}
@@ -203,7 +203,7 @@ Usage: {{ $doc := include "gpt-oss.planDocument" . | fromYaml }}
   "requestCount" (int $plan.benchmark.requestCount) }}
 {{- $doc := dict "runtime" .Values.runtime "gpuType" .Values.gpu.type "totalGpus" (int $plan.totalGpus) "layout" $layout
   "roles" $roles "decodeSlots" (int $plan.decodeSlots) "benchmark" $benchmark
-  "warnings" (include "gpt-oss.warnings" . | fromYamlArray) }}
+  "warnings" (include "gpt-oss.warnings" . | fromYamlArray) "trtllmRelease" (include "gpt-oss.trtllmRelease" .) }}
 {{- $_ := set . "gptOssPlanDocument" (toYaml $doc) }}
 {{- end }}
 {{- get . "gptOssPlanDocument" }}

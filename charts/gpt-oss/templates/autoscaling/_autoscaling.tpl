@@ -87,8 +87,8 @@ whole KEDA trigger or HPA metric. Default signal of each role, one that more rep
 (docs/monitoring.md): the frontend, requests in flight per frontend (dynamo_frontend_inflight_requests; threshold null:
 the benchmark concurrency); a worker role, requests in flight on its workers' generate endpoint
 (dynamo_component_inflight_requests of its Dynamo component; threshold null: its decode slots per replica);
-trtllm-serve, requests waiting in its queue, a minute's rate of its request_queue_time_seconds sum (Little's law),
-the one queue signal TensorRT-LLM 1.2 serves. Every query counts each pod once (max by pod): with the platform's and
+trtllm-serve, requests waiting in its queue (gpt-oss.trtllmServe.queueSignal: the gauge where its release serves it,
+else the one queue signal TensorRT-LLM 1.2 serves). Every query counts each pod once (max by pod): with the platform's and
 this chart's PodMonitors both on, a pod is scraped twice.
 Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 */}}
@@ -117,9 +117,10 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- $scrape := "" }}
 {{- $dedup := "max by (namespace, pod, worker_id, model)" }}
 {{- if eq $row.key "server" }}
-{{- $metric = "trtllm_request_queue_time_seconds_sum" }}
-{{- $query = printf "sum(max by (namespace, pod) (rate({__name__=~\"(trtllm_)?request_queue_time_seconds_sum\",%s}[1m])))" $series.trtllmServe }}
-{{- $adapterQuery = printf "sum(max by (namespace, pod) (rate({__name__=~\"(trtllm_)?request_queue_time_seconds_sum\",namespace=%q}[1m])))" $.Release.Namespace }}
+{{- $signal := include "gpt-oss.trtllmServe.queueSignal" (dict "root" $ "selector" $series.trtllmServe) | fromYaml }}
+{{- $metric = $signal.metric }}
+{{- $query = $signal.query }}
+{{- $adapterQuery = $signal.adapterQuery }}
 {{- $scrape = $series.trtllmServeScrape }}
 {{- else if eq $row.key "frontend" }}
 {{- $metric = "dynamo_frontend_inflight_requests" }}

@@ -68,8 +68,8 @@ gauges the endpoint picker reads (trtllm_num_requests_waiting, trtllm_num_reques
 TensorRT-LLM added them after 1.2 (PRs #11243, 2026-02-03, and #12545, 2026-03-25; tensorrt_llm/metrics/collector.py
 of main @050f80de has them, the 1.2 collector the five request metrics only).
   version: 1.2.0 (empty for a digest or a custom tag); prerelease: the rc/dev/post part
-  servesGauges: yes (a final 1.3.0 or newer), no (older than 1.3.0) or unknown (a 1.3.0 release candidate, a digest
-    or a custom tag)
+  servesGauges: yes (a final 1.3.0 or newer, or a candidate of gpt-oss.trtllmGaugeCandidates), no (older than 1.3.0)
+    or unknown (another 1.3.0 release candidate, a digest or a custom tag)
 Usage: {{ $release := include "gpt-oss.trtllmServe.release" . | fromYaml }}
 */}}
 {{- define "gpt-oss.trtllmServe.release" -}}
@@ -84,7 +84,7 @@ Usage: {{ $release := include "gpt-oss.trtllmServe.release" . | fromYaml }}
 {{- if $version }}
 {{- if semverCompare "<1.3.0" $version }}
 {{- $serves = "no" }}
-{{- else if or (not $prerelease) (semverCompare ">1.3.0" $version) }}
+{{- else if or (not $prerelease) (semverCompare ">1.3.0" $version) (has (printf "%s%s" $version $prerelease) (include "gpt-oss.trtllmGaugeCandidates" . | fromYamlArray)) }}
 {{- $serves = "yes" }}
 {{- end }}
 {{- end }}

@@ -158,3 +158,25 @@ maxSurge: 1
 maxUnavailable: 0
 {{- end }}
 {{- end }}
+
+{{/*
+The queue signal the trtllm-serve scaler reads by default: requests waiting in the server's queue. On a release that
+serves the gauge (gpt-oss.trtllmServe.release servesGauges yes) trtllm_num_requests_waiting itself; else a minute's
+rate of the request_queue_time_seconds sum, which by Little's law is the average number waiting and which every
+release since 1.0 serves (with or without the trtllm_ prefix). metric: the name an HPA asks for; query: KEDA's
+PromQL; adapterQuery: what prometheus-adapter answers under docs/monitoring.md's rules. Each pod counted once.
+Usage: {{ $signal := include "gpt-oss.trtllmServe.queueSignal" (dict "root" $ "selector" $series.trtllmServe) | fromYaml }}
+*/}}
+{{- define "gpt-oss.trtllmServe.queueSignal" -}}
+{{- $release := include "gpt-oss.trtllmServe.release" .root | fromYaml }}
+{{- $namespace := printf "namespace=%q" .root.Release.Namespace }}
+{{- if eq (toString $release.servesGauges) "yes" }}
+metric: trtllm_num_requests_waiting
+query: {{ printf "sum(max by (namespace, pod) (trtllm_num_requests_waiting{%s}))" .selector | quote }}
+adapterQuery: {{ printf "sum(max by (namespace, pod) (trtllm_num_requests_waiting{%s}))" $namespace | quote }}
+{{- else }}
+metric: trtllm_request_queue_time_seconds_sum
+query: {{ printf "sum(max by (namespace, pod) (rate({__name__=~\"(trtllm_)?request_queue_time_seconds_sum\",%s}[1m])))" .selector | quote }}
+adapterQuery: {{ printf "sum(max by (namespace, pod) (rate({__name__=~\"(trtllm_)?request_queue_time_seconds_sum\",%s}[1m])))" $namespace | quote }}
+{{- end }}
+{{- end }}

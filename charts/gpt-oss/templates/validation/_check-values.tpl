@@ -338,7 +338,7 @@ Usage: {{ include "gpt-oss.checkEngineKeys" (dict "key" "workers.worker" "engine
 {{- fail (printf "%s.engine.%s is set by the chart from %s.%s; set that instead" $key $name $key (get $.derived $name)) }}
 {{- end }}
 {{- if not (has $name $fields.top) }}
-{{- fail (printf "%s.engine.%s is not a TensorRT-LLM engine key (LlmArgs of TensorRT-LLM 1.2/1.3), so the worker would fail at start; allowed: %s" $key $name (join ", " $fields.top)) }}
+{{- fail (printf "%s.engine.%s is not a TensorRT-LLM engine key (LlmArgs of TensorRT-LLM %s, the release that runs), so the worker would fail at start; allowed: %s" $key $name $fields.release (join ", " $fields.top)) }}
 {{- end }}
 {{- $nestedFields := get $fields.nested $name }}
 {{- if and $nestedFields (kindIs "map" $value) }}
