@@ -7,8 +7,8 @@ import zipfile
 import pytest
 import yaml
 
-from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, ChartRenderError, dgd_workers, find, load_script,
-                           render_chart)
+from ci.gptoss_ci import sync_trtllm_fields as sync
+from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, ChartRenderError, dgd_workers, find, render_chart
 
 # The whole extra-engine-args YAML of each role, as FACTS.md lists it (flags folded into keys:
 # --tensor-parallel-size -> tensor_parallel_size, --free-gpu-memory-fraction ->
@@ -296,19 +296,16 @@ class TestFieldReader:
         return path
 
     def test_should_read_fields_of_the_class_and_its_bases_once(self, wheel):
-        sync = load_script("ci/sync-trtllm-fields.py")
         fields = sync.read_fields(sync.Wheel(str(wheel)).text)
         assert fields["LlmArgs"] == ["strict_field", "model", "tokenizer", "from_package", "cuda_graph_config"]
         assert fields["CudaGraphConfig"] == ["strict_field", "batch_sizes", "enable_padding"]
         assert fields["MoeConfig"] == []
 
     def test_should_cite_member_and_line(self, wheel):
-        sync = load_script("ci/sync-trtllm-fields.py")
         assert sync.find_text(sync.Wheel(str(wheel)), "trtllm_num_requests_waiting", "tensorrt_llm/models/") == [
             "tensorrt_llm/models/base/__init__.py:3: # trtllm_num_requests_waiting"]
 
     def test_should_name_each_lists_wheel_in_the_chart(self, wheel):
-        sync = load_script("ci/sync-trtllm-fields.py")
         fields = sync.read_fields(sync.Wheel(str(wheel)).text)
         registry = {"releases": {"1.3.0rc29": {"source": {"wheel": wheel.name, "sha256": "ab" * 32,
                                                           "member": sync.LLM_ARGS}, "fields": fields}}}
