@@ -22,6 +22,13 @@ def pytest_addoption(parser):
                      help="cluster tier: the Dynamo operator runs in the cluster (env GPT_OSS_DYNAMO_OPERATOR)")
 
 
+def pytest_runtest_setup(item):
+    # A serial test restarts the API server or the node under every other worker's test: never in a pytest-xdist worker.
+    if item.get_closest_marker("serial") and hasattr(item.config, "workerinput"):
+        pytest.fail("a serial test cannot run in a pytest-xdist worker: run `-n N -m 'not serial'`, then `-m serial` "
+                    "without -n", pytrace=False)
+
+
 def pytest_configure(config):
     # tests/schemas.py finds the upstream CRDs through the environment; --shared-dir says the same thing.
     os.environ["GPT_OSS_SHARED_DIR"] = config.getoption("--shared-dir")

@@ -24,6 +24,18 @@ def skip_for_missing_part(reason: str) -> None:
     pytest.skip(reason)
 
 
+XDIST_PORT_STRIDE, XDIST_MAX_WORKERS = 4000, 4
+
+
+def worker_port(port: int) -> int:
+    """A fixed port of the e2e tier, moved by 4000 per pytest-xdist worker (gw1: +4000), so workers never share one;
+    every fixed port is in 12000-19999, so four workers stay below the ephemeral range (32768)."""
+    index = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+    if index >= XDIST_MAX_WORKERS:
+        raise pytest.UsageError(f"the e2e tier's ports fit {XDIST_MAX_WORKERS} pytest-xdist workers; got worker gw{index}")
+    return port + XDIST_PORT_STRIDE * index
+
+
 def flag_value(argv: list[str], flag: str) -> str:
     """The value after `flag` in an argument list (the flag must appear exactly once)."""
     assert argv.count(flag) == 1, f"{flag} appears {argv.count(flag)} times in {argv}"

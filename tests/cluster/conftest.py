@@ -101,7 +101,8 @@ def dgd_api(request, cluster_access, crd_source, operator_present) -> str:
     """The DGD apiVersion under test, with the CRD storing it (session-scoped: pytest runs every test of one
     version before switching, so the CRD's storage version changes at most once per version)."""
     crd = kube.DgdCrd(cluster_access.api_client, crd_source, operator_present)
-    reason = crd.prepare(request.param)
+    with kube.cluster_lock(cluster_access.kubeconfig, "dgd-crd"):  # pytest-xdist workers prepare it one at a time
+        reason = crd.prepare(request.param)
     if reason:
         skip_for_missing_part(reason)
     return request.param

@@ -6,9 +6,13 @@ so the tier asserts on what the API server and the scheduler decide, i.e. object
 """
 from __future__ import annotations
 
+import contextlib
 import copy
+import fcntl
+import hashlib
 import json
 import os
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,6 +117,19 @@ def component_running(api_client, name: str, fresh_seconds: float = 60.0) -> boo
 
 def read_json(response) -> dict:
     return json.loads(response.data)
+
+
+@contextlib.contextmanager
+def cluster_lock(kubeconfig: Path, what: str):
+    """Held by one process at a time per cluster (the kubeconfig's path) and concern: pytest-xdist workers
+    share one cluster, and its cluster-wide objects (the DGD CRD) change under a lock."""
+    key = hashlib.sha256(f"{Path(kubeconfig).resolve()}:{what}".encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"gpt-oss-{key}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout: float, interval: float = 2.0,

@@ -17,6 +17,9 @@ from tests.cluster import kube
 from tests.helpers import skip_for_missing_part
 from tests.schemas import crd_file
 
+# scaling_crds removes its CRDs after the module: under `--dist loadgroup` the whole module runs in one worker.
+pytestmark = pytest.mark.xdist_group("scaling-crds")
+
 ADAPTER_CRD = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
 KEDA_CRDS = ["keda.sh_scaledobjects.yaml", "keda.sh_triggerauthentications.yaml",
              "keda.sh_clustertriggerauthentications.yaml"]

@@ -33,17 +33,18 @@ def exposure_crds(cluster_access) -> None:
     paths = [crd_file(crd.name) for crd in crd_lookup.pinned_crds() if crd.group in CRD_GROUPS]
     ext = client.ApiextensionsV1Api(cluster_access.api_client)
     names = []
-    for path in paths:
-        for crd in (d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == "CustomResourceDefinition"):
-            names.append(crd["metadata"]["name"])
-            try:
-                ext.create_custom_resource_definition(crd)
-            except ApiException as error:
-                if error.status != 409:
-                    raise
-                live = ext.read_custom_resource_definition(crd["metadata"]["name"])
-                crd["metadata"]["resourceVersion"] = live.metadata.resource_version
-                ext.replace_custom_resource_definition(crd["metadata"]["name"], crd)
+    with kube.cluster_lock(cluster_access.kubeconfig, "exposure-crds"):  # pytest-xdist workers, one at a time
+        for path in paths:
+            for crd in (d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == "CustomResourceDefinition"):
+                names.append(crd["metadata"]["name"])
+                try:
+                    ext.create_custom_resource_definition(crd)
+                except ApiException as error:
+                    if error.status != 409:
+                        raise
+                    live = ext.read_custom_resource_definition(crd["metadata"]["name"])
+                    crd["metadata"]["resourceVersion"] = live.metadata.resource_version
+                    ext.replace_custom_resource_definition(crd["metadata"]["name"], crd)
     for name in names:
         kube.wait_for(f"CRD {name} established",
                       lambda n=name: kube.crd_established(cluster_access.api_client.sanitize_for_serialization(

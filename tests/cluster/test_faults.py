@@ -113,9 +113,15 @@ def wait_api(k8s: kube.Kube, timeout: float = 120) -> None:
 
 
 def pvc_state(k8s: kube.Kube, namespace: str) -> dict:
+    """What a client could change on the model-cache PVC: not its resourceVersion, which kube-controller-manager
+    moves on its own from 1.37 (the status condition Unused flips when the last pod using the claim goes)."""
     pvc = k8s.core.read_namespaced_persistent_volume_claim(f"{Release.NAME}-model-cache", namespace)
-    return {"uid": pvc.metadata.uid, "resourceVersion": pvc.metadata.resource_version,
-            "volume": pvc.spec.volume_name, "deleting": pvc.metadata.deletion_timestamp is not None}
+    metadata = pvc.metadata
+    return {"uid": metadata.uid, "spec": k8s.core.api_client.sanitize_for_serialization(pvc.spec),
+            "labels": metadata.labels, "annotations": metadata.annotations, "finalizers": metadata.finalizers,
+            "owners": metadata.owner_references, "deleting": metadata.deletion_timestamp is not None,
+            "writers": sorted((entry.manager, entry.operation, str(entry.time)) for entry in metadata.managed_fields
+                              if entry.subresource != "status")}
 
 
 def settle_cache(k8s: kube.Kube, namespace: str, controllers: bool) -> None:
@@ -126,6 +132,7 @@ def settle_cache(k8s: kube.Kube, namespace: str, controllers: bool) -> None:
             f"{Release.NAME}-model-cache", namespace).status.phase == "Bound", timeout=60, interval=0.5)
 
 
+@pytest.mark.serial  # kills the kube-apiserver every other test talks to
 class TestApiServerFault:
     @pytest.mark.parametrize("target", RESTART_TARGETS, ids=RESTART_IDS)
     def test_should_complete_the_retried_install_after_an_apiserver_restart_mid_install(
@@ -176,6 +183,7 @@ class TestApiServerFault:
         assert len(created) < len(release.manifest()), f"the kill came after every object was created: {list(created)}"
 
 
+@pytest.mark.serial  # kills the etcd every other test's objects live in
 class TestEtcdFault:
     @pytest.mark.parametrize("target", RESTART_TARGETS, ids=RESTART_IDS)
     def test_should_keep_every_object_and_the_release_across_an_etcd_restart(self, control_plane, release, k8s,

@@ -47,7 +47,7 @@ from tests.helpers import (DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, de
 if TYPE_CHECKING:
     from tests.e2e.fake_hub import FakeHub
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.serial]  # one node per host; tests restart its kubelet
 
 NODE = real.NODE
 BIG_SIZE = 24 * 1024 * 1024  # large enough that the interruptions below land mid-file at START and SLOW

@@ -29,12 +29,12 @@ import os
 import shutil
 from pathlib import Path
 
-from tests.helpers import NAMESPACE, RELEASE_NAME, dgd_components, dgd_workers, find
+from tests.helpers import NAMESPACE, RELEASE_NAME, dgd_components, dgd_workers, find, worker_port
 
 SCRIPTS_MOUNT_VOLUME = "scripts"
 RUN_ENV = "GPT_OSS_E2E_RUN"
-FRONTEND_PORT = 18000
-FIRST_SYSTEM_PORT = 18100  # one Dynamo system (metrics) port per mocker process
+FRONTEND_PORT = worker_port(18000)
+FIRST_SYSTEM_PORT = worker_port(18100)  # one Dynamo system (metrics) port per mocker process
 
 # How each dynamo.trtllm flag the chart renders maps onto dynamo.mocker. A flag missing here makes
 # mocker_args() fail, so a new chart flag needs a decision (keep, rename or drop) in this table.
@@ -120,7 +120,7 @@ def operator_env(dgd: dict, component_type: str, pod_name: str, worker_suffix: s
         env.update({"DYN_SYSTEM_ENABLED": "true", "DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS": '["generate"]',
                     "DYN_SYSTEM_PORT": str(OPERATOR_SYSTEM_PORT), "DYN_HEALTH_CHECK_ENABLED": "false",
                     "NIXL_TELEMETRY_ENABLE": "n", "NIXL_TELEMETRY_EXPORTER": "prometheus",
-                    "NIXL_TELEMETRY_PROMETHEUS_PORT": "19090"})
+                    "NIXL_TELEMETRY_PROMETHEUS_PORT": str(worker_port(19090))})
         if worker_suffix:
             env["DYN_NAMESPACE_WORKER_SUFFIX"] = worker_suffix
     return env

@@ -19,9 +19,9 @@ import pytest
 
 from tests.e2e import conftest as e2e
 from tests.e2e import plan as e2e_plan
-from tests.helpers import deep_merge, load_values, render_chart
+from tests.helpers import deep_merge, load_values, render_chart, worker_port
 
-NATS_PORT = 14222
+NATS_PORT = worker_port(14222)
 TWO_WORKERS = {"workers": {"worker": {"replicas": 2}}}
 KV = {"frontend": {"routerMode": "kv"}, "workers": {"worker": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}}}}
 PROBE = Path(__file__).with_name("kv_probe.py")

@@ -24,13 +24,13 @@ import pytest
 from tests.e2e import conftest as e2e
 from tests.e2e import plan as e2e_plan
 from tests.e2e import prometheus as prom
-from tests.helpers import dgd_components, deep_merge, find, load_values, render_chart
+from tests.helpers import dgd_components, deep_merge, find, load_values, render_chart, worker_port
 
 pytestmark = pytest.mark.e2e
 PROBE = Path(__file__).with_name("monitoring_probe.py")
 TRAFFIC = Path(__file__).with_name("planner_traffic.py")
-ETCD_PORT, NATS_PORT, PROMETHEUS_PORT = 12379, 14223, 19095
-PLANNER_SYSTEM_PORT, PLANNER_METRICS_PORT = 18190, 18191
+ETCD_PORT, NATS_PORT, PROMETHEUS_PORT = worker_port(12379), worker_port(14223), worker_port(19095)
+PLANNER_SYSTEM_PORT, PLANNER_METRICS_PORT = worker_port(18190), worker_port(18191)
 DECISION = "[summary] SCALE_UP"
 VALUES = {
     "planner": {"enabled": True, "ttftMs": 1, "itlMs": 1, "loadAdjustmentIntervalSeconds": 2,

@@ -21,13 +21,13 @@ from tests.e2e import conftest as e2e
 from tests.e2e import plan as e2e_plan
 from tests.e2e import prometheus as prom
 from tests.e2e.test_monitoring_live import stand_in_pods
-from tests.helpers import deep_merge, load_values, render_chart
+from tests.helpers import deep_merge, load_values, render_chart, worker_port
 
 pytestmark = pytest.mark.e2e
 PROBE = Path(__file__).with_name("cost_probe.py")
 OVERLAY = "agg.yaml"
 NAMESPACE = "llm"
-PORT = 18300
+PORT = worker_port(18300)
 INTERVAL = "1s"
 REQUESTS, MAX_TOKENS, CONCURRENCY = 12, 20, 4
 # The bound below the 416.67 the burst costs, so GptOssTokenCostHigh fires (for: 1s, to see it on one burst).
