@@ -137,7 +137,10 @@ class Release:
         if RUNTIMES[overlay] == "trtllm-serve":
             base = kube.KIND_VALUES_TRTLLM_SERVE
         else:
-            base = deep_merge(kube.KIND_VALUES, {"dynamo": {"apiVersion": self.api_version}})
+            # The operator lookup sees only this test's namespace: a stand-in operator Deployment of a test running
+            # beside it (pytest-xdist) must not decide another test's window.
+            base = deep_merge(kube.KIND_VALUES, {"dynamo": {"apiVersion": self.api_version,
+                                                            "operator": {"namespace": self.namespace}}})
         return load_values([overlay], deep_merge(base, extra or {}))
 
     # wait="hookOnly": waiting on workloads would need kubelets and GPUs; the chart has no install hooks.
