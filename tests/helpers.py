@@ -56,20 +56,36 @@ def dump(obj: Any) -> str:
 
 
 def template_defines(template: str) -> dict[str, str]:
-    """The `{{- define "name" -}}` blocks of a chart helper file (e.g. "_check-values.tpl", in whichever folder of
-    templates/ it is), {name: body}.
+    """The `{{- define "name" -}}` blocks of the chart helper files named `template` (a file name, e.g.
+    "_model-cache.tpl", or a pattern, e.g. "_check-*.tpl" for every concern of the cross-field rules, in whichever
+    folder of templates/ they are), {name: body}.
 
     A body runs to the `end` that closes its define (if, range, with, define and block open a level).
     """
-    import re
-    [path] = (CHART_DIR / "templates").rglob(template)
-    source = path.read_text()
+    paths = sorted((CHART_DIR / "templates").rglob(template))
+    assert paths, f"no template named {template}"
     defines = {}
-    for match in re.finditer(r'\{\{- define "([^"]+)" -\}\}', source):
-        depth = 1
-        for action in re.finditer(r"\{\{-?\s*(if|range|with|define|block|end)\b", source[match.end():]):
-            depth += -1 if action.group(1) == "end" else 1
-            if depth == 0:
-                defines[match.group(1)] = source[match.end():match.end() + action.start()]
-                break
+    for path in paths:
+        source = path.read_text()
+        for match in re.finditer(r'\{\{- define "([^"]+)" -\}\}', source):
+            depth = 1
+            for action in re.finditer(r"\{\{-?\s*(if|range|with|define|block|end)\b", source[match.end():]):
+                depth += -1 if action.group(1) == "end" else 1
+                if depth == 0:
+                    defines[match.group(1)] = source[match.end():match.end() + action.start()]
+                    break
     return defines
+
+
+def fail_messages(body: str) -> list[str]:
+    """The message of each `{{- fail ...}}` in a template body, as its string literals joined: a message split over
+    lines (`print "..." "..."`, for the 160-character limit) reads as one; printf verbs stay as written."""
+    messages = []
+    for match in re.finditer(r"\{\{- fail ", body):
+        literals = []
+        for token in re.finditer(r'"(?:[^"\\]|\\.)*"|\}\}', body[match.end():]):
+            if token.group() == "}}":
+                break
+            literals.append(json.loads(token.group()))
+        messages.append("".join(literals))
+    return messages

@@ -146,7 +146,7 @@ def test_should_refuse_with_a_message_naming_the_keys(overlay, values, message):
 
 
 def test_should_cover_every_fail_call_once():
-    source = (CHART_DIR / "templates" / "validation" / "_check-values.tpl").read_text()
+    source = "".join(path.read_text() for path in (CHART_DIR / "templates" / "validation").glob("*.tpl"))
     # The max_seq_len rule has two messages (prefill counts the prompt only), so one more case than calls.
     # The Dynamo operator admission rules and the exposure rules have their own cases, in
     # tests/test_operator_admission.py and tests/test_exposure.py; the model-source rules in tests/test_model_sources.py,
@@ -179,7 +179,7 @@ class TestWhereRefusalsPoint:
         assert "gpt-oss/templates/tests/job-benchmark.yaml" in order[1:]
 
     def test_should_check_one_concern_per_define_from_one_list(self):
-        defines = template_defines("_check-values.tpl")
+        defines = template_defines("_check-*.tpl")
         listed = re.findall(r'\{\{- include "(gpt-oss\.checkValues\.\w+)" \. \}\}', defines["gpt-oss.checkValues"])
         # Nothing but one include line per concern (new concerns add one line at the end).
         assert defines["gpt-oss.checkValues"].strip().splitlines() == [f'{{{{- include "{name}" . }}}}' for name in listed]

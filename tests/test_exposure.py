@@ -415,7 +415,7 @@ def test_should_refuse(overlay, values, message):
 
 
 def test_should_keep_the_refusals_in_their_defines_with_one_test_each():
-    defines = template_defines("_check-values.tpl")
+    defines = template_defines("_check-*.tpl")
     blocks = [defines[f"gpt-oss.checkValues.{concern}"] for concern in ("exposure", "disruption", "routing")]
     assert sum(block.count("{{- fail ") for block in blocks) == len(REFUSALS)
 
