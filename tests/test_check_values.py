@@ -135,6 +135,17 @@ REFUSALS = [
      "planner.loadAdjustmentIntervalSeconds=90 is not below planner.throughputAdjustmentIntervalSeconds=60: the "
      "1.2.1 planner refuses to start (load scaling is the fast loop, throughput scaling the slow one); allowed: "
      "loadAdjustmentIntervalSeconds < 60"),
+    # Sizes: the weights are ~65 GB (60.8 GiB) after skipping original/ and metal/ (../shared/FACTS.md, Model).
+    ("model-cache-smaller-than-the-model", "agg.yaml", {"modelCache": {"size": "60Gi"}},
+     "modelCache.size=60Gi cannot hold openai/gpt-oss-120b: its weights take ~65 GB (60.8 GiB, without original/ and "
+     "metal/), plus the vocabulary, on the PVC the chart creates; allowed: modelCache.size 61Gi or more (200Gi by "
+     "default), or a claim of your own in modelCache.existingClaim"),
+    ("memory-limit-below-shared-memory", "trtllm-serve-low-latency.yaml",
+     {"trtllmServe": {"resources": {"limits": {"memory": "64Gi"}}}},
+     "trtllmServe.resources.limits.memory=64Gi cannot hold trtllmServe.sharedMemorySize=80Gi: /dev/shm is a "
+     "memory-backed volume whose pages count against the pod's memory limit, so the pod would be OOM-killed before "
+     "/dev/shm is full; allowed: trtllmServe.resources.limits.memory 80Gi or more, or a smaller "
+     "trtllmServe.sharedMemorySize"),
 ]
 
 

@@ -27,4 +27,5 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- include "gpt-oss.checkValues.modelSource" . }}
 {{- include "gpt-oss.checkValues.monitoring" . }}
 {{- include "gpt-oss.checkValues.gracefulShutdown" . }}
+{{- include "gpt-oss.checkValues.sizes" . }}
 {{- end }}

@@ -17,3 +17,19 @@ Usage: {{ include "gpt-oss.changedValues" (dict "path" "" "value" $values "defau
 {{- end }}
 {{- toYaml $changed }}
 {{- end }}
+
+{{/*
+Bytes of a Kubernetes quantity (200Gi, 64G, 1.5Ti, 512Mi, 1000000), as a decimal string; empty for a form it
+does not read (an exponent, milli-units), so a rule comparing sizes skips what it cannot read.
+Usage: {{ $bytes := include "gpt-oss.quantityBytes" "200Gi" }}
+*/}}
+{{- define "gpt-oss.quantityBytes" -}}
+{{- $quantity := toString . }}
+{{- $number := regexFind "^[0-9]+(\\.[0-9]+)?" $quantity }}
+{{- $factors := dict "" 1 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 "P" 1000000000000000
+  "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "Pi" 1125899906842624 }}
+{{- $suffix := trimPrefix $number $quantity }}
+{{- if and $number (hasKey $factors $suffix) }}
+{{- printf "%.0f" (mulf (float64 $number) (float64 (get $factors $suffix))) }}
+{{- end }}
+{{- end }}
