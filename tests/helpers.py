@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 import yaml
@@ -14,6 +14,10 @@ from tools.gptoss.objects import dgd_components, dgd_pods, dgd_workers, find, no
 from tools.gptoss.render import (CHART_DIR, NAMESPACE, RELEASE_NAME, SAFE_LOADER, ChartRenderError,  # noqa: F401
                                  load_chart, parse_manifests, render_chart, render_manifests, render_notes)
 from tools.gptoss.values import REPO_ROOT, VALUES_DIR, deep_merge, load_values  # noqa: F401
+
+# The one template that calls gpt-oss.checkValues: Helm reports every refusal there (line 4, column 4).
+CHECK_VALUES = "templates/validation/check-values.yaml"
+REFUSED_AT = f"execution error at ({CHART_DIR.name}/{CHECK_VALUES}:4:4): "
 
 OVERLAYS = sorted(path.name for path in VALUES_DIR.glob("*.yaml"))
 # By the runtime each overlay selects (absent = the chart default, dynamo).
@@ -89,3 +93,55 @@ def fail_messages(body: str) -> list[str]:
             literals.append(json.loads(token.group()))
         messages.append("".join(literals))
     return messages
+
+
+class Refusal(NamedTuple):
+    """A negative case of a cross-field rule: values on an overlay, and the text the user must see (a part of it
+    where the rest lists what is allowed). kube_version: render as a cluster of that version would. extra: a case
+    beyond the one per fail call that tests/test_check_values.py counts (another role's or runtime's variant of a
+    message, or a call's second message)."""
+    id: str
+    overlay: str
+    values: dict
+    message: str
+    kube_version: str | None = None
+    extra: bool = False
+
+
+def refusal_params(table: dict[str, list[Refusal]]) -> list:
+    """pytest parameters of a concern file's refusal table {concern (gpt-oss.checkValues.<concern>): cases}."""
+    return [pytest.param(case, id=f"{concern}:{case.id}") for concern, cases in table.items() for case in cases]
+
+
+def render_error(overlay: str, values: dict, kube_version: str | None = None) -> str:
+    """Helm's error for the values on an overlay, "" when they render. With kube_version, render as a cluster of that
+    version would (helm template --kube-version): helm-python-sdk's Chart.render does not expose it, but its Helm C
+    SDK takes it as a render option (Helm 4's lint takes it too, but turns `fail` into a log line)."""
+    if kube_version is None:
+        try:
+            render_chart([overlay], values, show_only=[CHECK_VALUES])
+        except ChartRenderError as error:
+            return str(error)
+        return ""
+    import helm_python
+    try:
+        from helm_python import _native
+        from helm_python.chart import _dumps
+    except ImportError as error:
+        pytest.skip(f"this helm-python-sdk has no native render with a Kubernetes version: {error}")
+    options = {"name": RELEASE_NAME, "namespace": NAMESPACE, "is_install": True, "kube_version": kube_version}
+    try:
+        _native.call_string("helm_render", load_chart()._raw(), _dumps(load_values([overlay], values)),
+                            json.dumps(options))
+    except helm_python.HelmError as error:
+        return str(error)
+    return ""
+
+
+def assert_refused(case: Refusal) -> None:
+    """The chart refuses the case's values with its message, at check-values.yaml (before any other template)."""
+    error = render_error(case.overlay, case.values, case.kube_version)
+    assert error, f"{case.id}: rendered without a refusal"
+    assert case.message in error, error
+    if case.kube_version is None:
+        assert error.startswith(REFUSED_AT), error

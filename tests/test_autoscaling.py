@@ -15,8 +15,9 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.helpers import (CHART_DIR, REPO_ROOT, DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, ChartRenderError, dgd_components,
-                           dgd_workers, find, load_values, render_chart, render_notes)
+from tests.helpers import (CHART_DIR, REPO_ROOT, DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, Refusal,
+                           assert_refused, dgd_components, dgd_workers, find, load_values, refusal_params, render_chart,
+                           render_notes)
 from tests.schemas import _strict, crd_file, dgd_errors, kubernetes_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
@@ -409,28 +410,62 @@ class TestLint:
             assert problems(report) == [], kube_version
 
 
-AUTOSCALING_VARIANT_REFUSALS = [
-    ("trtllm-serve-min-replicas", "trtllm-serve-low-latency.yaml",
-     {"trtllmServe": {"autoscaling": {"enabled": True, "minReplicas": 0}}},
-     "trtllmServe.autoscaling.minReplicas=0 is below 1: trtllm-serve has no activator, so nothing would scale a "
-     "Deployment at zero up again; allowed: minReplicas 1 or more"),
-    ("frontend-autoscaling-on-trtllm-serve", "trtllm-serve-low-latency.yaml",
-     {"frontend": {"autoscaling": {"enabled": True}}},
-     "frontend.autoscaling.enabled=true, but frontend is not deployed (runtime=trtllm-serve); "
-     "turn frontend.autoscaling.enabled off or deploy the role"),
-    ("trtllm-serve-autoscaling-on-dynamo", "agg.yaml", {"trtllmServe": {"autoscaling": {"enabled": True}}},
-     "trtllmServe.autoscaling.enabled=true, but trtllmServe is not deployed (runtime=dynamo); "
-     "turn trtllmServe.autoscaling.enabled off or deploy the role"),
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.autoscaling (_check-autoscaling.tpl): scalers and planner; then the other runtime's variants.
+AUTOSCALING_REFUSALS = [
+    Refusal("autoscaling-on-disabled-role", "agg.yaml", {"workers": {"prefill": {"autoscaling": {"enabled": True}}}},
+            "workers.prefill.autoscaling.enabled=true, but workers.prefill is not deployed (workers.prefill.enabled=false); "
+            "turn workers.prefill.autoscaling.enabled off or deploy the role"),
+    Refusal("autoscaling-min-replicas-zero", "disagg-k8s.yaml",
+            {"workers": {"decode": {"autoscaling": {"enabled": True, "minReplicas": 0}}}},
+            "workers.decode.autoscaling.minReplicas=0 is below 1: a Dynamo frontend with no workers drops the model from "
+            "/v1/models, and then nothing scales it up again; allowed: minReplicas 1 or more"),
+    Refusal("autoscaling-max-below-min", "agg.yaml",
+            {"frontend": {"autoscaling": {"enabled": True, "minReplicas": 3, "maxReplicas": 2}}},
+            "frontend.autoscaling.maxReplicas=2 is below frontend.autoscaling.minReplicas=3; allowed: maxReplicas >= minReplicas"),
+    Refusal("autoscaler-and-planner", "disagg-k8s.yaml",
+            {"planner": {"enabled": True}, "workers": {"decode": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}},
+            "planner.enabled=true and workers.decode.autoscaling.enabled=true: the planner scales the worker roles, and a "
+            "HPA on the same role would fight it (one autoscaler per service); turn workers.decode.autoscaling.enabled off "
+            "(frontend.autoscaling may stay)"),
+    Refusal("planner-on-trtllm-serve", "trtllm-serve-low-latency.yaml", {"planner": {"enabled": True}},
+            "planner.enabled=true needs runtime=dynamo (the SLA planner scales DynamoGraphDeployment components), but "
+            "runtime=trtllm-serve; use trtllmServe.autoscaling instead"),
+    Refusal("planner-no-scaling-mode", "agg.yaml",
+            {"planner": {"enabled": True, "throughputScaling": False, "loadScaling": False}},
+            "planner.throughputScaling=false and planner.loadScaling=false: the planner refuses to start without a scaling "
+            "mode; turn one on"),
+    Refusal("planner-throughput-without-sweep", "disagg-k8s.yaml",
+            {"planner": {"enabled": True, "throughputScaling": True, "preDeploymentSweepingMode": "none"}},
+            "planner.throughputScaling=true with planner.preDeploymentSweepingMode=none: the 1.2.1 planner refuses to start "
+            "(throughput scaling needs a pre-deployment sweep to model the engines); allowed: preDeploymentSweepingMode "
+            "rapid or thorough, or throughputScaling=false"),
+    Refusal("planner-load-interval-not-below", "disagg-k8s.yaml",
+            {"planner": {"enabled": True, "throughputScaling": True, "preDeploymentSweepingMode": "rapid",
+                  "loadAdjustmentIntervalSeconds": 90, "throughputAdjustmentIntervalSeconds": 60}},
+            "planner.loadAdjustmentIntervalSeconds=90 is not below planner.throughputAdjustmentIntervalSeconds=60: the "
+            "1.2.1 planner refuses to start (load scaling is the fast loop, throughput scaling the slow one); allowed: "
+            "loadAdjustmentIntervalSeconds < 60"),
+    # The other runtime's variants.
+    Refusal("trtllm-serve-min-replicas", "trtllm-serve-low-latency.yaml",
+            {"trtllmServe": {"autoscaling": {"enabled": True, "minReplicas": 0}}},
+            "trtllmServe.autoscaling.minReplicas=0 is below 1: trtllm-serve has no activator, so nothing would scale a "
+            "Deployment at zero up again; allowed: minReplicas 1 or more", extra=True),
+    Refusal("frontend-autoscaling-on-trtllm-serve", "trtllm-serve-low-latency.yaml",
+            {"frontend": {"autoscaling": {"enabled": True}}},
+            "frontend.autoscaling.enabled=true, but frontend is not deployed (runtime=trtllm-serve); "
+            "turn frontend.autoscaling.enabled off or deploy the role", extra=True),
+    Refusal("trtllm-serve-autoscaling-on-dynamo", "agg.yaml", {"trtllmServe": {"autoscaling": {"enabled": True}}},
+            "trtllmServe.autoscaling.enabled=true, but trtllmServe is not deployed (runtime=dynamo); "
+            "turn trtllmServe.autoscaling.enabled off or deploy the role", extra=True),
 ]
+REFUSALS = {"autoscaling": AUTOSCALING_REFUSALS}
 
 
-@pytest.mark.parametrize("overlay,values,message", [r[1:] for r in AUTOSCALING_VARIANT_REFUSALS],
-                         ids=[r[0] for r in AUTOSCALING_VARIANT_REFUSALS])
-def test_should_refuse_the_other_runtime_variants(overlay, values, message):
-    """The variants of the messages tests/test_check_values.py covers once each."""
-    with pytest.raises(ChartRenderError) as error:
-        render_chart([overlay], values)
-    assert message in str(error.value)
+@pytest.mark.parametrize("case", refusal_params(REFUSALS))
+def test_should_refuse_with_a_message_naming_the_keys(case):
+    assert_refused(case)
 
 
 class TestArgoCd:

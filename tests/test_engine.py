@@ -5,7 +5,8 @@ import sys
 import pytest
 import yaml
 
-from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, dgd_workers, find, render_chart
+from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, Refusal, assert_refused, dgd_workers, find,
+                           refusal_params, render_chart)
 
 # The whole extra-engine-args YAML of each role, as FACTS.md lists it (flags folded into keys:
 # --tensor-parallel-size -> tensor_parallel_size, --free-gpu-memory-fraction ->
@@ -181,3 +182,26 @@ class TestEngineKeyList:
         text = (REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl").read_text()
         assert "  - enable_attention_dp\n" in text
         assert "enable_mixed_sampler" not in text
+
+
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.engine and gpt-oss.checkEngineKeys (_check-engine.tpl): TensorRT-LLM keys only.
+ENGINE_REFUSALS = [
+    Refusal("engine-key-derived", "agg.yaml", {"workers": {"worker": {"engine": {"max_batch_size": 512}}}},
+            "workers.worker.engine.max_batch_size is set by the chart from workers.worker.maxBatchSize; set that instead"),
+    Refusal("engine-key-unknown", "2xh100-truss.yaml", {"workers": {"worker": {"engine": {"enable_mixed_sampler": True}}}},
+            "workers.worker.engine.enable_mixed_sampler is not a TensorRT-LLM engine key (LlmArgs of TensorRT-LLM 1.2/1.3), "
+            "so the worker would fail at start; allowed: model, tokenizer,"),
+    Refusal("engine-nested-key-unknown", "agg.yaml", {"workers": {"worker": {"engine": {"moe_config": {"backends": "CUTLASS"}}}}},
+            "workers.worker.engine.moe_config.backends is not a key of moe_config; allowed: backend, max_num_tokens,"),
+    Refusal("no-kv-transfer-backend", "8xb200-single-node.yaml", {"workers": {"decode": {"engine": {"cache_transceiver_config": None}}}},
+            "workers.decode.engine.cache_transceiver_config.backend is not set: prefill and decode exchange the KV cache "
+            "through it; allowed: UCX, NIXL, MPI or DEFAULT"),
+]
+REFUSALS = {"engine": ENGINE_REFUSALS}
+
+
+@pytest.mark.parametrize("case", refusal_params(REFUSALS))
+def test_should_refuse_with_a_message_naming_the_keys(case):
+    assert_refused(case)

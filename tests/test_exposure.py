@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, ChartRenderError, dgd_components,
-                           dgd_pods, find, render_chart, render_notes, template_defines)
+from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_components,
+                           dgd_pods, find, refusal_params, render_chart, render_notes)
 from tests.schemas import KUBERNETES_VERSIONS, crd_errors, kubernetes_errors
 
 OPERATOR_DGD_LABEL = "nvidia.com/dynamo-graph-deployment-name"
@@ -358,66 +358,67 @@ class TestNotes:
              "port-forward of step 2")
 
 
-# (id, overlay, values, the exact text the user must see)
-REFUSALS = [
-    ("ingress-without-hosts", "agg.yaml", {"ingress": {"enabled": True}},
-     "ingress.enabled=true needs at least one ingress.hosts entry ({host, paths: [{path: /, pathType: Prefix}]}): an "
-     "Ingress without a host rule would take every host of its class; set ingress.hosts, or ingress.enabled=false"),
-    ("route-without-parents", "trtllm-serve-low-latency.yaml", {"httpRoute": {"enabled": True}},
-     "httpRoute.enabled=true needs at least one httpRoute.parentRefs entry (the Gateway to attach to, e.g. {name: "
-     "inference-gateway, namespace: gateway-system}): a route without a parent is never served; set "
-     "httpRoute.parentRefs, or httpRoute.enabled=false"),
-    ("pool-on-dynamo", "agg.yaml", POOL,
-     "inferencePool.enabled=true renders the upstream endpoint picker for runtime=trtllm-serve, but runtime=dynamo: "
-     "Dynamo has its own endpoint picker (a DynamoGraphDeployment component of type epp, see Dynamo's "
-     "docs/kubernetes/gateway-api), which this chart does not render because its Dynamo 1.2.x packaging is "
-     "unconfirmed; set inferencePool.enabled=false (httpRoute then routes to the frontend), or runtime=trtllm-serve"),
-    ("budget-both", "agg.yaml", {"podDisruptionBudget": {"minAvailable": 0}},
-     "podDisruptionBudget.minAvailable=0 and podDisruptionBudget.maxUnavailable=1 are both set, but a "
-     "PodDisruptionBudget takes one of them: set podDisruptionBudget.maxUnavailable=null to use minAvailable, or "
-     "podDisruptionBudget.minAvailable=null"),
-    ("budget-neither", "agg.yaml", {"podDisruptionBudget": {"maxUnavailable": None}},
-     "podDisruptionBudget.enabled=true needs podDisruptionBudget.maxUnavailable (default 1) or "
-     "podDisruptionBudget.minAvailable; set one, or podDisruptionBudget.enabled=false"),
-    ("budget-max-zero", "trtllm-serve-max-throughput.yaml", {"podDisruptionBudget": {"maxUnavailable": 0}},
-     "podDisruptionBudget.maxUnavailable=0 never allows an eviction, so a node drain would hang forever; allowed: 1 "
-     "or more, or podDisruptionBudget.enabled=false"),
-    ("budget-min-not-below-replicas", "disagg-k8s-balanced.yaml",
-     {"podDisruptionBudget": {"maxUnavailable": None, "minAvailable": 2}, "frontend": {"replicas": 3}},
-     "podDisruptionBudget.minAvailable=2 is not below workers.prefill.replicas=2, so that role's budget would never "
-     "allow an eviction and a node drain would hang forever; allowed: podDisruptionBudget.minAvailable below every "
-     "role's replicas, or podDisruptionBudget.maxUnavailable instead"),
-    ("kv-on-old-runtime", "agg.yaml", {**KV_AGG, "dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.1.0"}}},
-     "frontend.routerMode=kv needs the worker flag that publishes KV events, which this chart knows for Dynamo 1.2.x "
-     "(--publish-events-and-metrics) and 1.3.0+ (--publish-kv-events), but the runtime version is 1.1.0 "
-     "(dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: a runtime version 1.2.0 or newer, or another "
-     "frontend.routerMode"),
-    ("kv-without-block-reuse", "agg.yaml", {"frontend": {"routerMode": "kv"}},
-     "frontend.routerMode=kv sends each request to the worker that already caches its prefix, but "
-     "workers.worker.engine.kv_cache_config.enable_block_reuse=false turns that cache off; set it to true (or null: "
-     "the chart then turns reuse on), or another frontend.routerMode"),
-    ("kv-two-block-sizes", "disagg-k8s.yaml",
-     {"frontend": {"routerMode": "kv"},
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.exposure (_check-exposure.tpl): routes that are served.
+EXPOSURE_REFUSALS = [
+    Refusal("ingress-without-hosts", "agg.yaml", {"ingress": {"enabled": True}},
+            "ingress.enabled=true needs at least one ingress.hosts entry ({host, paths: [{path: /, pathType: Prefix}]}): an "
+            "Ingress without a host rule would take every host of its class; set ingress.hosts, or ingress.enabled=false"),
+    Refusal("route-without-parents", "trtllm-serve-low-latency.yaml", {"httpRoute": {"enabled": True}},
+            "httpRoute.enabled=true needs at least one httpRoute.parentRefs entry (the Gateway to attach to, e.g. {name: "
+            "inference-gateway, namespace: gateway-system}): a route without a parent is never served; set "
+            "httpRoute.parentRefs, or httpRoute.enabled=false"),
+    Refusal("pool-on-dynamo", "agg.yaml", POOL,
+            "inferencePool.enabled=true renders the upstream endpoint picker for runtime=trtllm-serve, but runtime=dynamo: "
+            "Dynamo has its own endpoint picker (a DynamoGraphDeployment component of type epp, see Dynamo's "
+            "docs/kubernetes/gateway-api), which this chart does not render because its Dynamo 1.2.x packaging is "
+            "unconfirmed; set inferencePool.enabled=false (httpRoute then routes to the frontend), or runtime=trtllm-serve"),
+]
+# gpt-oss.checkValues.disruption (_check-exposure.tpl): budgets that let a node drain.
+DISRUPTION_REFUSALS = [
+    Refusal("budget-both", "agg.yaml", {"podDisruptionBudget": {"minAvailable": 0}},
+            "podDisruptionBudget.minAvailable=0 and podDisruptionBudget.maxUnavailable=1 are both set, but a "
+            "PodDisruptionBudget takes one of them: set podDisruptionBudget.maxUnavailable=null to use minAvailable, or "
+            "podDisruptionBudget.minAvailable=null"),
+    Refusal("budget-neither", "agg.yaml", {"podDisruptionBudget": {"maxUnavailable": None}},
+            "podDisruptionBudget.enabled=true needs podDisruptionBudget.maxUnavailable (default 1) or "
+            "podDisruptionBudget.minAvailable; set one, or podDisruptionBudget.enabled=false"),
+    Refusal("budget-max-zero", "trtllm-serve-max-throughput.yaml", {"podDisruptionBudget": {"maxUnavailable": 0}},
+            "podDisruptionBudget.maxUnavailable=0 never allows an eviction, so a node drain would hang forever; allowed: 1 "
+            "or more, or podDisruptionBudget.enabled=false"),
+    Refusal("budget-min-not-below-replicas", "disagg-k8s-balanced.yaml",
+            {"podDisruptionBudget": {"maxUnavailable": None, "minAvailable": 2}, "frontend": {"replicas": 3}},
+            "podDisruptionBudget.minAvailable=2 is not below workers.prefill.replicas=2, so that role's budget would never "
+            "allow an eviction and a node drain would hang forever; allowed: podDisruptionBudget.minAvailable below every "
+            "role's replicas, or podDisruptionBudget.maxUnavailable instead"),
+]
+# gpt-oss.checkValues.routing (_check-routing.tpl): KV routing.
+ROUTING_REFUSALS = [
+    Refusal("kv-on-old-runtime", "agg.yaml", {**KV_AGG, "dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.1.0"}}},
+            "frontend.routerMode=kv needs the worker flag that publishes KV events, which this chart knows for Dynamo 1.2.x "
+            "(--publish-events-and-metrics) and 1.3.0+ (--publish-kv-events), but the runtime version is 1.1.0 "
+            "(dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: a runtime version 1.2.0 or newer, or another "
+            "frontend.routerMode"),
+    Refusal("kv-without-block-reuse", "agg.yaml", {"frontend": {"routerMode": "kv"}},
+            "frontend.routerMode=kv sends each request to the worker that already caches its prefix, but "
+            "workers.worker.engine.kv_cache_config.enable_block_reuse=false turns that cache off; set it to true (or null: "
+            "the chart then turns reuse on), or another frontend.routerMode"),
+    Refusal("kv-two-block-sizes", "disagg-k8s.yaml",
+            {"frontend": {"routerMode": "kv"},
       "workers": {"prefill": {"engine": {"kv_cache_config": {"enable_block_reuse": True, "tokens_per_block": 64}}},
                   "decode": {"engine": {"kv_cache_config": {"enable_block_reuse": True, "tokens_per_block": 32}}}}},
-     "frontend.routerMode=kv needs one KV block size on the frontend and every worker, but "
-     "workers.decode.engine.kv_cache_config.tokens_per_block=32 and "
-     "workers.prefill.engine.kv_cache_config.tokens_per_block=64 differ; set the same tokens_per_block on every role "
-     "(or none: 32)"),
+            "frontend.routerMode=kv needs one KV block size on the frontend and every worker, but "
+            "workers.decode.engine.kv_cache_config.tokens_per_block=32 and "
+            "workers.prefill.engine.kv_cache_config.tokens_per_block=64 differ; set the same tokens_per_block on every role "
+            "(or none: 32)"),
 ]
+REFUSALS = {"exposure": EXPOSURE_REFUSALS, "disruption": DISRUPTION_REFUSALS, "routing": ROUTING_REFUSALS}
 
 
-@pytest.mark.parametrize("overlay,values,message", [r[1:] for r in REFUSALS], ids=[r[0] for r in REFUSALS])
-def test_should_refuse(overlay, values, message):
-    with pytest.raises(ChartRenderError) as error:
-        render_chart([overlay], values)
-    assert message in str(error.value)
-
-
-def test_should_keep_the_refusals_in_their_defines_with_one_test_each():
-    defines = template_defines("_check-*.tpl")
-    blocks = [defines[f"gpt-oss.checkValues.{concern}"] for concern in ("exposure", "disruption", "routing")]
-    assert sum(block.count("{{- fail ") for block in blocks) == len(REFUSALS)
+@pytest.mark.parametrize("case", refusal_params(REFUSALS))
+def test_should_refuse(case):
+    assert_refused(case)
 
 
 class TestEndpointPickerNetworkPolicy:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS, dgd_pods, find, render_chart
+from tests.helpers import (DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_pods, find,
+                           refusal_params, render_chart)
 
 PRESTOP = ["/bin/sh", "-c", "touch /tmp/gpt-oss-draining; sleep 15"]
 
@@ -93,3 +94,20 @@ class TestDynamoShutdown:
         env = {e["name"]: e["value"] for e in pods["Frontend"]["spec"]["containers"][0]["env"]}
         assert env["DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS"] == "900"
         assert pods["Frontend"]["spec"]["terminationGracePeriodSeconds"] == 945
+
+
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.gracefulShutdown (_check-shutdown.tpl).
+GRACEFUL_SHUTDOWN_REFUSALS = [
+    Refusal("prestop-shorter-than-readiness", "agg.yaml", {"gracefulShutdown": {"preStopSeconds": 4}},
+            "gracefulShutdown.preStopSeconds=4 is shorter than the readiness probe needs to report the pod draining (two "
+            "tries, 2 s apart) plus a moment for the endpoints to follow, so requests could still arrive after SIGTERM; "
+            "allowed: 5 or more (15 by default; longer than your ingress controller's or gateway's endpoint refresh)"),
+]
+REFUSALS = {"gracefulShutdown": GRACEFUL_SHUTDOWN_REFUSALS}
+
+
+@pytest.mark.parametrize("case", refusal_params(REFUSALS))
+def test_should_refuse_with_a_message_naming_the_keys(case):
+    assert_refused(case)

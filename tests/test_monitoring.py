@@ -10,7 +10,8 @@ import re
 
 import pytest
 
-from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, ChartRenderError, deep_merge, dump, find, render_chart
+from tests.helpers import (CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, ChartRenderError, Refusal, assert_refused, deep_merge, dump,
+                           find, refusal_params, render_chart)
 
 ON = {"monitoring": {"podMonitor": {"enabled": True}, "dashboard": {"enabled": True}}}
 TEMPLATES = ["templates/monitoring/podmonitor.yaml", "templates/monitoring/configmap-dashboard.yaml", "templates/monitoring/prometheusrule.yaml"]
@@ -240,62 +241,65 @@ class TestAlerts:
         assert rule["metadata"]["labels"]["release"] == "kube-prometheus-stack"
 
 
-# (id, overlay, values, the exact text the user must see): gpt-oss.checkValues.monitoring.
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.monitoring (_check-monitoring.tpl): what the scalers, the planner and the picker read.
 MONITORING_REFUSALS = [
-    ("planner-aic-before-1-3", "disagg-k8s.yaml", {"planner": {"enabled": True, "aicInterpolation": {"enabled": True}}},
-     "planner.aicInterpolation.enabled=true, but the planner is Dynamo 1.2.1 (planner.image.tag, else the runtime's "
-     "version): its aiconfigurator wrapper passes get_model the backend object where every aiconfigurator release "
-     "(0.8.0 to 0.12.0) takes the backend's name, so the sweep fails at start (\"'TRTLLMBackend' object cannot be "
-     "converted to 'PyString'\", then \"Failed to obtain pre-deployment performance data\"); set "
-     "planner.aicInterpolation.enabled=false, or a planner image of Dynamo 1.3.0 or newer"),
-    ("planner-throughput-without-data", "disagg-k8s.yaml",
-     {"planner": {"enabled": True, "throughputScaling": True, "preDeploymentSweepingMode": "rapid"}},
-     "planner.throughputScaling=true needs the engines' pre-deployment performance, and this deployment has none: "
-     "dynamo.trtllm serves no get_perf_metrics endpoint (Dynamo 1.2.1 turns that self-benchmark on for vLLM workers "
-     "only), planner.aicInterpolation.enabled=false, and the chart mounts no profile_results_dir, so the planner stops "
-     "at start (\"Failed to obtain pre-deployment performance data\"); set planner.throughputScaling=false (load "
-     "scaling decides from the workers' forward-pass metrics), or planner.aicInterpolation.enabled=true with a "
-     "planner of Dynamo 1.3.0 or newer"),
-    ("planner-on-attention-dp", "agg.yaml", {"planner": {"enabled": True}},
-     "planner.enabled=true: the planner's load scaling decides from the forward-pass metrics the workers publish, and "
-     "dynamo.trtllm 1.2.1 publishes none under attention DP (publisher.py: \"FPM publisher disabled under "
-     "attention-DP\"), but workers.worker.attentionDP=true, so the planner would never scale workers.worker; set "
-     "workers.worker.attentionDP=false, or scale the role with workers.worker.autoscaling instead of the planner"),
-    ("pool-before-trtllm-1-3", "trtllm-serve-low-latency.yaml", {"inferencePool": {"enabled": True}},
-     "inferencePool.enabled=true: the endpoint picker scores pods by trtllm_num_requests_waiting, "
-     "trtllm_num_requests_running, trtllm_kv_cache_utilization, which TensorRT-LLM serves from release 1.3.0 on (PRs "
-     "#11243 and #12545, after 1.2), but trtllmServe.image.tag=1.2.0 is TensorRT-LLM 1.2.0, so every pod would look "
-     "idle and empty; set trtllmServe.image.tag to a TensorRT-LLM release 1.3.0 or newer, or inferencePool.enabled=false"),
-    ("trtllm-serve-scaler-on-a-missing-gauge", "trtllm-serve-max-throughput.yaml",
-     {"trtllmServe": {"autoscaling": {"enabled": True, "trigger": {"type": "prometheus", "metadata": {
+    Refusal("planner-aic-before-1-3", "disagg-k8s.yaml", {"planner": {"enabled": True, "aicInterpolation": {"enabled": True}}},
+            "planner.aicInterpolation.enabled=true, but the planner is Dynamo 1.2.1 (planner.image.tag, else the runtime's "
+            "version): its aiconfigurator wrapper passes get_model the backend object where every aiconfigurator release "
+            "(0.8.0 to 0.12.0) takes the backend's name, so the sweep fails at start (\"'TRTLLMBackend' object cannot be "
+            "converted to 'PyString'\", then \"Failed to obtain pre-deployment performance data\"); set "
+            "planner.aicInterpolation.enabled=false, or a planner image of Dynamo 1.3.0 or newer"),
+    Refusal("planner-throughput-without-data", "disagg-k8s.yaml",
+            {"planner": {"enabled": True, "throughputScaling": True, "preDeploymentSweepingMode": "rapid"}},
+            "planner.throughputScaling=true needs the engines' pre-deployment performance, and this deployment has none: "
+            "dynamo.trtllm serves no get_perf_metrics endpoint (Dynamo 1.2.1 turns that self-benchmark on for vLLM workers "
+            "only), planner.aicInterpolation.enabled=false, and the chart mounts no profile_results_dir, so the planner stops "
+            "at start (\"Failed to obtain pre-deployment performance data\"); set planner.throughputScaling=false (load "
+            "scaling decides from the workers' forward-pass metrics), or planner.aicInterpolation.enabled=true with a "
+            "planner of Dynamo 1.3.0 or newer"),
+    Refusal("planner-on-attention-dp", "agg.yaml", {"planner": {"enabled": True}},
+            "planner.enabled=true: the planner's load scaling decides from the forward-pass metrics the workers publish, and "
+            "dynamo.trtllm 1.2.1 publishes none under attention DP (publisher.py: \"FPM publisher disabled under "
+            "attention-DP\"), but workers.worker.attentionDP=true, so the planner would never scale workers.worker; set "
+            "workers.worker.attentionDP=false, or scale the role with workers.worker.autoscaling instead of the planner"),
+    Refusal("pool-before-trtllm-1-3", "trtllm-serve-low-latency.yaml", {"inferencePool": {"enabled": True}},
+            "inferencePool.enabled=true: the endpoint picker scores pods by trtllm_num_requests_waiting, "
+            "trtllm_num_requests_running, trtllm_kv_cache_utilization, which TensorRT-LLM serves from release 1.3.0 on (PRs "
+            "#11243 and #12545, after 1.2), but trtllmServe.image.tag=1.2.0 is TensorRT-LLM 1.2.0, so every pod would look "
+            "idle and empty; set trtllmServe.image.tag to a TensorRT-LLM release 1.3.0 or newer, or inferencePool.enabled=false"),
+    Refusal("trtllm-serve-scaler-on-a-missing-gauge", "trtllm-serve-max-throughput.yaml",
+            {"trtllmServe": {"autoscaling": {"enabled": True, "trigger": {"type": "prometheus", "metadata": {
          "serverAddress": "http://prometheus:9090", "threshold": "0.7", "query": "sum(trtllm_kv_cache_utilization)"}}}}},
-     "trtllmServe.autoscaling reads trtllm_kv_cache_utilization, which TensorRT-LLM serves from release 1.3.0 on (PRs "
-     "#11243 and #12545, after 1.2), but trtllmServe.image.tag=1.2.0 is TensorRT-LLM 1.2.0, so the scaler would read "
-     "nothing and never scale; keep the default trigger (requests waiting in trtllm-serve's queue, from "
-     "request_queue_time_seconds, which 1.2.0 serves), or set trtllmServe.image.tag to a release 1.3.0 or newer"),
-    ("cost-on-trtllm-serve", "trtllm-serve-low-latency.yaml",
-     {"monitoring": {"prometheusRule": {"enabled": True}, "cost": {"enabled": True, "gpuHourPrice": {"B200": 5.5}}}},
-     "monitoring.cost.enabled=true with runtime=trtllm-serve: the cost rules divide by the output tokens the Dynamo "
-     "frontend counts (dynamo_frontend_output_tokens_total), and trtllm-serve serves no token counter (TensorRT-LLM "
-     "1.2's collector has request counts and latency histograms only); set monitoring.cost.enabled=false, or "
-     "runtime=dynamo"),
-    ("cost-without-prometheus-rule", "agg.yaml", {"monitoring": {"cost": {"enabled": True, "gpuHourPrice": {"GB200": 3}}}},
-     "monitoring.cost.enabled=true renders recording rules into the PrometheusRule, but "
-     "monitoring.prometheusRule.enabled=false; set monitoring.prometheusRule.enabled=true, or monitoring.cost.enabled=false"),
-    ("cost-without-a-price", "agg.yaml",
-     {"monitoring": {"prometheusRule": {"enabled": True}, "cost": {"enabled": True, "gpuHourPrice": {"B200": 5.5}}}},
-     "monitoring.cost.enabled=true needs the price of one GB200 GPU-hour (gpu.type=GB200), and "
-     "monitoring.cost.gpuHourPrice has none ({\"B200\":5.5}); set monitoring.cost.gpuHourPrice.GB200 to what you pay, "
-     "e.g. --set monitoring.cost.gpuHourPrice.GB200=5.5: the chart invents no price"),
+            "trtllmServe.autoscaling reads trtllm_kv_cache_utilization, which TensorRT-LLM serves from release 1.3.0 on (PRs "
+            "#11243 and #12545, after 1.2), but trtllmServe.image.tag=1.2.0 is TensorRT-LLM 1.2.0, so the scaler would read "
+            "nothing and never scale; keep the default trigger (requests waiting in trtllm-serve's queue, from "
+            "request_queue_time_seconds, which 1.2.0 serves), or set trtllmServe.image.tag to a release 1.3.0 or newer"),
+    Refusal("cost-on-trtllm-serve", "trtllm-serve-low-latency.yaml",
+            {"monitoring": {"prometheusRule": {"enabled": True}, "cost": {"enabled": True, "gpuHourPrice": {"B200": 5.5}}}},
+            "monitoring.cost.enabled=true with runtime=trtllm-serve: the cost rules divide by the output tokens the Dynamo "
+            "frontend counts (dynamo_frontend_output_tokens_total), and trtllm-serve serves no token counter (TensorRT-LLM "
+            "1.2's collector has request counts and latency histograms only); set monitoring.cost.enabled=false, or "
+            "runtime=dynamo"),
+    Refusal("cost-without-prometheus-rule", "agg.yaml", {"monitoring": {"cost": {"enabled": True, "gpuHourPrice": {"GB200": 3}}}},
+            "monitoring.cost.enabled=true renders recording rules into the PrometheusRule, but "
+            "monitoring.prometheusRule.enabled=false; set monitoring.prometheusRule.enabled=true, or monitoring.cost.enabled=false"),
+    Refusal("cost-without-a-price", "agg.yaml",
+            {"monitoring": {"prometheusRule": {"enabled": True}, "cost": {"enabled": True, "gpuHourPrice": {"B200": 5.5}}}},
+            "monitoring.cost.enabled=true needs the price of one GB200 GPU-hour (gpu.type=GB200), and "
+            "monitoring.cost.gpuHourPrice has none ({\"B200\":5.5}); set monitoring.cost.gpuHourPrice.GB200 to what you pay, "
+            "e.g. --set monitoring.cost.gpuHourPrice.GB200=5.5: the chart invents no price"),
+    *(Refusal(f"pool-on-older-release-{tag}", "trtllm-serve-low-latency.yaml",
+              {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": tag}}},
+              f"trtllmServe.image.tag={tag} is TensorRT-LLM 1.2", extra=True) for tag in ["1.2.1", "1.2.0rc6"]),
 ]
+REFUSALS = {"monitoring": MONITORING_REFUSALS}
 
 
-@pytest.mark.parametrize("overlay,values,message", [r[1:] for r in MONITORING_REFUSALS],
-                         ids=[r[0] for r in MONITORING_REFUSALS])
-def test_should_refuse_what_would_read_nothing(overlay, values, message):
-    with pytest.raises(ChartRenderError) as error:
-        render_chart([overlay], values)
-    assert message in str(error.value)
+@pytest.mark.parametrize("case", refusal_params(REFUSALS))
+def test_should_refuse_what_would_read_nothing(case):
+    assert_refused(case)
 
 
 class TestReleasesThatServeTheGauges:
@@ -304,12 +308,6 @@ class TestReleasesThatServeTheGauges:
         objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
                                                                    "trtllmServe": {"image": {"tag": tag}}})
         assert find(objects, "InferencePool")
-
-    @pytest.mark.parametrize("tag", ["1.2.1", "1.2.0rc6"])
-    def test_should_refuse_the_pool_on_every_older_release(self, tag):
-        with pytest.raises(ChartRenderError, match=f"trtllmServe.image.tag={tag} is TensorRT-LLM 1.2"):
-            render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
-                                                             "trtllmServe": {"image": {"tag": tag}}})
 
     def test_should_let_a_1_3_planner_sweep_with_aiconfigurator(self):
         values = {"planner": {"enabled": True, "image": {"tag": "1.3.0"}, "aicInterpolation": {"enabled": True},

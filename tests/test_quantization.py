@@ -6,7 +6,7 @@ W4A16_MXFP4.
 """
 import pytest
 
-from tests.helpers import render_notes
+from tests.helpers import Refusal, assert_refused, refusal_params, render_notes
 from tools.gptoss.objects import notes_quantization
 
 H200 = {"gpu": {"type": "H200", "productLabel": "NVIDIA-H200"}}
@@ -47,3 +47,19 @@ class TestQuantization:
     @pytest.mark.parametrize("overlay,values,expected", CASES, ids=IDS)
     def test_should_state_per_role_what_tensorrt_llm_runs_and_why(self, overlay, values, expected):
         assert notes_quantization(render_notes([overlay], values)) == expected
+
+
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.quantization (_check-hardware.tpl): an override the GPU runs.
+QUANTIZATION_REFUSALS = [
+    Refusal("mxfp8-on-hopper", "2xh100-truss.yaml", {"workers": {"overrideQuantAlgo": "W4A8_MXFP4_MXFP8"}},
+            "workers.overrideQuantAlgo=W4A8_MXFP4_MXFP8 needs Blackwell GPUs, but gpu.type=H100; allowed: gpu.type B200 "
+            "or GB200, or workers.overrideQuantAlgo W4A16_MXFP4 (what Hopper runs) or empty"),
+]
+REFUSALS = {"quantization": QUANTIZATION_REFUSALS}
+
+
+@pytest.mark.parametrize("case", refusal_params(REFUSALS))
+def test_should_refuse_with_a_message_naming_the_keys(case):
+    assert_refused(case)
