@@ -15,6 +15,25 @@ from tools.gptoss.render import (CHART_DIR, NAMESPACE, RELEASE_NAME, SAFE_LOADER
                                  load_chart, parse_manifests, render_chart, render_manifests, render_notes)
 from tools.gptoss.values import REPO_ROOT, VALUES_DIR, deep_merge, load_values  # noqa: F401
 
+# Templates the tests read one at a time (render_chart's show_only), relative to the chart.
+DGD = "templates/dynamo/dynamographdeployment.yaml"
+SCALED_OBJECT = "templates/autoscaling/scaledobject.yaml"
+HPA = "templates/autoscaling/horizontalpodautoscaler.yaml"
+HTTP_ROUTE = "templates/exposure/httproute.yaml"
+PROMETHEUS_RULE = "templates/monitoring/prometheusrule.yaml"
+POD_MONITORS = "templates/monitoring/podmonitor.yaml"
+DASHBOARD = "templates/monitoring/configmap-dashboard.yaml"
+BENCHMARK_JOB = "templates/tests/job-benchmark.yaml"
+DOWNLOAD_JOB = "templates/model-cache/job-model-download.yaml"
+ENGINE_CONFIG = "templates/engine/configmap-engine.yaml"
+PICKER_CONFIG = "templates/endpoint-picker/configmap-endpoint-picker.yaml"
+SCRIPTS = "templates/configmap-scripts.yaml"
+NETWORK_POLICIES = "templates/exposure/networkpolicy.yaml"
+TRTLLM_SERVE_DEPLOYMENT = "templates/trtllm-serve/deployment-trtllm-serve.yaml"
+PDBS = "templates/disruption/poddisruptionbudget.yaml"
+INGRESS_TEMPLATE = "templates/exposure/ingress.yaml"
+PICKER_DEPLOYMENT = "templates/endpoint-picker/deployment-endpoint-picker.yaml"
+INFERENCE_POOL = "templates/endpoint-picker/inferencepool.yaml"
 # The one template that calls gpt-oss.checkValues: Helm reports every refusal there (line 4, column 4).
 CHECK_VALUES = "templates/validation/check-values.yaml"
 REFUSED_AT = f"execution error at ({CHART_DIR.name}/{CHECK_VALUES}:4:4): "

@@ -15,9 +15,9 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.helpers import (CHART_DIR, REPO_ROOT, DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, Refusal,
-                           assert_refused, dgd_components, dgd_workers, find, load_values, refusal_params, render_chart,
-                           render_notes)
+from tests.helpers import (CHART_DIR, DGD, DYNAMO_OVERLAYS, HPA, OVERLAYS, REPO_ROOT, SCALED_OBJECT,
+                           TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_components, dgd_workers, find,
+                           load_values, refusal_params, render_chart, render_notes)
 from tests.schemas import _strict, crd_file, dgd_errors, kubernetes_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
@@ -58,7 +58,7 @@ def autoscale_all(overlay_roles: list[str], scaler: str, api: str) -> dict:
 
 
 def enabled_roles(overlay: str) -> list[str]:
-    dgd = find(render_chart([overlay], show_only=["templates/dynamo/dynamographdeployment.yaml"]), "DynamoGraphDeployment")
+    dgd = find(render_chart([overlay], show_only=[DGD]), "DynamoGraphDeployment")
     keys = {"worker": "worker", "prefill": "prefill", "decode": "decode"}
     return [keys[view["type"]] for view in dgd_workers(dgd).values()]
 
@@ -112,7 +112,7 @@ class TestDynamoScalers:
 
     def test_should_write_the_documented_keda_object(self):
         values = {"workers": {"worker": {"autoscaling": {"enabled": True, "maxReplicas": 10}}}}
-        so = find(render_chart(["agg.yaml"], values), "ScaledObject")
+        so = find(render_chart(["agg.yaml"], values, show_only=[SCALED_OBJECT]), "ScaledObject")
         assert so["apiVersion"] == "keda.sh/v1alpha1" and so["metadata"]["name"] == "gpt-oss-worker"
         spec = so["spec"]
         assert (spec["minReplicaCount"], spec["maxReplicaCount"], spec["pollingInterval"], spec["cooldownPeriod"]) \
@@ -127,7 +127,7 @@ class TestDynamoScalers:
     def test_should_write_the_documented_hpa_on_an_external_metric(self):
         behavior = {"scaleDown": {"stabilizationWindowSeconds": 600}}
         values = {"workers": {"decode": {"autoscaling": {"enabled": True, "scaler": "hpa", "behavior": behavior}}}}
-        hpa = find(render_chart(["disagg-k8s.yaml"], values), "HorizontalPodAutoscaler")
+        hpa = find(render_chart(["disagg-k8s.yaml"], values, show_only=[HPA]), "HorizontalPodAutoscaler")
         assert hpa["apiVersion"] == "autoscaling/v2"
         # Decode's slots per replica: max_batch_size 1280, no attention DP (FACTS.md, disagg-k8s decode).
         assert hpa["spec"]["metrics"] == [{"type": "External", "external": {
@@ -156,7 +156,7 @@ class TestDynamoScalers:
     def test_should_filter_on_the_dynamo_namespace_with_dots_made_dashes(self):
         values = {"fullnameOverride": "gpt.oss", "workers": {"worker": {"autoscaling": {"enabled": True}}},
                   "frontend": {"autoscaling": {"enabled": True}}}
-        objects = render_chart(["agg.yaml"], values)
+        objects = render_chart(["agg.yaml"], values, show_only=[SCALED_OBJECT])
         assert find(objects, "ScaledObject", "gpt.oss-frontend")["spec"]["triggers"][0]["metadata"]["query"] == FRONTEND_INFLIGHT
         worker = find(objects, "ScaledObject", "gpt.oss-worker")
         assert worker["spec"]["triggers"][0]["metadata"]["query"] == AGG_INFLIGHT
@@ -167,7 +167,8 @@ class TestDynamoScalers:
     def test_should_default_each_threshold_to_what_the_role_is_sized_for(self, overlay, frontend, prefill, decode):
         """Frontend: the benchmark concurrency; a worker role: its decode slots per replica (FACTS.md)."""
         roles = {key: {"autoscaling": {"enabled": True}} for key in ("prefill", "decode") if prefill}
-        objects = render_chart([overlay], {"frontend": {"autoscaling": {"enabled": True}}, "workers": roles})
+        objects = render_chart([overlay], {"frontend": {"autoscaling": {"enabled": True}}, "workers": roles},
+                               show_only=[SCALED_OBJECT])
         thresholds = {o["metadata"]["name"]: o["spec"]["triggers"][0]["metadata"]["threshold"]
                       for o in objects if o["kind"] == "ScaledObject"}
         expected = {"gpt-oss-frontend": frontend, "gpt-oss-prefill": prefill, "gpt-oss-decode": decode}
@@ -178,14 +179,14 @@ class TestDynamoScalers:
 
     def test_should_take_a_threshold_from_values(self):
         values = {"workers": {"worker": {"autoscaling": {"enabled": True, "threshold": "900"}}}}
-        so = find(render_chart(["agg.yaml"], values), "ScaledObject")
+        so = find(render_chart(["agg.yaml"], values, show_only=[SCALED_OBJECT]), "ScaledObject")
         assert so["spec"]["triggers"][0]["metadata"]["threshold"] == "900"
 
     @pytest.mark.parametrize("replicas,expected", [(1, 2), (3, 3), (9, 4)])
     def test_should_start_an_autoscaled_role_within_its_range(self, replicas, expected):
         values = {"workers": {"worker": {"replicas": replicas,
                                          "autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 4}}}}
-        dgd = find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment")
+        dgd = find(render_chart(["agg.yaml"], values, show_only=[DGD]), "DynamoGraphDeployment")
         assert dgd_workers(dgd)["TRTLLMWorker"]["replicas"] == expected
 
     def test_should_validate_against_the_keda_crd(self):
@@ -193,7 +194,7 @@ class TestDynamoScalers:
         for overlay in ("agg.yaml", "trtllm-serve-max-throughput.yaml"):
             values = ({"trtllmServe": {"autoscaling": {"enabled": True}}} if "trtllm" in overlay else
                       {"frontend": {"autoscaling": {"enabled": True, "behavior": {"scaleUp": {"stabilizationWindowSeconds": 0}}}}})
-            so = find(render_chart([overlay], values), "ScaledObject")
+            so = find(render_chart([overlay], values, show_only=[SCALED_OBJECT]), "ScaledObject")
             versions = {v["name"]: v for v in yaml.safe_load(crd.read_text())["spec"]["versions"]}
             schema = _strict(copy.deepcopy(versions["v1alpha1"]["schema"]["openAPIV3Schema"]))
             assert [e.message for e in jsonschema.Draft7Validator(schema).iter_errors(so)] == []
@@ -217,13 +218,13 @@ class TestTrtllmServe:
     def test_should_default_to_the_queue_the_pinned_release_serves(self):
         """TensorRT-LLM 1.2.0 has no queue gauge; its request_queue_time_seconds histogram (Little's law) it has."""
         values = {"trtllmServe": {"autoscaling": {"enabled": True}}}
-        so = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "ScaledObject")
+        so = find(render_chart(["trtllm-serve-low-latency.yaml"], values, show_only=[SCALED_OBJECT]), "ScaledObject")
         assert so["spec"]["triggers"][0]["metadata"] == {
             "serverAddress": PROMETHEUS, "threshold": "10", "query": TRTLLM_QUEUE}
 
     def test_should_write_the_hpa_threshold_as_the_api_server_stores_it(self):
         values = {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": "hpa", "threshold": "0.7"}}}
-        hpa = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "HorizontalPodAutoscaler")
+        hpa = find(render_chart(["trtllm-serve-low-latency.yaml"], values, show_only=[HPA]), "HorizontalPodAutoscaler")
         # 0.7 is stored as 700m: anything else would show as a diff in Argo CD forever.
         assert hpa["spec"]["metrics"][0]["external"]["target"] == {"type": "AverageValue", "averageValue": "700m"}
 
@@ -250,7 +251,8 @@ def planner_config(dgd: dict) -> dict:
 class TestPlanner:
     @pytest.mark.parametrize("overlay,api", PLANNER_CASES, ids=[f"{o}-{a.split('/')[1]}" for o, a in PLANNER_CASES])
     def test_should_add_a_planner_component_and_the_workers_adapters(self, overlay, api):
-        dgd = find(render_chart([overlay], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}}),
+        dgd = find(render_chart([overlay], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}},
+                                show_only=[DGD]),
                    "DynamoGraphDeployment")
         assert dgd_errors(dgd) == []
         planner = dgd_components(dgd)["Planner"]
@@ -273,7 +275,7 @@ class TestPlanner:
         assert "aic_interpolation" not in config
 
     def test_should_not_publish_worker_metrics_without_the_planner(self):
-        dgd = find(render_chart(["disagg-k8s.yaml"]), "DynamoGraphDeployment")
+        dgd = find(render_chart(["disagg-k8s.yaml"], show_only=[DGD]), "DynamoGraphDeployment")
         assert not [n for n, v in dgd_workers(dgd).items() if "--publish-events-and-metrics" in v["args"]]
 
     @pytest.mark.parametrize("overlay,system,isl,osl,prefill,decode", [
@@ -283,7 +285,8 @@ class TestPlanner:
         ("2xh100-truss.yaml", "h100_sxm", None, None, {"tp": 2, "pp": 1, "dp": 1, "moe_tp": 1, "moe_ep": 2}, None),
     ])
     def test_should_fill_aic_interpolation_from_the_plan(self, overlay, system, isl, osl, prefill, decode):
-        config = planner_config(find(render_chart([overlay], {"planner": AIC_PLANNER}), "DynamoGraphDeployment"))
+        config = planner_config(find(render_chart([overlay], {"planner": AIC_PLANNER},
+                                                  show_only=[DGD]), "DynamoGraphDeployment"))
         aic = config["aic_interpolation"]
         assert (aic["hf_id"], aic["system"], aic["backend"]) == ("openai/gpt-oss-120b", system, "trtllm")
         if isl:
@@ -294,7 +297,8 @@ class TestPlanner:
     def test_should_write_targets_intervals_and_budget_from_values(self):
         values = {"planner": {"enabled": True, "ttftMs": 800, "itlMs": 25, "maxGpuBudget": 12, "minGpuBudget": 5,
                               "throughputAdjustmentIntervalSeconds": 90, "loadAdjustmentIntervalSeconds": 10}}
-        config = planner_config(find(render_chart(["disagg-k8s.yaml"], values), "DynamoGraphDeployment"))
+        config = planner_config(find(render_chart(["disagg-k8s.yaml"], values,
+                                                  show_only=[DGD]), "DynamoGraphDeployment"))
         assert {k: config[k] for k in ("ttft_ms", "itl_ms", "max_gpu_budget", "min_gpu_budget",
                                        "throughput_adjustment_interval_seconds", "load_adjustment_interval_seconds",
                                        "prefill_engine_num_gpu", "decode_engine_num_gpu")} == {
@@ -305,7 +309,8 @@ class TestPlanner:
     @pytest.mark.parametrize("api", API_VERSIONS)
     def test_should_run_the_planner_pod_restricted(self, api):
         """PodSecurity restricted, like every pod of the chart: non-root, no privilege escalation, no capabilities."""
-        dgd = find(render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}}),
+        dgd = find(render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}},
+                                show_only=[DGD]),
                    "DynamoGraphDeployment")
         planner = dgd_components(dgd)["Planner"]
         pod = planner["pod_spec"]["securityContext"]
@@ -316,13 +321,14 @@ class TestPlanner:
 
     def test_should_run_the_runtime_image_before_dynamo_1_1(self):
         dgd = find(render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True},
-                                                        "dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.0.1"}}}),
+                                                        "dynamo": {"apiVersion": "nvidia.com/v1alpha1", "image": {"tag": "1.0.1"}}},
+                                show_only=[DGD]),
                    "DynamoGraphDeployment")
         assert dgd_components(dgd)["Planner"]["main"]["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.1"
 
     def test_should_leave_the_frontend_to_its_own_scaler(self):
         values = {"planner": {"enabled": True}, "frontend": {"autoscaling": {"enabled": True}}}
-        objects = render_chart(["disagg-k8s.yaml"], values)
+        objects = render_chart(["disagg-k8s.yaml"], values, show_only=[SCALED_OBJECT])
         assert find(objects, "ScaledObject")["spec"]["scaleTargetRef"]["name"] == "gpt-oss-frontend"
 
     def test_should_render_namespaced_rbac_only_on_request(self):
@@ -476,7 +482,7 @@ class TestArgoCd:
         snippet = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))["spec"]
         helm = snippet["source"]["helm"]
         overlay = helm["valueFiles"][0].rsplit("/", 1)[-1]
-        dgd = find(render_chart([overlay], helm["valuesObject"]), "DynamoGraphDeployment")
+        dgd = find(render_chart([overlay], helm["valuesObject"], show_only=[DGD]), "DynamoGraphDeployment")
         owned = {name for name, fields in component_fields(dgd).items() if "scalingAdapter" in fields}
         [entry] = [e for e in snippet["ignoreDifferences"] if e["kind"] == "DynamoGraphDeployment"]
         ignored = {re.search(r'select\(\.name == "([^"]+)"\)', path).group(1)

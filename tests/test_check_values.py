@@ -5,8 +5,8 @@ import pytest
 
 from tests import (test_autoscaling, test_benchmark, test_engine, test_exposure, test_graceful_shutdown, test_model_sources,
                    test_monitoring, test_operator_admission, test_quantization, test_topology, test_trtllm_serve)
-from tests.helpers import (CHART_DIR, CHECK_VALUES, OVERLAYS, Refusal, assert_refused, dgd_workers, fail_messages, find,
-                           refusal_params, render_chart, render_notes, template_defines)
+from tests.helpers import (CHART_DIR, CHECK_VALUES, DGD, OVERLAYS, Refusal, assert_refused, dgd_workers, fail_messages,
+                           find, refusal_params, render_chart, render_notes, template_defines)
 from tests.schemas import dgd_errors
 
 # Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
@@ -93,7 +93,7 @@ class TestAcceptedAlternatives:
     ])
     def test_should_pass_component_fields_of_the_chosen_version(self, api_version, fields):
         values = {"dynamo": {"apiVersion": api_version}, "workers": {"componentFields": fields}}
-        dgd = find(render_chart(["disagg-k8s.yaml"], values), "DynamoGraphDeployment")
+        dgd = find(render_chart(["disagg-k8s.yaml"], values, show_only=[DGD]), "DynamoGraphDeployment")
         workers = dgd_workers(dgd).values()
         assert len(workers) == 2 and all(fields.items() <= w["fields"].items() for w in workers)
         assert dgd_errors(dgd) == []
@@ -105,7 +105,8 @@ class TestAcceptedAlternatives:
 
     def test_should_accept_a_digest_with_a_runtime_version(self):
         values = {"dynamo": {"image": {"tag": "sha256:0123abcd"}, "runtimeVersionOverride": "1.2.1"}}
-        dgd = next(o for o in render_chart(["agg.yaml"], values) if o["kind"] == "DynamoGraphDeployment")
+        dgd = next(o for o in render_chart(["agg.yaml"], values,
+                                           show_only=[DGD]) if o["kind"] == "DynamoGraphDeployment")
         main = dgd["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]
         assert main["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime@sha256:0123abcd"
         assert {c["runtimeVersionOverride"] for c in dgd["spec"]["components"]} == {"1.2.1"}

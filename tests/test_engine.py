@@ -5,8 +5,8 @@ import sys
 import pytest
 import yaml
 
-from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, Refusal, assert_refused, dgd_workers, find,
-                           refusal_params, render_chart)
+from tests.helpers import (DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, OVERLAYS, REPO_ROOT, Refusal, assert_refused,
+                           dgd_workers, find, refusal_params, render_chart)
 
 # The whole extra-engine-args YAML of each role, as FACTS.md lists it (flags folded into keys:
 # --tensor-parallel-size -> tensor_parallel_size, --free-gpu-memory-fraction ->
@@ -128,7 +128,7 @@ EXPECTED_ENGINE = {
 
 
 def engine_configs(overlay):
-    configmap = find(render_chart([overlay], show_only=["templates/engine/configmap-engine.yaml"]), "ConfigMap")
+    configmap = find(render_chart([overlay], show_only=[ENGINE_CONFIG]), "ConfigMap")
     return {name.removesuffix(".yaml"): yaml.safe_load(text) for name, text in configmap["data"].items()}
 
 
@@ -161,7 +161,7 @@ class TestEngineConfig:
 # trtllm-serve reads /engine/trtllm-serve.yaml: tests/test_trtllm_serve.py.
 @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
 def test_should_point_each_worker_at_its_own_engine_file(overlay):
-    dgd = find(render_chart([overlay]), "DynamoGraphDeployment")
+    dgd = find(render_chart([overlay], show_only=[DGD]), "DynamoGraphDeployment")
     files = {w["args"][w["args"].index("--extra-engine-args") + 1] for w in dgd_workers(dgd).values()}
     assert files == {f"/engine/{role}.yaml" for role in EXPECTED_ENGINE[overlay]}
 

@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_components,
-                           dgd_pods, find, refusal_params, render_chart, render_notes)
+from tests.helpers import (DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, HTTP_ROUTE, INGRESS_TEMPLATE, OVERLAYS, PDBS,
+                           PICKER_CONFIG, PICKER_DEPLOYMENT, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused,
+                           dgd_components, dgd_pods, find, refusal_params, render_chart, render_notes)
 from tests.schemas import KUBERNETES_VERSIONS, crd_errors, kubernetes_errors
 
 OPERATOR_DGD_LABEL = "nvidia.com/dynamo-graph-deployment-name"
@@ -82,7 +83,7 @@ def operator_pod_labels(dgd: dict) -> dict[str, dict]:
 class TestDisruptionBudgets:
     @pytest.mark.parametrize("overlay", OVERLAYS)
     def test_should_render_one_budget_per_role_by_default(self, overlay):
-        budgets = [o for o in render_chart([overlay]) if o["kind"] == "PodDisruptionBudget"]
+        budgets = [o for o in render_chart([overlay], show_only=[PDBS]) if o["kind"] == "PodDisruptionBudget"]
         assert sorted(b["metadata"]["name"] for b in budgets) == sorted(BUDGETS[overlay])
         for budget in budgets:
             assert budget["apiVersion"] == "policy/v1"
@@ -114,19 +115,20 @@ class TestDisruptionBudgets:
     def test_should_take_min_available_instead(self):
         values = {"podDisruptionBudget": {"maxUnavailable": None, "minAvailable": 1},
                   "workers": {"prefill": {"replicas": 2}, "decode": {"replicas": 3}}, "frontend": {"replicas": 2}}
-        budgets = [o for o in render_chart(["disagg-k8s-balanced.yaml"], values) if o["kind"] == "PodDisruptionBudget"]
+        budgets = [o for o in render_chart(["disagg-k8s-balanced.yaml"], values,
+                                           show_only=[PDBS]) if o["kind"] == "PodDisruptionBudget"]
         assert [b["spec"].get("minAvailable") for b in budgets] == [1, 1, 1]
         assert not any("maxUnavailable" in b["spec"] for b in budgets)
 
     def test_should_render_none_when_disabled(self):
-        objects = render_chart(["agg.yaml"], {"podDisruptionBudget": {"enabled": False}})
+        objects = render_chart(["agg.yaml"], {"podDisruptionBudget": {"enabled": False}}, show_only=[PDBS])
         assert not [o for o in objects if o["kind"] == "PodDisruptionBudget"]
 
 
 class TestIngress:
     @pytest.mark.parametrize("overlay", OVERLAYS)
     def test_should_route_every_path_to_the_serving_service(self, overlay):
-        objects = render_chart([overlay], INGRESS)
+        objects = render_chart([overlay], INGRESS, show_only=[INGRESS_TEMPLATE])
         ingress = find(objects, "Ingress")
         assert ingress["apiVersion"] == "networking.k8s.io/v1"
         assert ingress["spec"]["ingressClassName"] == "nginx"
@@ -153,7 +155,7 @@ class TestIngress:
 class TestHTTPRoute:
     @pytest.mark.parametrize("overlay", OVERLAYS)
     def test_should_route_to_the_serving_service_with_the_defaults(self, overlay):
-        route = find(render_chart([overlay], ROUTE), "HTTPRoute")
+        route = find(render_chart([overlay], ROUTE, show_only=[HTTP_ROUTE]), "HTTPRoute")
         assert route["apiVersion"] == "gateway.networking.k8s.io/v1"
         assert route["spec"]["parentRefs"] == [{"name": "inference-gateway", "namespace": "gateway-system"}]
         assert route["spec"]["hostnames"] == ["gpt-oss.example.com"]
@@ -191,7 +193,7 @@ class TestInferencePool:
 
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
     def test_should_run_the_upstream_endpoint_picker_with_its_trtllm_serve_flags(self, overlay):
-        objects = render_chart([overlay], POOL)
+        objects = render_chart([overlay], POOL, show_only=[PICKER_DEPLOYMENT])
         epp = find(objects, "Deployment", "gpt-oss-trtllm-serve-epp")
         pod = epp["spec"]["template"]["spec"]
         [container] = pod["containers"]
@@ -214,7 +216,8 @@ class TestInferencePool:
 
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
     def test_should_configure_the_three_scorers_on_prometheus_metrics(self, overlay):
-        config = yaml.safe_load(find(render_chart([overlay], POOL), "ConfigMap", "gpt-oss-trtllm-serve-epp")
+        config = yaml.safe_load(find(render_chart([overlay], POOL,
+                                                  show_only=[PICKER_CONFIG]), "ConfigMap", "gpt-oss-trtllm-serve-epp")
                                 ["data"]["default-plugins.yaml"])
         assert config["kind"] == "EndpointPickerConfig"
         plugins = {p["type"]: p.get("parameters") for p in config["plugins"]}
@@ -236,10 +239,12 @@ class TestInferencePool:
 
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
     def test_should_make_the_server_expose_prometheus_metrics(self, overlay):
-        engine = yaml.safe_load(find(render_chart([overlay], POOL), "ConfigMap", "gpt-oss-engine")
+        engine = yaml.safe_load(find(render_chart([overlay], POOL,
+                                                  show_only=[ENGINE_CONFIG]), "ConfigMap", "gpt-oss-engine")
                                 ["data"]["trtllm-serve.yaml"])
         assert engine["return_perf_metrics"] is True and engine["enable_iter_perf_stats"] is True
-        plain = yaml.safe_load(find(render_chart([overlay]), "ConfigMap", "gpt-oss-engine")["data"]["trtllm-serve.yaml"])
+        plain = yaml.safe_load(find(render_chart([overlay], show_only=[ENGINE_CONFIG]), "ConfigMap", "gpt-oss-engine")
+                               ["data"]["trtllm-serve.yaml"])
         assert "return_perf_metrics" not in plain and "enable_iter_perf_stats" not in plain
 
 
@@ -286,7 +291,7 @@ class TestRouting:
     @pytest.mark.parametrize("mode", ROUTER_MODES_1_2_1)
     def test_should_pass_each_mode_to_the_frontend(self, mode):
         values = KV_AGG if mode == "kv" else {"frontend": {"routerMode": mode}}
-        args = frontend_args(render_chart(["agg.yaml"], values))
+        args = frontend_args(render_chart(["agg.yaml"], values, show_only=[DGD]))
         assert args[args.index("--router-mode") + 1] == mode
 
     def test_should_route_aggregated_workers_by_kv_events(self):
@@ -301,19 +306,20 @@ class TestRouting:
     def test_should_take_the_engines_block_size(self):
         values = {"frontend": {"routerMode": "kv"},
                   "workers": {"worker": {"engine": {"kv_cache_config": {"enable_block_reuse": True, "tokens_per_block": 64}}}}}
-        objects = render_chart(["agg.yaml"], values)
+        objects = render_chart(["agg.yaml"], values, show_only=[DGD])
         assert frontend_args(objects)[2:4] == ["--kv-cache-block-size", "64"]
         worker = dgd_components(find(objects, "DynamoGraphDeployment"))["TRTLLMWorker"]["args"]
         assert worker[worker.index("--kv-block-size") + 1] == "64"
 
     def test_should_use_the_new_flag_name_from_runtime_1_3_0(self):
         values = {**KV_AGG, "dynamo": {"image": {"tag": "1.3.0"}}}
-        worker = dgd_components(find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment"))["TRTLLMWorker"]["args"]
+        worker = dgd_components(find(render_chart(["agg.yaml"], values,
+                                                  show_only=[DGD]), "DynamoGraphDeployment"))["TRTLLMWorker"]["args"]
         assert worker[-1] == "--publish-kv-events"
 
     @pytest.mark.parametrize("overlay", ["disagg-k8s.yaml", "disagg-k8s-balanced.yaml", "8xb200-single-node.yaml"])
     def test_should_predict_cache_state_when_disaggregated(self, overlay):
-        objects = render_chart([overlay], KV_DISAGG)
+        objects = render_chart([overlay], KV_DISAGG, show_only=[DGD])
         assert frontend_args(objects) == ["--router-mode", "kv", "--kv-cache-block-size", "32", "--no-router-kv-events",
                                           "--http-port", "8000"]
         for worker in dgd_components(find(objects, "DynamoGraphDeployment")).values():
@@ -324,7 +330,7 @@ class TestRouting:
     @pytest.mark.parametrize("overlay,values", [("agg.yaml", KV_AGG), ("disagg-k8s.yaml", KV_DISAGG)])
     def test_should_write_flags_the_1_2_1_parsers_know(self, overlay, values):
         site_packages_dynamo()
-        objects = render_chart([overlay], values)
+        objects = render_chart([overlay], values, show_only=[DGD])
         parsed = frontend_parser().parse_args(frontend_args(objects))
         assert (parsed.router_mode, parsed.kv_cache_block_size) == ("kv", 32)
         assert parsed.use_kv_events is (overlay == "agg.yaml")
@@ -338,7 +344,7 @@ class TestRouting:
 
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS)
     def test_should_keep_round_robin_and_no_kv_flags_by_default(self, overlay):
-        objects = render_chart([overlay])
+        objects = render_chart([overlay], show_only=[DGD])
         assert frontend_args(objects)[:2] == ["--router-mode", "round-robin"]
         for worker in dgd_components(find(objects, "DynamoGraphDeployment")).values():
             assert "--kv-block-size" not in worker["args"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import (DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_pods, find,
-                           refusal_params, render_chart)
+from tests.helpers import (DGD, DYNAMO_OVERLAYS, TRTLLM_SERVE_DEPLOYMENT, TRTLLM_SERVE_OVERLAYS, Refusal,
+                           assert_refused, dgd_pods, find, refusal_params, render_chart)
 
 PRESTOP = ["/bin/sh", "-c", "touch /tmp/gpt-oss-draining; sleep 15"]
 
@@ -26,21 +26,23 @@ def server(objects: list[dict]) -> tuple[dict, dict]:
 class TestTrtllmServeShutdown:
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
     def test_should_wait_for_the_longest_request_with_the_formula_in_the_manifest(self, overlay):
-        deployment, spec = server(render_chart([overlay]))
+        deployment, spec = server(render_chart([overlay], show_only=[TRTLLM_SERVE_DEPLOYMENT]))
         assert spec["terminationGracePeriodSeconds"] == 345
         assert deployment["metadata"]["annotations"]["gpt-oss/termination-grace-period"] == (
             "345 = preStopSeconds 15 + maxRequestSeconds 300 + exitSeconds 30")
 
     def test_should_follow_the_values(self):
         deployment, spec = server(render_chart(["trtllm-serve-low-latency.yaml"], {
-            "gracefulShutdown": {"maxRequestSeconds": 1800, "preStopSeconds": 20}}))
+            "gracefulShutdown": {"maxRequestSeconds": 1800, "preStopSeconds": 20}},
+                                               show_only=[TRTLLM_SERVE_DEPLOYMENT]))
         assert spec["terminationGracePeriodSeconds"] == 1850
         container = spec["containers"][0]
         assert container["lifecycle"]["preStop"]["exec"]["command"] == [
             "/bin/sh", "-c", "touch /tmp/gpt-oss-draining; sleep 20"]
 
     def test_should_mark_the_pod_draining_before_sigterm_and_fail_readiness_on_it(self):
-        _, spec = server(render_chart(["trtllm-serve-low-latency.yaml"], {"trtllmServe": {"httpPort": 8000}}))
+        _, spec = server(render_chart(["trtllm-serve-low-latency.yaml"], {"trtllmServe": {"httpPort": 8000}},
+                                      show_only=[TRTLLM_SERVE_DEPLOYMENT]))
         container = spec["containers"][0]
         assert container["lifecycle"]["preStop"]["exec"]["command"] == PRESTOP
         probe = container["readinessProbe"]
@@ -53,7 +55,8 @@ class TestTrtllmServeShutdown:
         assert container["livenessProbe"]["failureThreshold"] == 5
 
     def test_should_probe_the_rendered_port(self):
-        _, spec = server(render_chart(["trtllm-serve-low-latency.yaml"], {"trtllmServe": {"httpPort": 9001}}))
+        _, spec = server(render_chart(["trtllm-serve-low-latency.yaml"], {"trtllmServe": {"httpPort": 9001}},
+                                      show_only=[TRTLLM_SERVE_DEPLOYMENT]))
         assert spec["containers"][0]["readinessProbe"]["exec"]["command"][2] == readiness("gpt-oss-120b", 9001)
 
     @pytest.mark.parametrize("values,surge,unavailable", [
@@ -64,7 +67,8 @@ class TestTrtllmServeShutdown:
         ({"trtllmServe": {"replicas": 3, "autoscaling": {"enabled": True, "minReplicas": 1, "maxReplicas": 4}}}, 1, 0),
     ], ids=["one", "two", "three", "scaled-from-two", "scaled-from-one"])
     def test_should_keep_serving_capacity_through_a_rolling_update(self, values, surge, unavailable):
-        deployment, _ = server(render_chart(["trtllm-serve-low-latency.yaml"], values))
+        deployment, _ = server(render_chart(["trtllm-serve-low-latency.yaml"], values,
+                                            show_only=[TRTLLM_SERVE_DEPLOYMENT]))
         assert deployment["spec"]["strategy"] == {
             "type": "RollingUpdate", "rollingUpdate": {"maxSurge": surge, "maxUnavailable": unavailable}}
 
@@ -73,7 +77,7 @@ class TestDynamoShutdown:
     @pytest.mark.parametrize("api", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS)
     def test_should_drain_the_frontend_and_give_every_pod_the_grace_period(self, overlay, api):
-        dgd = find(render_chart([overlay], {"dynamo": {"apiVersion": api}}), "DynamoGraphDeployment")
+        dgd = find(render_chart([overlay], {"dynamo": {"apiVersion": api}}, show_only=[DGD]), "DynamoGraphDeployment")
         assert dgd["metadata"]["annotations"]["gpt-oss/termination-grace-period"] == (
             "345 = preStopSeconds 15 + maxRequestSeconds 300 + exitSeconds 30")
         pods = dgd_pods(dgd)
@@ -88,7 +92,7 @@ class TestDynamoShutdown:
         assert frontend["readinessProbe"]["exec"]["command"] == ["/bin/sh", "-c", readiness("openai/gpt-oss-120b")]
 
     def test_should_give_the_frontend_the_longest_request_of_the_values(self):
-        dgd = find(render_chart(["agg.yaml"], {"gracefulShutdown": {"maxRequestSeconds": 900}}),
+        dgd = find(render_chart(["agg.yaml"], {"gracefulShutdown": {"maxRequestSeconds": 900}}, show_only=[DGD]),
                    "DynamoGraphDeployment")
         pods = dgd_pods(dgd)
         env = {e["name"]: e["value"] for e in pods["Frontend"]["spec"]["containers"][0]["env"]}

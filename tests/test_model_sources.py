@@ -15,8 +15,9 @@ import helm_python
 import pytest
 import yaml
 
-from tests.helpers import (CHART_DIR, OVERLAYS, REPO_ROOT, ChartRenderError, Refusal, assert_refused, dgd_pods, find,
-                           load_chart, load_script, load_values, refusal_params, render_chart, render_error, render_notes)
+from tests.helpers import (BENCHMARK_JOB, CHART_DIR, DGD, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, REPO_ROOT, SCRIPTS,
+                           ChartRenderError, Refusal, assert_refused, dgd_pods, find, load_chart, load_script,
+                           load_values, refusal_params, render_chart, render_error, render_notes)
 
 MANIFEST = "5" * 64
 DIGEST = "sha256:" + "d" * 64
@@ -190,7 +191,7 @@ class TestDownloadJobPerSource:
         values = json.loads(json.dumps(SOURCES[source]))
         for key, value in (extra or {}).items():
             values.setdefault(key, {}).update(value)
-        return download_jobs(render_chart(["agg.yaml"], values))[0]
+        return download_jobs(render_chart(["agg.yaml"], values, show_only=[DOWNLOAD_JOB]))[0]
 
     def test_should_read_s3_keys_as_files_by_reference(self):
         spec = self.job("s3")["spec"]["template"]["spec"]
@@ -240,7 +241,8 @@ class TestDownloadJobPerSource:
                                  "manifestSha256": MANIFEST,
                                  "proxy": {"httpsProxy": "http://proxy.corp.example:3128", "noProxy": ".svc,10.0.0.0/8"},
                                  "caBundle": {"secret": "corp-ca", "key": "bundle.pem"}}}
-        spec = download_jobs(render_chart(["agg.yaml"], values))[0]["spec"]["template"]["spec"]
+        spec = download_jobs(render_chart(["agg.yaml"], values,
+                                          show_only=[DOWNLOAD_JOB]))[0]["spec"]["template"]["spec"]
         env = env_of(spec["containers"][0])
         assert env["HF_ENDPOINT"] == "https://hf-mirror.corp.example:8443"
         assert env["HTTPS_PROXY"] == "http://proxy.corp.example:3128" and env["NO_PROXY"] == ".svc,10.0.0.0/8"
@@ -257,14 +259,16 @@ class TestDownloadJobPerSource:
         values = json.loads(json.dumps(SOURCES[source]))
         values.setdefault("modelCache", {}).update(extra.get("modelCache", {}))
         values["networkPolicy"] = {"enabled": True}
-        policy = find(render_chart(["agg.yaml"], values), "NetworkPolicy", "gpt-oss-model-download")
+        policy = find(render_chart(["agg.yaml"], values,
+                                   show_only=[NETWORK_POLICIES]), "NetworkPolicy", "gpt-oss-model-download")
         assert [p["port"] for p in policy["spec"]["egress"][0]["ports"]] == ports
 
 
 class TestImageVolume:
     @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
     def test_should_mount_the_image_read_only_and_check_it_before_the_containers(self, api_version):
-        objects = render_chart(["disagg-k8s.yaml"], {**SOURCES["oci-imageVolume"], "dynamo": {"apiVersion": api_version}})
+        objects = render_chart(["disagg-k8s.yaml"], {**SOURCES["oci-imageVolume"], "dynamo": {"apiVersion": api_version}},
+                               show_only=[DGD])
         dgd = find(objects, "DynamoGraphDeployment")
         assert "pvcs" not in dgd["spec"], "an image volume needs no PVC"
         for component, pod in dgd_pods(dgd).items():
@@ -280,7 +284,8 @@ class TestImageVolume:
         assert not [o for o in objects if o["kind"] in ("PersistentVolumeClaim", "ServiceAccount")]
 
     def test_should_keep_benchmark_artifacts_in_the_pod(self):
-        benchmark = find(render_chart(["agg.yaml"], SOURCES["oci-imageVolume"]), "Job", "gpt-oss-benchmark")
+        benchmark = find(render_chart(["agg.yaml"], SOURCES["oci-imageVolume"],
+                                      show_only=[BENCHMARK_JOB]), "Job", "gpt-oss-benchmark")
         volume = next(v for v in benchmark["spec"]["template"]["spec"]["volumes"] if v["name"] == "model-cache")
         assert volume == {"name": "model-cache", "emptyDir": {}}
 
@@ -375,7 +380,7 @@ class TestDownloaderImage:
         assert "modelCache.download.image.repository" in refused.stderr and "ghcr.io/someone/model-fetch" in refused.stderr
 
     def test_should_ship_the_script_and_its_module_in_the_scripts_configmap(self):
-        data = find(render_chart(["agg.yaml"]), "ConfigMap", "gpt-oss-scripts")["data"]
+        data = find(render_chart(["agg.yaml"], show_only=[SCRIPTS]), "ConfigMap", "gpt-oss-scripts")["data"]
         for name in ("download_model.py", "model_copy.py"):
             assert data[name] == (CHART_DIR / "files" / name).read_text(), name
 

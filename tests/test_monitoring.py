@@ -10,8 +10,9 @@ import re
 
 import pytest
 
-from tests.helpers import (CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, ChartRenderError, Refusal, assert_refused, deep_merge, dump,
-                           find, refusal_params, render_chart)
+from tests.helpers import (CHART_DIR, DASHBOARD, DGD, DYNAMO_OVERLAYS, INFERENCE_POOL, OVERLAYS, POD_MONITORS,
+                           PROMETHEUS_RULE, ChartRenderError, Refusal, assert_refused, deep_merge, dump, find,
+                           refusal_params, render_chart)
 
 ON = {"monitoring": {"podMonitor": {"enabled": True}, "dashboard": {"enabled": True}}}
 TEMPLATES = ["templates/monitoring/podmonitor.yaml", "templates/monitoring/configmap-dashboard.yaml", "templates/monitoring/prometheusrule.yaml"]
@@ -69,7 +70,7 @@ class TestDefaults:
 class TestPodMonitors:
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
     def test_should_select_only_this_release_and_namespace(self, overlay):
-        found = monitors(render_chart([overlay], ON, name="gpt-oss", namespace="llm"))
+        found = monitors(render_chart([overlay], ON, name="gpt-oss", namespace="llm", show_only=[POD_MONITORS]))
         assert set(found) == {"gpt-oss-frontend", "gpt-oss-worker"}
         for monitor in found.values():
             assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["llm"]}
@@ -79,7 +80,7 @@ class TestPodMonitors:
 
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
     def test_should_scrape_each_pod_once_on_its_metrics_port(self, overlay):
-        found = monitors(render_chart([overlay], ON))
+        found = monitors(render_chart([overlay], ON, show_only=[POD_MONITORS]))
         frontend, worker = found["gpt-oss-frontend"], found["gpt-oss-worker"]
         # Same component types and ports as the platform's dynamo-frontend and dynamo-worker monitors.
         assert selector(frontend)["nvidia.com/dynamo-component-type"] == ["frontend"]
@@ -92,7 +93,7 @@ class TestPodMonitors:
 
     def test_should_relabel_as_the_dynamo_platform_does(self):
         """The frontend's series carry only model: the scalers and the planner need dynamo_namespace from the pod."""
-        found = monitors(render_chart(["disagg-k8s.yaml"], ON))
+        found = monitors(render_chart(["disagg-k8s.yaml"], ON, show_only=[POD_MONITORS]))
         [frontend] = found["gpt-oss-frontend"]["spec"]["podMetricsEndpoints"]
         [worker] = found["gpt-oss-worker"]["spec"]["podMetricsEndpoints"]
         assert (frontend["honorLabels"], frontend["relabelings"]) == (True, PLATFORM_FRONTEND_RELABELINGS)
@@ -102,7 +103,7 @@ class TestPodMonitors:
         values = {"monitoring": {"podMonitor": {"enabled": True, "labels": {"release": "kube-prometheus-stack"},
                                                 "interval": "30s", "scrapeTimeout": "20s",
                                                 "frontendPort": "web", "workerPort": "metrics"}}}
-        found = monitors(render_chart(["agg.yaml"], values))
+        found = monitors(render_chart(["agg.yaml"], values, show_only=[POD_MONITORS]))
         for monitor in found.values():
             assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"
             [endpoint] = monitor["spec"]["podMetricsEndpoints"]
@@ -130,7 +131,7 @@ class TestDashboard:
 
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
     def test_should_label_the_configmap_for_the_grafana_sidecar(self, overlay):
-        objects = render_chart([overlay], ON, show_only=["templates/monitoring/configmap-dashboard.yaml"])
+        objects = render_chart([overlay], ON, show_only=[DASHBOARD])
         [configmap] = objects
         assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"
         board = dashboard(objects)
@@ -139,7 +140,7 @@ class TestDashboard:
         assert board["title"] == "gpt-oss serving (llm/gpt-oss)"
 
     def test_should_give_each_release_its_own_uid(self):
-        uids = {dashboard(render_chart(["agg.yaml"], ON, name=name, namespace=namespace))["uid"]
+        uids = {dashboard(render_chart(["agg.yaml"], ON, name=name, namespace=namespace, show_only=[DASHBOARD]))["uid"]
                 for name, namespace in [("gpt-oss", "llm"), ("gpt-oss-b", "llm"), ("gpt-oss", "other")]}
         assert len(uids) == 3, uids
         assert all(len(uid) <= 40 for uid in uids), uids  # Grafana's uid limit
@@ -174,7 +175,8 @@ class TestDashboard:
     def test_should_render_the_kv_cache_panel_only_where_workers_publish_it(self):
         """dynamo.trtllm sets dynamo_component_gpu_cache_usage_percent only with --publish-events-and-metrics."""
         def titles(values):
-            board = dashboard(render_chart(["agg.yaml"], {**ON, **values}, show_only=["templates/monitoring/configmap-dashboard.yaml"]))
+            board = dashboard(render_chart(["agg.yaml"], {**ON, **values},
+                                           show_only=[DASHBOARD]))
             return [panel["title"] for panel in board["panels"]]
         assert "KV-cache use per worker" not in titles({})
         assert "KV-cache use per worker" in titles(PUBLISHING)
@@ -182,7 +184,7 @@ class TestDashboard:
     def test_should_honour_the_namespace_value(self):
         values = {"monitoring": {"dashboard": {"enabled": True, "namespace": "monitoring",
                                                "annotations": {"grafana_folder": "LLM"}}}}
-        [configmap] = render_chart(["agg.yaml"], values, show_only=["templates/monitoring/configmap-dashboard.yaml"])
+        [configmap] = render_chart(["agg.yaml"], values, show_only=[DASHBOARD])
         assert configmap["metadata"]["namespace"] == "monitoring"
         assert configmap["metadata"]["annotations"] == {"grafana_folder": "LLM"}
 
@@ -191,7 +193,7 @@ class TestAlerts:
     RULE = {"monitoring": {"prometheusRule": {"enabled": True}}}
 
     def test_should_render_every_dynamo_alert_with_for_severity_summary_and_runbook(self):
-        found = alerts(render_chart(["agg.yaml"], {**self.RULE, **PUBLISHING}))
+        found = alerts(render_chart(["agg.yaml"], {**self.RULE, **PUBLISHING}, show_only=[PROMETHEUS_RULE]))
         assert set(found) == {"GptOssTTFTHigh", "GptOssITLHigh", "GptOssRequestsQueuing", "GptOssNoModelServed",
                               "GptOssModelDownloadFailed", "GptOssKVCacheNearFull"}
         docs = (CHART_DIR.parent.parent / "docs" / "monitoring.md").read_text()
@@ -203,20 +205,22 @@ class TestAlerts:
 
     def test_should_take_the_latency_targets_from_the_planner(self):
         # planner ttftMs 500 and itlMs 50: PRODUCTION-FACTS.md A3, the 1.2.1 planner's defaults.
-        found = alerts(render_chart(["disagg-k8s.yaml"], self.RULE))
+        found = alerts(render_chart(["disagg-k8s.yaml"], self.RULE, show_only=[PROMETHEUS_RULE]))
         assert found["GptOssTTFTHigh"]["expr"].endswith(") > 0.5")
         assert found["GptOssITLHigh"]["expr"].endswith(") > 0.05")
         mine = alerts(render_chart(["disagg-k8s.yaml"], {"monitoring": {"prometheusRule": {
-            "enabled": True, "ttftMs": 2000, "itlMs": 30}}}))
+            "enabled": True, "ttftMs": 2000, "itlMs": 30}}}, show_only=[PROMETHEUS_RULE]))
         assert mine["GptOssTTFTHigh"]["expr"].endswith(") > 2") and mine["GptOssITLHigh"]["expr"].endswith(") > 0.03")
 
     def test_should_count_each_pod_once(self):
-        for name, rule in alerts(render_chart(["agg.yaml"], {**self.RULE, **PUBLISHING})).items():
+        for name, rule in alerts(render_chart(["agg.yaml"], {**self.RULE, **PUBLISHING},
+                                              show_only=[PROMETHEUS_RULE])).items():
             if name != "GptOssModelDownloadFailed":  # kube-state-metrics, one series per Job
                 assert "max by (namespace, pod" in rule["expr"], name
 
     def test_should_leave_out_what_this_deployment_cannot_raise(self):
-        found = alerts(render_chart(["agg.yaml"], {**self.RULE, "modelCache": {"download": {"enabled": False}}}))
+        found = alerts(render_chart(["agg.yaml"], {**self.RULE, "modelCache": {"download": {"enabled": False}}},
+                                    show_only=[PROMETHEUS_RULE]))
         # No KV-cache gauge without the workers' metric publishing; no download Job to fail.
         assert "GptOssKVCacheNearFull" not in found and "GptOssModelDownloadFailed" not in found
 
@@ -224,19 +228,19 @@ class TestAlerts:
         values = {"monitoring": {"prometheusRule": {"enabled": True, "alerts": {
             "GptOssITLHigh": {"enabled": False, "for": "10m", "severity": "warning"},
             "GptOssTTFTHigh": {"enabled": True, "for": "30s", "severity": "critical"}}}}}
-        found = alerts(render_chart(["agg.yaml"], values))
+        found = alerts(render_chart(["agg.yaml"], values, show_only=[PROMETHEUS_RULE]))
         assert "GptOssITLHigh" not in found
         assert (found["GptOssTTFTHigh"]["for"], found["GptOssTTFTHigh"]["labels"]["severity"]) == ("30s", "critical")
 
     def test_should_read_trtllm_serve_histograms_with_or_without_the_prefix(self):
-        found = alerts(render_chart(["trtllm-serve-low-latency.yaml"], self.RULE))
+        found = alerts(render_chart(["trtllm-serve-low-latency.yaml"], self.RULE, show_only=[PROMETHEUS_RULE]))
         assert set(found) == {"GptOssTTFTHigh", "GptOssITLHigh", "GptOssRequestsQueuing", "GptOssModelDownloadFailed"}
         assert '{__name__=~"(trtllm_)?time_to_first_token_seconds_bucket",namespace="llm"' in found["GptOssTTFTHigh"]["expr"]
         assert '(trtllm_)?request_queue_time_seconds_sum' in found["GptOssRequestsQueuing"]["expr"]
 
     def test_should_label_the_rule_for_the_prometheus_that_selects_it(self):
         values = {"monitoring": {"prometheusRule": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}}}}
-        rule = find(render_chart(["agg.yaml"], values), "PrometheusRule")
+        rule = find(render_chart(["agg.yaml"], values, show_only=[PROMETHEUS_RULE]), "PrometheusRule")
         assert rule["apiVersion"] == "monitoring.coreos.com/v1"
         assert rule["metadata"]["labels"]["release"] == "kube-prometheus-stack"
 
@@ -306,13 +310,14 @@ class TestReleasesThatServeTheGauges:
     @pytest.mark.parametrize("tag", ["1.3.0", "1.3.1rc2", "sha256:0123abcd", "1.3.0rc23"])
     def test_should_render_the_pool_on_a_release_with_the_gauges_or_an_unknown_one(self, tag):
         objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
-                                                                   "trtllmServe": {"image": {"tag": tag}}})
+                                                                   "trtllmServe": {"image": {"tag": tag}}},
+                               show_only=[INFERENCE_POOL])
         assert find(objects, "InferencePool")
 
     def test_should_let_a_1_3_planner_sweep_with_aiconfigurator(self):
         values = {"planner": {"enabled": True, "image": {"tag": "1.3.0"}, "aicInterpolation": {"enabled": True},
                               "throughputScaling": True, "preDeploymentSweepingMode": "rapid"}}
-        assert find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment")
+        assert find(render_chart(["agg.yaml"], values, show_only=[DGD]), "DynamoGraphDeployment")
 
 
 class TestTokenCost:
@@ -322,7 +327,7 @@ class TestTokenCost:
                              "cost": {"enabled": True, "gpuHourPrice": {"GB200": 3.0}, "window": "1h"}}}
 
     def rules(self, overlay: str, values: dict | None = None) -> list[dict]:
-        objects = render_chart([overlay], deep_merge(self.VALUES, values or {}))
+        objects = render_chart([overlay], deep_merge(self.VALUES, values or {}), show_only=[PROMETHEUS_RULE])
         groups = find(objects, "PrometheusRule")["spec"]["groups"]
         return [rule for group in groups if group["name"].endswith(".cost") for rule in group["rules"]]
 
@@ -351,7 +356,8 @@ class TestTokenCost:
 
     def test_should_add_the_cost_panels_only_with_cost(self):
         def titles(values):
-            board = dashboard(render_chart(["agg.yaml"], values, show_only=["templates/monitoring/configmap-dashboard.yaml"]))
+            board = dashboard(render_chart(["agg.yaml"], values,
+                                           show_only=[DASHBOARD]))
             return [panel["title"] for panel in board["panels"]]
         assert {"Cost per million output tokens", "Cost per request"} <= set(titles(self.VALUES))
         assert not {"Cost per million output tokens", "Cost per request"} & set(titles(ON))

@@ -18,12 +18,11 @@ import re
 
 import pytest
 
-from tests.helpers import (DYNAMO_OVERLAYS, CHART_DIR, Refusal, assert_refused, dgd_components, dgd_workers, fail_messages,
-                           find, refusal_params, render_chart, template_defines)
+from tests.helpers import (CHART_DIR, DGD, DYNAMO_OVERLAYS, Refusal, assert_refused, dgd_components, dgd_workers,
+                           fail_messages, find, refusal_params, render_chart, template_defines)
 from tests.schemas import dgd_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
-DGD = ["templates/dynamo/dynamographdeployment.yaml"]
 
 # Copied from runtimeversion.go:17 @ 2a6da14 (imageTagPattern): the only image tags the operator reads a
 # version from. Python's re reads this pattern as Go's RE2 does.
@@ -129,7 +128,7 @@ def render_dgd(overlay: str, values: dict) -> dict:
     """The DGD of one render, memoized: several rules are checked on the same render of each overlay."""
     key = json.dumps([overlay, values], sort_keys=True)
     if key not in _rendered:
-        _rendered[key] = find(render_chart([overlay], values, show_only=DGD), "DynamoGraphDeployment")
+        _rendered[key] = find(render_chart([overlay], values, show_only=[DGD]), "DynamoGraphDeployment")
     return copy.deepcopy(_rendered[key])
 
 

@@ -4,8 +4,8 @@ The trtllm-serve targets have theirs in tests/test_trtllm_serve.py.
 """
 import pytest
 
-from tests.helpers import (DYNAMO_OVERLAYS, Refusal, assert_refused, dgd_components, dgd_workers, find, refusal_params,
-                           render_chart)
+from tests.helpers import (DGD, DYNAMO_OVERLAYS, Refusal, assert_refused, dgd_components, dgd_workers, find,
+                           refusal_params, render_chart)
 
 API_VERSIONS = ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
 
@@ -27,7 +27,8 @@ def test_should_cover_every_overlay():
 
 
 def workers_of(overlay, api_version):
-    dgd = find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment")
+    dgd = find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}},
+                            show_only=[DGD]), "DynamoGraphDeployment")
     assert dgd["apiVersion"] == api_version
     return dgd, dgd_workers(dgd)
 
@@ -152,22 +153,23 @@ class TestPlacement:
     ])
     def test_should_follow_gpu_type(self, gpu_type, arch, product):
         # The issue's case: agg.yaml with only gpu.type changed scheduled on arm64 nodes labelled NVIDIA-GB200.
-        dgd = find(render_chart(["agg.yaml"], {"gpu": {"type": gpu_type}}), "DynamoGraphDeployment")
+        dgd = find(render_chart(["agg.yaml"], {"gpu": {"type": gpu_type}}, show_only=[DGD]), "DynamoGraphDeployment")
         for worker in dgd_workers(dgd).values():
             assert worker["pod_spec"]["nodeSelector"] == {"kubernetes.io/arch": arch, "nvidia.com/gpu.product": product}
 
     def test_should_keep_a_label_the_user_sets(self):
         for label in ("NVIDIA-H100-PCIe", "my-relabelled-h100"):
-            dgd = find(render_chart(["2xh100-truss.yaml"], {"gpu": {"productLabel": label}}), "DynamoGraphDeployment")
+            dgd = find(render_chart(["2xh100-truss.yaml"], {"gpu": {"productLabel": label}},
+                                    show_only=[DGD]), "DynamoGraphDeployment")
             assert {w["pod_spec"]["nodeSelector"]["nvidia.com/gpu.product"] for w in dgd_workers(dgd).values()} == {label}
 
     def test_should_select_no_product_with_an_empty_label(self):
-        dgd = find(render_chart(["agg.yaml"], {"gpu": {"productLabel": ""}}), "DynamoGraphDeployment")
+        dgd = find(render_chart(["agg.yaml"], {"gpu": {"productLabel": ""}}, show_only=[DGD]), "DynamoGraphDeployment")
         assert [w["pod_spec"]["nodeSelector"] for w in dgd_workers(dgd).values()] == [{"kubernetes.io/arch": "arm64"}]
 
     def test_should_let_extra_node_labels_win(self):
         values = {"workers": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-GB200-NVL72", "pool": "llm"}}}
-        dgd = find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment")
+        dgd = find(render_chart(["agg.yaml"], values, show_only=[DGD]), "DynamoGraphDeployment")
         assert [w["pod_spec"]["nodeSelector"] for w in dgd_workers(dgd).values()] == [
             {"kubernetes.io/arch": "arm64", "nvidia.com/gpu.product": "NVIDIA-GB200-NVL72", "pool": "llm"}]
 
