@@ -26,7 +26,8 @@ enabled: {{ $enabled }}
 blockSize: {{ $blockSize }}
 kvEvents: {{ and $enabled (not $disaggregated) }}
 {{- if $enabled }}
-publishFlag: {{ ternary "--publish-kv-events" "--publish-events-and-metrics" (semverCompare ">=1.3.0-0" (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version) }}
+publishFlag: {{ ternary "--publish-kv-events" "--publish-events-and-metrics"
+  (semverCompare ">=1.3.0-0" (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version) }}
 {{- end }}
 {{- end }}
 
