@@ -1,6 +1,6 @@
 """Exposure, disruption budgets and routing (issue 17): Ingress, HTTPRoute, the inference pool for trtllm-serve,
-PodDisruptionBudgets and KV-aware routing, offline; one negative test per refusal of that block of
-templates/validation/_check-values.tpl.
+PodDisruptionBudgets and KV-aware routing, offline; one negative case per refusal of
+templates/validation/_check-exposure.tpl and _check-routing.tpl, in one table per concern.
 
 Pod labels the Dynamo operator puts on every pod of a DynamoGraphDeployment component, read in the operator's
 source (ai-dynamo/dynamo, deploy/operator/...):
