@@ -5,8 +5,9 @@ import pytest
 
 from tests import (test_autoscaling, test_benchmark, test_engine, test_exposure, test_graceful_shutdown, test_model_sources,
                    test_monitoring, test_operator_admission, test_quantization, test_topology, test_trtllm_serve)
-from tests.helpers import (CHART_DIR, CHECK_VALUES, DGD, OVERLAYS, Refusal, assert_refused, dgd_workers, fail_messages,
-                           find, refusal_params, render_chart, render_notes, template_defines)
+from tests.helpers import (CHART_DIR, CHECK_VALUES, DGD, MODEL_CACHE_PVC, OVERLAYS, TRTLLM_SERVE_DEPLOYMENT, Refusal,
+                           assert_refused, dgd_workers, fail_messages, find, refusal_params, render_chart, render_notes,
+                           template_defines)
 from tests.schemas import dgd_errors
 
 # Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
@@ -84,6 +85,36 @@ class TestWhereRefusalsPoint:
         users = [path.relative_to(CHART_DIR).as_posix() for path in (CHART_DIR / "templates").rglob("*")
                  if path.is_file() and '{{- include "gpt-oss.checkValues" . }}' in path.read_text()]
         assert users == [CHECK_VALUES]
+
+
+class TestSizes:
+    """What the size rules let through: a cache that holds the 60.8 GiB of weights, or one the chart does not create,
+    and a memory limit that holds /dev/shm."""
+
+    @pytest.mark.parametrize("size", ["61Gi", "66G", "0.1Ti", "200Gi"])
+    def test_should_create_a_cache_that_holds_the_weights(self, size):
+        [claim] = render_chart(["agg.yaml"], {"modelCache": {"size": size}}, show_only=[MODEL_CACHE_PVC])
+        assert claim["spec"]["resources"]["requests"]["storage"] == size
+
+    @pytest.mark.parametrize("values", [
+        {"modelCache": {"size": "10Gi", "existingClaim": "shared-gpt-oss"}},
+        {"modelCache": {"size": "10Gi", "source": "oci", "manifestSha256": "a" * 64,
+                        "oci": {"repository": "registry.example.com/models/gpt-oss-120b", "digest": "sha256:" + "b" * 64}}},
+    ], ids=["existing-claim", "image-volume"])
+    def test_should_not_size_a_cache_the_chart_does_not_create(self, values):
+        assert render_chart(["agg.yaml"], values, show_only=[MODEL_CACHE_PVC]) == []
+
+    def test_should_accept_a_memory_limit_as_large_as_shared_memory(self):
+        values = {"trtllmServe": {"resources": {"limits": {"memory": "80Gi"}}}}
+        [deployment] = render_chart(["trtllm-serve-low-latency.yaml"], values, show_only=[TRTLLM_SERVE_DEPLOYMENT])
+        assert deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"] == "80Gi"
+
+    @pytest.mark.parametrize("limit", ["79Gi", "85G"])
+    def test_should_compare_the_limit_in_bytes(self, limit):
+        # 85G = 85e9 bytes < 80Gi = 85.9e9 bytes: refused; 79Gi too.
+        values = {"workers": {"resources": {"limits": {"memory": limit}}}}
+        assert_refused(Refusal(f"limit-{limit}", "agg.yaml", values,
+                               f"workers.resources.limits.memory={limit} cannot hold workers.sharedMemorySize=80Gi", extra=True))
 
 
 class TestAcceptedAlternatives:
