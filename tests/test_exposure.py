@@ -412,7 +412,7 @@ ROUTING_REFUSALS = [
             "the chart then turns reuse on), or another frontend.routerMode"),
     Refusal("kv-two-block-sizes", "disagg-k8s.yaml",
             {"frontend": {"routerMode": "kv"},
-      "workers": {"prefill": {"engine": {"kv_cache_config": {"enable_block_reuse": True, "tokens_per_block": 64}}},
+             "workers": {"prefill": {"engine": {"kv_cache_config": {"enable_block_reuse": True, "tokens_per_block": 64}}},
                   "decode": {"engine": {"kv_cache_config": {"enable_block_reuse": True, "tokens_per_block": 32}}}}},
             "frontend.routerMode=kv needs one KV block size on the frontend and every worker, but "
             "workers.decode.engine.kv_cache_config.tokens_per_block=32 and "

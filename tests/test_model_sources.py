@@ -125,7 +125,7 @@ MODEL_SOURCE_REFUSALS = [
             "modelCache.huggingface.endpoint=http://hf-mirror.corp.example is not https://: over plain HTTP anyone on the "
             "network can change the files and their hashes alike, and read the token; use the mirror's https:// URL"),
     Refusal("mirror-without-pinned-manifest", "agg.yaml", {"modelCache": {"huggingface": {
-        "endpoint": "https://hf-mirror.corp.example"}}},
+               "endpoint": "https://hf-mirror.corp.example"}}},
             "modelCache.huggingface.endpoint=https://hf-mirror.corp.example needs modelCache.manifestSha256: a mirror lists "
             "the sizes and hashes of the very bytes it serves, so without a pin made elsewhere nothing checks it"),
     Refusal("copy-nothing-checks", "agg.yaml", {"modelCache": {**SOURCES["s3"]["modelCache"], "download": {"enabled": False}}},
@@ -135,11 +135,11 @@ MODEL_SOURCE_REFUSALS = [
             "modelCache.source=s3 needs modelCache.s3.bucket (and modelCache.s3.prefix, the folder where "
             "tools/mirror-model.py wrote model-manifest.json)"),
     Refusal("s3-credentials-two-ways", "agg.yaml", {"modelCache": {"source": "s3", "manifestSha256": MANIFEST, "s3": {
-        "bucket": "models", "credentialsSecret": {"name": "model-store"}, "serviceAccount": {"name": "reader"}}}},
+               "bucket": "models", "credentialsSecret": {"name": "model-store"}, "serviceAccount": {"name": "reader"}}}},
             "S3 credentials are given two ways: modelCache.s3.credentialsSecret.name=model-store and a workload identity "
             '(modelCache.s3.serviceAccount.create=false, name="reader"); keep one'),
     Refusal("s3-annotations-without-create", "agg.yaml", {"modelCache": {"source": "s3", "manifestSha256": MANIFEST, "s3": {
-        "bucket": "models", "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/r"}}}}},
+               "bucket": "models", "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/r"}}}}},
             "modelCache.s3.serviceAccount.annotations are set, but modelCache.s3.serviceAccount.create=false: the chart "
             "annotates only a ServiceAccount it creates"),
     Refusal("oci-without-digest", "agg.yaml", {"modelCache": {"source": "oci", "manifestSha256": MANIFEST,

@@ -275,7 +275,7 @@ MONITORING_REFUSALS = [
             "idle and empty; set trtllmServe.image.tag to a TensorRT-LLM release 1.3.0 or newer, or inferencePool.enabled=false"),
     Refusal("trtllm-serve-scaler-on-a-missing-gauge", "trtllm-serve-max-throughput.yaml",
             {"trtllmServe": {"autoscaling": {"enabled": True, "trigger": {"type": "prometheus", "metadata": {
-         "serverAddress": "http://prometheus:9090", "threshold": "0.7", "query": "sum(trtllm_kv_cache_utilization)"}}}}},
+                "serverAddress": "http://prometheus:9090", "threshold": "0.7", "query": "sum(trtllm_kv_cache_utilization)"}}}}},
             "trtllmServe.autoscaling reads trtllm_kv_cache_utilization, which TensorRT-LLM serves from release 1.3.0 on (PRs "
             "#11243 and #12545, after 1.2), but trtllmServe.image.tag=1.2.0 is TensorRT-LLM 1.2.0, so the scaler would read "
             "nothing and never scale; keep the default trigger (requests waiting in trtllm-serve's queue, from "

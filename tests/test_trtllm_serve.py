@@ -387,7 +387,7 @@ TRTLLM_SERVE_REFUSALS = [
             "allowed: --tokenizer, --custom_tokenizer,"),
     Refusal("trtllm-serve-dynamo-only-values", "trtllm-serve-max-throughput.yaml",
             {"workers": {"worker": {"tensorParallelSize": 8}}, "frontend": {"replicas": 2},
-      "monitoring": {"dashboard": {"enabled": True}}},
+             "monitoring": {"dashboard": {"enabled": True}}},
             "runtime=trtllm-serve deploys no DynamoGraphDeployment, so these Dynamo-only values would be ignored: "
             "frontend.replicas, monitoring.dashboard.enabled, workers.worker.tensorParallelSize; keep their chart defaults "
             "(trtllmServe.* configures this runtime) or set runtime=dynamo"),
