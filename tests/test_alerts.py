@@ -10,7 +10,7 @@ import subprocess
 import pytest
 import yaml
 
-from tests.helpers import REPO_ROOT, find, render_chart
+from tests.helpers import PROMETHEUS_RULE, REPO_ROOT, find, render_chart
 
 UNIT_TESTS = REPO_ROOT / "tests" / "data" / "alerts-test.yaml"
 # What the unit tests expect: KV-aware routing with KV events, so the workers publish the KV-cache gauge.
@@ -78,7 +78,7 @@ class TestCostRules:
     10000 tokens => 300 per million, 100 requests => 0.03 each."""
 
     def run(self, promtool, tmp_path, edit=None):
-        objects = render_chart(["agg.yaml"], COST)
+        objects = render_chart(["agg.yaml"], COST, show_only=[PROMETHEUS_RULE])
         groups = find(objects, "PrometheusRule")["spec"]["groups"]
         text = yaml.safe_dump({"groups": groups}, sort_keys=False, width=1 << 20)
         (tmp_path / "cost.rules.yaml").write_text(edit(text) if edit else text)

@@ -15,8 +15,9 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.helpers import (CHART_DIR, REPO_ROOT, DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, ChartRenderError, dgd_components,
-                           dgd_workers, find, load_values, render_chart, render_notes)
+from tests.helpers import (CHART_DIR, DGD, DYNAMO_OVERLAYS, HPA, OVERLAYS, REPO_ROOT, SCALED_OBJECT,
+                           TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_components, dgd_workers, find,
+                           load_values, refusal_params, render_chart, render_notes)
 from tests.schemas import _strict, crd_file, dgd_errors, kubernetes_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1"]
@@ -60,7 +61,7 @@ def autoscale_all(overlay_roles: list[str], scaler: str, api: str) -> dict:
 
 
 def enabled_roles(overlay: str) -> list[str]:
-    dgd = find(render_chart([overlay], show_only=["templates/dynamo/dynamographdeployment.yaml"]), "DynamoGraphDeployment")
+    dgd = find(render_chart([overlay], show_only=[DGD]), "DynamoGraphDeployment")
     keys = {"worker": "worker", "prefill": "prefill", "decode": "decode"}
     return [keys[view["type"]] for view in dgd_workers(dgd).values()]
 
@@ -114,7 +115,7 @@ class TestDynamoScalers:
 
     def test_should_write_the_documented_keda_object(self):
         values = {"workers": {"worker": {"autoscaling": {"enabled": True, "maxReplicas": 10}}}}
-        so = find(render_chart(["agg.yaml"], values), "ScaledObject")
+        so = find(render_chart(["agg.yaml"], values, show_only=[SCALED_OBJECT]), "ScaledObject")
         assert so["apiVersion"] == "keda.sh/v1alpha1" and so["metadata"]["name"] == "gpt-oss-worker"
         spec = so["spec"]
         assert (spec["minReplicaCount"], spec["maxReplicaCount"], spec["pollingInterval"], spec["cooldownPeriod"]) \
@@ -129,7 +130,7 @@ class TestDynamoScalers:
     def test_should_write_the_documented_hpa_on_an_external_metric(self):
         behavior = {"scaleDown": {"stabilizationWindowSeconds": 600}}
         values = {"workers": {"decode": {"autoscaling": {"enabled": True, "scaler": "hpa", "behavior": behavior}}}}
-        hpa = find(render_chart(["disagg-k8s.yaml"], values), "HorizontalPodAutoscaler")
+        hpa = find(render_chart(["disagg-k8s.yaml"], values, show_only=[HPA]), "HorizontalPodAutoscaler")
         assert hpa["apiVersion"] == "autoscaling/v2"
         # Decode's slots per replica: max_batch_size 1280, no attention DP (FACTS.md, disagg-k8s decode).
         assert hpa["spec"]["metrics"] == [{"type": "External", "external": {
@@ -158,7 +159,7 @@ class TestDynamoScalers:
     def test_should_filter_on_the_dynamo_namespace_with_dots_made_dashes(self):
         values = {"fullnameOverride": "gpt.oss", "workers": {"worker": {"autoscaling": {"enabled": True}}},
                   "frontend": {"autoscaling": {"enabled": True}}}
-        objects = render_chart(["agg.yaml"], values)
+        objects = render_chart(["agg.yaml"], values, show_only=[SCALED_OBJECT])
         assert find(objects, "ScaledObject", "gpt.oss-frontend")["spec"]["triggers"][0]["metadata"]["query"] == FRONTEND_INFLIGHT
         worker = find(objects, "ScaledObject", "gpt.oss-worker")
         assert worker["spec"]["triggers"][0]["metadata"]["query"] == AGG_INFLIGHT
@@ -169,7 +170,8 @@ class TestDynamoScalers:
     def test_should_default_each_threshold_to_what_the_role_is_sized_for(self, overlay, frontend, prefill, decode):
         """Frontend: the benchmark concurrency; a worker role: its decode slots per replica (FACTS.md)."""
         roles = {key: {"autoscaling": {"enabled": True}} for key in ("prefill", "decode") if prefill}
-        objects = render_chart([overlay], {"frontend": {"autoscaling": {"enabled": True}}, "workers": roles})
+        objects = render_chart([overlay], {"frontend": {"autoscaling": {"enabled": True}}, "workers": roles},
+                               show_only=[SCALED_OBJECT])
         thresholds = {o["metadata"]["name"]: o["spec"]["triggers"][0]["metadata"]["threshold"]
                       for o in objects if o["kind"] == "ScaledObject"}
         expected = {"gpt-oss-frontend": frontend, "gpt-oss-prefill": prefill, "gpt-oss-decode": decode}
@@ -180,14 +182,14 @@ class TestDynamoScalers:
 
     def test_should_take_a_threshold_from_values(self):
         values = {"workers": {"worker": {"autoscaling": {"enabled": True, "threshold": "900"}}}}
-        so = find(render_chart(["agg.yaml"], values), "ScaledObject")
+        so = find(render_chart(["agg.yaml"], values, show_only=[SCALED_OBJECT]), "ScaledObject")
         assert so["spec"]["triggers"][0]["metadata"]["threshold"] == "900"
 
     @pytest.mark.parametrize("replicas,expected", [(1, 2), (3, 3), (9, 4)])
     def test_should_start_an_autoscaled_role_within_its_range(self, replicas, expected):
         values = {"workers": {"worker": {"replicas": replicas,
                                          "autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 4}}}}
-        dgd = find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment")
+        dgd = find(render_chart(["agg.yaml"], values, show_only=[DGD]), "DynamoGraphDeployment")
         assert dgd_workers(dgd)["TRTLLMWorker"]["replicas"] == expected
 
     def test_should_validate_against_the_keda_crd(self):
@@ -195,7 +197,7 @@ class TestDynamoScalers:
         for overlay in ("agg.yaml", "trtllm-serve-max-throughput.yaml"):
             values = ({"trtllmServe": {"autoscaling": {"enabled": True}}} if "trtllm" in overlay else
                       {"frontend": {"autoscaling": {"enabled": True, "behavior": {"scaleUp": {"stabilizationWindowSeconds": 0}}}}})
-            so = find(render_chart([overlay], values), "ScaledObject")
+            so = find(render_chart([overlay], values, show_only=[SCALED_OBJECT]), "ScaledObject")
             versions = {v["name"]: v for v in yaml.safe_load(crd.read_text())["spec"]["versions"]}
             schema = _strict(copy.deepcopy(versions["v1alpha1"]["schema"]["openAPIV3Schema"]))
             assert [e.message for e in jsonschema.Draft7Validator(schema).iter_errors(so)] == []
@@ -219,7 +221,7 @@ class TestTrtllmServe:
     def test_should_default_to_the_queue_gauge_of_the_default_release(self):
         """The default image (TensorRT-LLM 1.3.0rc29) serves trtllm_num_requests_waiting: KEDA reads it as it is."""
         values = {"trtllmServe": {"autoscaling": {"enabled": True}}}
-        so = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "ScaledObject")
+        so = find(render_chart(["trtllm-serve-low-latency.yaml"], values, show_only=[SCALED_OBJECT]), "ScaledObject")
         assert so["spec"]["triggers"][0]["metadata"] == {
             "serverAddress": PROMETHEUS, "threshold": "10", "query": TRTLLM_WAITING}
 
@@ -240,7 +242,7 @@ class TestTrtllmServe:
 
     def test_should_write_the_hpa_threshold_as_the_api_server_stores_it(self):
         values = {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": "hpa", "threshold": "0.7"}}}
-        hpa = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "HorizontalPodAutoscaler")
+        hpa = find(render_chart(["trtllm-serve-low-latency.yaml"], values, show_only=[HPA]), "HorizontalPodAutoscaler")
         # 0.7 is stored as 700m: anything else would show as a diff in Argo CD forever.
         assert hpa["spec"]["metrics"][0]["external"]["target"] == {"type": "AverageValue", "averageValue": "700m"}
 
@@ -268,7 +270,8 @@ class TestPlanner:
     @pytest.mark.parametrize("overlay,api", PLANNER_CASES, ids=[f"{o}-{a.split('/')[1]}" for o, a in PLANNER_CASES])
     def test_should_add_a_planner_component_and_the_workers_adapters(self, overlay, api):
         # The 1.2 line's planner (the 1.6 line's planner config: its own tests).
-        dgd = find(render_chart([overlay], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api, "releaseLine": "1.2"}}),
+        dgd = find(render_chart([overlay], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api, "releaseLine": "1.2"}},
+                                show_only=[DGD]),
                    "DynamoGraphDeployment")
         assert dgd_errors(dgd) == []
         planner = dgd_components(dgd)["Planner"]
@@ -291,7 +294,7 @@ class TestPlanner:
         assert "aic_interpolation" not in config
 
     def test_should_not_publish_worker_metrics_without_the_planner(self):
-        dgd = find(render_chart(["disagg-k8s.yaml"]), "DynamoGraphDeployment")
+        dgd = find(render_chart(["disagg-k8s.yaml"], show_only=[DGD]), "DynamoGraphDeployment")
         assert not [n for n, v in dgd_workers(dgd).items() if "--publish-events-and-metrics" in v["args"]]
 
     @pytest.mark.parametrize("overlay,system,isl,osl,prefill,decode", [
@@ -301,7 +304,8 @@ class TestPlanner:
         ("2xh100-truss.yaml", "h100_sxm", None, None, {"tp": 2, "pp": 1, "dp": 1, "moe_tp": 1, "moe_ep": 2}, None),
     ])
     def test_should_fill_aic_interpolation_from_the_plan(self, overlay, system, isl, osl, prefill, decode):
-        config = planner_config(find(render_chart([overlay], {"planner": AIC_PLANNER}), "DynamoGraphDeployment"))
+        config = planner_config(find(render_chart([overlay], {"planner": AIC_PLANNER},
+                                                  show_only=[DGD]), "DynamoGraphDeployment"))
         aic = config["aic_interpolation"]
         assert (aic["hf_id"], aic["system"], aic["backend"]) == ("openai/gpt-oss-120b", system, "trtllm")
         if isl:
@@ -312,7 +316,8 @@ class TestPlanner:
     def test_should_write_targets_intervals_and_budget_from_values(self):
         values = {"planner": {"enabled": True, "ttftMs": 800, "itlMs": 25, "maxGpuBudget": 12, "minGpuBudget": 5,
                               "throughputAdjustmentIntervalSeconds": 90, "loadAdjustmentIntervalSeconds": 10}}
-        config = planner_config(find(render_chart(["disagg-k8s.yaml"], values), "DynamoGraphDeployment"))
+        config = planner_config(find(render_chart(["disagg-k8s.yaml"], values,
+                                                  show_only=[DGD]), "DynamoGraphDeployment"))
         assert {k: config[k] for k in ("ttft_ms", "itl_ms", "max_gpu_budget", "min_gpu_budget",
                                        "throughput_adjustment_interval_seconds", "load_adjustment_interval_seconds",
                                        "prefill_engine_num_gpu", "decode_engine_num_gpu")} == {
@@ -323,7 +328,8 @@ class TestPlanner:
     @pytest.mark.parametrize("api", API_VERSIONS)
     def test_should_run_the_planner_pod_restricted(self, api):
         """PodSecurity restricted, like every pod of the chart: non-root, no privilege escalation, no capabilities."""
-        dgd = find(render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}}),
+        dgd = find(render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}},
+                                show_only=[DGD]),
                    "DynamoGraphDeployment")
         planner = dgd_components(dgd)["Planner"]
         pod = planner["pod_spec"]["securityContext"]
@@ -334,7 +340,7 @@ class TestPlanner:
 
     def test_should_leave_the_frontend_to_its_own_scaler(self):
         values = {"planner": {"enabled": True}, "frontend": {"autoscaling": {"enabled": True}}}
-        objects = render_chart(["disagg-k8s.yaml"], values)
+        objects = render_chart(["disagg-k8s.yaml"], values, show_only=[SCALED_OBJECT])
         assert find(objects, "ScaledObject")["spec"]["scaleTargetRef"]["name"] == "gpt-oss-frontend"
 
     def test_should_render_namespaced_rbac_only_on_request(self):
@@ -421,28 +427,62 @@ class TestLint:
             assert problems(report) == [], kube_version
 
 
-AUTOSCALING_VARIANT_REFUSALS = [
-    ("trtllm-serve-min-replicas", "trtllm-serve-low-latency.yaml",
-     {"trtllmServe": {"autoscaling": {"enabled": True, "minReplicas": 0}}},
-     "trtllmServe.autoscaling.minReplicas=0 is below 1: trtllm-serve has no activator, so nothing would scale a "
-     "Deployment at zero up again; allowed: minReplicas 1 or more"),
-    ("frontend-autoscaling-on-trtllm-serve", "trtllm-serve-low-latency.yaml",
-     {"frontend": {"autoscaling": {"enabled": True}}},
-     "frontend.autoscaling.enabled=true, but frontend is not deployed (runtime=trtllm-serve); "
-     "turn frontend.autoscaling.enabled off or deploy the role"),
-    ("trtllm-serve-autoscaling-on-dynamo", "agg.yaml", {"trtllmServe": {"autoscaling": {"enabled": True}}},
-     "trtllmServe.autoscaling.enabled=true, but trtllmServe is not deployed (runtime=dynamo); "
-     "turn trtllmServe.autoscaling.enabled off or deploy the role"),
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.autoscaling (_check-autoscaling.tpl): scalers and planner; then the other runtime's variants.
+AUTOSCALING_REFUSALS = [
+    Refusal("autoscaling-on-disabled-role", "agg.yaml", {"workers": {"prefill": {"autoscaling": {"enabled": True}}}},
+            "workers.prefill.autoscaling.enabled=true, but workers.prefill is not deployed (workers.prefill.enabled=false); "
+            "turn workers.prefill.autoscaling.enabled off or deploy the role"),
+    Refusal("autoscaling-min-replicas-zero", "disagg-k8s.yaml",
+            {"workers": {"decode": {"autoscaling": {"enabled": True, "minReplicas": 0}}}},
+            "workers.decode.autoscaling.minReplicas=0 is below 1: a Dynamo frontend with no workers drops the model from "
+            "/v1/models, and then nothing scales it up again; allowed: minReplicas 1 or more"),
+    Refusal("autoscaling-max-below-min", "agg.yaml",
+            {"frontend": {"autoscaling": {"enabled": True, "minReplicas": 3, "maxReplicas": 2}}},
+            "frontend.autoscaling.maxReplicas=2 is below frontend.autoscaling.minReplicas=3; allowed: maxReplicas >= minReplicas"),
+    Refusal("autoscaler-and-planner", "disagg-k8s.yaml",
+            {"planner": {"enabled": True}, "workers": {"decode": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}},
+            "planner.enabled=true and workers.decode.autoscaling.enabled=true: the planner scales the worker roles, and a "
+            "HPA on the same role would fight it (one autoscaler per service); turn workers.decode.autoscaling.enabled off "
+            "(frontend.autoscaling may stay)"),
+    Refusal("planner-on-trtllm-serve", "trtllm-serve-low-latency.yaml", {"planner": {"enabled": True}},
+            "planner.enabled=true needs runtime=dynamo (the SLA planner scales DynamoGraphDeployment components), but "
+            "runtime=trtllm-serve; use trtllmServe.autoscaling instead"),
+    Refusal("planner-no-scaling-mode", "agg.yaml",
+            {"planner": {"enabled": True, "throughputScaling": False, "loadScaling": False}},
+            "planner.throughputScaling=false and planner.loadScaling=false: the planner refuses to start without a scaling "
+            "mode; turn one on"),
+    Refusal("planner-throughput-without-sweep", "disagg-k8s.yaml",
+            {"planner": {"enabled": True, "throughputScaling": True, "preDeploymentSweepingMode": "none"}},
+            "planner.throughputScaling=true with planner.preDeploymentSweepingMode=none: the 1.2.1 planner refuses to start "
+            "(throughput scaling needs a pre-deployment sweep to model the engines); allowed: preDeploymentSweepingMode "
+            "rapid or thorough, or throughputScaling=false"),
+    Refusal("planner-load-interval-not-below", "disagg-k8s.yaml",
+            {"planner": {"enabled": True, "throughputScaling": True, "preDeploymentSweepingMode": "rapid",
+                  "loadAdjustmentIntervalSeconds": 90, "throughputAdjustmentIntervalSeconds": 60}},
+            "planner.loadAdjustmentIntervalSeconds=90 is not below planner.throughputAdjustmentIntervalSeconds=60: the "
+            "1.2.1 planner refuses to start (load scaling is the fast loop, throughput scaling the slow one); allowed: "
+            "loadAdjustmentIntervalSeconds < 60"),
+    # The other runtime's variants.
+    Refusal("trtllm-serve-min-replicas", "trtllm-serve-low-latency.yaml",
+            {"trtllmServe": {"autoscaling": {"enabled": True, "minReplicas": 0}}},
+            "trtllmServe.autoscaling.minReplicas=0 is below 1: trtllm-serve has no activator, so nothing would scale a "
+            "Deployment at zero up again; allowed: minReplicas 1 or more", extra=True),
+    Refusal("frontend-autoscaling-on-trtllm-serve", "trtllm-serve-low-latency.yaml",
+            {"frontend": {"autoscaling": {"enabled": True}}},
+            "frontend.autoscaling.enabled=true, but frontend is not deployed (runtime=trtllm-serve); "
+            "turn frontend.autoscaling.enabled off or deploy the role", extra=True),
+    Refusal("trtllm-serve-autoscaling-on-dynamo", "agg.yaml", {"trtllmServe": {"autoscaling": {"enabled": True}}},
+            "trtllmServe.autoscaling.enabled=true, but trtllmServe is not deployed (runtime=dynamo); "
+            "turn trtllmServe.autoscaling.enabled off or deploy the role", extra=True),
 ]
+REFUSALS = {"autoscaling": AUTOSCALING_REFUSALS}
 
 
-@pytest.mark.parametrize("overlay,values,message", [r[1:] for r in AUTOSCALING_VARIANT_REFUSALS],
-                         ids=[r[0] for r in AUTOSCALING_VARIANT_REFUSALS])
-def test_should_refuse_the_other_runtime_variants(overlay, values, message):
-    """The variants of the messages tests/test_check_values.py covers once each."""
-    with pytest.raises(ChartRenderError) as error:
-        render_chart([overlay], values)
-    assert message in str(error.value)
+@pytest.mark.parametrize("case", refusal_params(REFUSALS))
+def test_should_refuse_with_a_message_naming_the_keys(case):
+    assert_refused(case)
 
 
 class TestArgoCd:
@@ -453,7 +493,7 @@ class TestArgoCd:
         snippet = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))["spec"]
         helm = snippet["source"]["helm"]
         overlay = helm["valueFiles"][0].rsplit("/", 1)[-1]
-        dgd = find(render_chart([overlay], helm["valuesObject"]), "DynamoGraphDeployment")
+        dgd = find(render_chart([overlay], helm["valuesObject"], show_only=[DGD]), "DynamoGraphDeployment")
         owned = {name for name, fields in component_fields(dgd).items() if "scalingAdapter" in fields}
         [entry] = [e for e in snippet["ignoreDifferences"] if e["kind"] == "DynamoGraphDeployment"]
         ignored = {re.search(r'select\(\.name == "([^"]+)"\)', path).group(1)

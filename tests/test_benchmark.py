@@ -1,7 +1,7 @@
 """The AIPerf benchmark: concurrency and request math, traffic shape, and that it only runs on demand."""
 import pytest
 
-from tests.helpers import OVERLAYS, RUNTIMES, find, flag_value, render_chart
+from tests.helpers import OVERLAYS, RUNTIMES, Refusal, assert_refused, find, flag_value, refusal_params, render_chart
 
 BENCHMARK = "templates/tests/job-benchmark.yaml"
 
@@ -155,3 +155,26 @@ class TestBenchmarkSafety:
         assert image(benchmark_job(["agg.yaml"])) == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1"
         other = {"benchmark": {"image": {"repository": "example.com/aiperf", "tag": "0.13.0"}}}
         assert image(benchmark_job(["agg.yaml"], other)) == "example.com/aiperf:0.13.0"
+
+
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.benchmark (_check-engine.tpl): the benchmark fits the engines. The max_seq_len call has two
+# messages (prefill counts the prompt only): the second is an extra case.
+BENCHMARK_REFUSALS = [
+    Refusal("seq-len-decode", "disagg-k8s.yaml", {"workers": {"decode": {"maxSeqLen": 9000}}},
+            "benchmark.inputTokensMean=8192 + benchmark.outputTokensMean=1024 = 9216 tokens exceed "
+            "workers.decode.maxSeqLen=9000; raise workers.decode.maxSeqLen to at least 9216 or shorten the benchmark"),
+    Refusal("seq-len-prefill", "disagg-k8s.yaml", {"benchmark": {"inputTokensMean": 9500}},
+            "benchmark.inputTokensMean=9500 = 9500 tokens exceed workers.prefill.maxSeqLen=9000; raise "
+            "workers.prefill.maxSeqLen to at least 9500 or shorten the benchmark", extra=True),
+    Refusal("isl-over-max-num-tokens", "agg.yaml", {"benchmark": {"inputTokensMean": 9000}},
+            "benchmark.inputTokensMean=9000 exceeds workers.worker.maxNumTokens=8192 (the TensorRT-LLM default) and chunked "
+            "prefill is off: set workers.worker.engine.enable_chunked_prefill=true or raise workers.worker.maxNumTokens to at least 9000"),
+]
+REFUSALS = {"benchmark": BENCHMARK_REFUSALS}
+
+
+@pytest.mark.parametrize("case", refusal_params(REFUSALS))
+def test_should_refuse_with_a_message_naming_the_keys(case):
+    assert_refused(case)

@@ -5,7 +5,8 @@ import pytest
 import yaml
 
 from ci.gptoss_ci import checkov
-from tests.helpers import DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods, render_chart
+from tests.helpers import (DGD, DYNAMO_OVERLAYS, PICKER_DEPLOYMENT, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods,
+                           render_chart)
 from tools.gptoss.render import SAFE_LOADER
 from tests.schemas import kubernetes_errors
 
@@ -93,7 +94,7 @@ class TestObjectWaivers:
                 assert not ids & set(GLOBAL_WAIVERS)
 
     def test_should_give_the_reasons_of_the_helper(self):
-        dgd = next(o for o in render_chart(["agg.yaml"]) if o["kind"] == "DynamoGraphDeployment")
+        dgd = next(o for o in render_chart(["agg.yaml"], show_only=[DGD]) if o["kind"] == "DynamoGraphDeployment")
         reasons = skips(dgd_pods(dgd)["Frontend"]["metadata"])
         assert reasons["CKV_K8S_38"] == ("Dynamo's frontend and workers register and discover each other through "
                                          "the Kubernetes API")
@@ -105,7 +106,8 @@ class TestObjectWaivers:
 
     def test_should_waive_on_the_endpoint_picker_with_its_own_reasons(self):
         objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
-                                                                   "trtllmServe": {"image": {"tag": "1.3.0"}}})
+                                                                   "trtllmServe": {"image": {"tag": "1.3.0"}}},
+                               show_only=[PICKER_DEPLOYMENT])
         picker = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "gpt-oss-trtllm-serve-epp")
         reasons = skips(picker["metadata"])
         assert set(reasons) == {"CKV_K8S_11", "CKV_K8S_38", "CKV_K8S_40", "CKV2_K8S_6"}
@@ -124,7 +126,7 @@ class TestObjectWaivers:
         sources = {t: v["modelCache"] for t, v in targets.items() if "modelCache" in v}
         assert {(v["source"], v.get("oci", {}).get("mount", "imageVolume" if v["source"] == "oci" else None))
                 for v in sources.values()} == {("oci", "imageVolume"), ("s3", None), ("oci", "pull")}
-        image_volume = render_chart(["agg.yaml"], targets["agg.yaml + model from an OCI image volume"])
+        image_volume = render_chart(["agg.yaml"], targets["agg.yaml + model from an OCI image volume"], show_only=[DGD])
         pods = [p for o in image_volume if o["kind"] == "DynamoGraphDeployment" for p in dgd_pods(o).values()]
         assert all(p["spec"]["initContainers"][0]["name"] == "verify-model" for p in pods)
 

@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from ci.gptoss_ci import sync_trtllm_fields as sync
-from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, ChartRenderError, dgd_workers, find, render_chart
+from tests.helpers import (DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, OVERLAYS, REPO_ROOT, ChartRenderError, Refusal,
+                           assert_refused, dgd_workers, find, refusal_params, render_chart)
 
 # The whole extra-engine-args YAML of each role, as FACTS.md lists it (flags folded into keys:
 # --tensor-parallel-size -> tensor_parallel_size, --free-gpu-memory-fraction ->
@@ -130,7 +131,7 @@ EXPECTED_ENGINE = {
 
 
 def engine_configs(overlay):
-    configmap = find(render_chart([overlay], show_only=["templates/engine/configmap-engine.yaml"]), "ConfigMap")
+    configmap = find(render_chart([overlay], show_only=[ENGINE_CONFIG]), "ConfigMap")
     return {name.removesuffix(".yaml"): yaml.safe_load(text) for name, text in configmap["data"].items()}
 
 
@@ -171,7 +172,7 @@ class TestEngineConfig:
 # trtllm-serve reads /engine/trtllm-serve.yaml: tests/test_trtllm_serve.py.
 @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
 def test_should_point_each_worker_at_its_own_engine_file(overlay):
-    dgd = find(render_chart([overlay]), "DynamoGraphDeployment")
+    dgd = find(render_chart([overlay], show_only=[DGD]), "DynamoGraphDeployment")
     files = {w["args"][w["args"].index("--extra-engine-args") + 1] for w in dgd_workers(dgd).values()}
     assert files == {f"/engine/{role}.yaml" for role in EXPECTED_ENGINE[overlay]}
 
@@ -338,3 +339,26 @@ def test_should_know_every_key_aiconfigurator_writes_for_the_release(release):
     for owner, keys in nested.items():
         assert keys <= set(fields["nested"][owner]), (owner, keys - set(fields["nested"][owner]))
     assert {"moe_config", "kv_cache_config", "cuda_graph_config"} <= set(nested)
+
+
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.engine and gpt-oss.checkEngineKeys (_check-engine.tpl): TensorRT-LLM keys only.
+ENGINE_REFUSALS = [
+    Refusal("engine-key-derived", "agg.yaml", {"workers": {"worker": {"engine": {"max_batch_size": 512}}}},
+            "workers.worker.engine.max_batch_size is set by the chart from workers.worker.maxBatchSize; set that instead"),
+    Refusal("engine-key-unknown", "2xh100-truss.yaml", {"workers": {"worker": {"engine": {"enable_mixed_sampler": True}}}},
+            "workers.worker.engine.enable_mixed_sampler is not a TensorRT-LLM engine key (LlmArgs of TensorRT-LLM 1.3.0rc29, "
+            "the release that runs), so the worker would fail at start; allowed: model, tokenizer,"),
+    Refusal("engine-nested-key-unknown", "agg.yaml", {"workers": {"worker": {"engine": {"moe_config": {"backends": "CUTLASS"}}}}},
+            "workers.worker.engine.moe_config.backends is not a key of moe_config; allowed: backend, max_num_tokens,"),
+    Refusal("no-kv-transfer-backend", "8xb200-single-node.yaml", {"workers": {"decode": {"engine": {"cache_transceiver_config": None}}}},
+            "workers.decode.engine.cache_transceiver_config.backend is not set: prefill and decode exchange the KV cache "
+            "through it; allowed: UCX, NIXL, MPI or DEFAULT"),
+]
+REFUSALS = {"engine": ENGINE_REFUSALS}
+
+
+@pytest.mark.parametrize("case", refusal_params(REFUSALS))
+def test_should_refuse_with_a_message_naming_the_keys(case):
+    assert_refused(case)

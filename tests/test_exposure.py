@@ -1,6 +1,6 @@
 """Exposure, disruption budgets and routing (issue 17): Ingress, HTTPRoute, the inference pool for trtllm-serve,
-PodDisruptionBudgets and KV-aware routing, offline; one negative test per refusal of that block of
-templates/validation/_check-values.tpl.
+PodDisruptionBudgets and KV-aware routing, offline; one negative case per refusal of
+templates/validation/_check-exposure.tpl and _check-routing.tpl, in one table per concern.
 
 Pod labels the Dynamo operator puts on every pod of a DynamoGraphDeployment component, read in the operator's
 source (ai-dynamo/dynamo, deploy/operator/...):
@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, TRTLLM_SERVE_OVERLAYS, ChartRenderError, dgd_components,
-                           dgd_pods, find, render_chart, render_notes, template_defines)
+from tests.helpers import (DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, HTTP_ROUTE, INGRESS_TEMPLATE, OVERLAYS, PDBS,
+                           PICKER_CONFIG, PICKER_DEPLOYMENT, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused,
+                           dgd_components, dgd_pods, find, refusal_params, render_chart, render_notes)
 from tests.schemas import KUBERNETES_VERSIONS, crd_errors, kubernetes_errors
 
 OPERATOR_DGD_LABEL = "nvidia.com/dynamo-graph-deployment-name"
@@ -86,7 +87,7 @@ def operator_pod_labels(dgd: dict) -> dict[str, dict]:
 class TestDisruptionBudgets:
     @pytest.mark.parametrize("overlay", OVERLAYS)
     def test_should_render_one_budget_per_role_by_default(self, overlay):
-        budgets = [o for o in render_chart([overlay]) if o["kind"] == "PodDisruptionBudget"]
+        budgets = [o for o in render_chart([overlay], show_only=[PDBS]) if o["kind"] == "PodDisruptionBudget"]
         assert sorted(b["metadata"]["name"] for b in budgets) == sorted(BUDGETS[overlay])
         for budget in budgets:
             assert budget["apiVersion"] == "policy/v1"
@@ -118,19 +119,20 @@ class TestDisruptionBudgets:
     def test_should_take_min_available_instead(self):
         values = {"podDisruptionBudget": {"maxUnavailable": None, "minAvailable": 1},
                   "workers": {"prefill": {"replicas": 2}, "decode": {"replicas": 3}}, "frontend": {"replicas": 2}}
-        budgets = [o for o in render_chart(["disagg-k8s-balanced.yaml"], values) if o["kind"] == "PodDisruptionBudget"]
+        budgets = [o for o in render_chart(["disagg-k8s-balanced.yaml"], values,
+                                           show_only=[PDBS]) if o["kind"] == "PodDisruptionBudget"]
         assert [b["spec"].get("minAvailable") for b in budgets] == [1, 1, 1]
         assert not any("maxUnavailable" in b["spec"] for b in budgets)
 
     def test_should_render_none_when_disabled(self):
-        objects = render_chart(["agg.yaml"], {"podDisruptionBudget": {"enabled": False}})
+        objects = render_chart(["agg.yaml"], {"podDisruptionBudget": {"enabled": False}}, show_only=[PDBS])
         assert not [o for o in objects if o["kind"] == "PodDisruptionBudget"]
 
 
 class TestIngress:
     @pytest.mark.parametrize("overlay", OVERLAYS)
     def test_should_route_every_path_to_the_serving_service(self, overlay):
-        objects = render_chart([overlay], INGRESS)
+        objects = render_chart([overlay], INGRESS, show_only=[INGRESS_TEMPLATE])
         ingress = find(objects, "Ingress")
         assert ingress["apiVersion"] == "networking.k8s.io/v1"
         assert ingress["spec"]["ingressClassName"] == "nginx"
@@ -157,7 +159,7 @@ class TestIngress:
 class TestHTTPRoute:
     @pytest.mark.parametrize("overlay", OVERLAYS)
     def test_should_route_to_the_serving_service_with_the_defaults(self, overlay):
-        route = find(render_chart([overlay], ROUTE), "HTTPRoute")
+        route = find(render_chart([overlay], ROUTE, show_only=[HTTP_ROUTE]), "HTTPRoute")
         assert route["apiVersion"] == "gateway.networking.k8s.io/v1"
         assert route["spec"]["parentRefs"] == [{"name": "inference-gateway", "namespace": "gateway-system"}]
         assert route["spec"]["hostnames"] == ["gpt-oss.example.com"]
@@ -195,7 +197,7 @@ class TestInferencePool:
 
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
     def test_should_run_the_upstream_endpoint_picker_with_its_trtllm_serve_flags(self, overlay):
-        objects = render_chart([overlay], POOL)
+        objects = render_chart([overlay], POOL, show_only=[PICKER_DEPLOYMENT])
         epp = find(objects, "Deployment", "gpt-oss-trtllm-serve-epp")
         pod = epp["spec"]["template"]["spec"]
         [container] = pod["containers"]
@@ -218,7 +220,8 @@ class TestInferencePool:
 
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
     def test_should_configure_the_three_scorers_on_prometheus_metrics(self, overlay):
-        config = yaml.safe_load(find(render_chart([overlay], POOL), "ConfigMap", "gpt-oss-trtllm-serve-epp")
+        config = yaml.safe_load(find(render_chart([overlay], POOL,
+                                                  show_only=[PICKER_CONFIG]), "ConfigMap", "gpt-oss-trtllm-serve-epp")
                                 ["data"]["default-plugins.yaml"])
         assert config["kind"] == "EndpointPickerConfig"
         plugins = {p["type"]: p.get("parameters") for p in config["plugins"]}
@@ -240,10 +243,12 @@ class TestInferencePool:
 
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
     def test_should_make_the_server_expose_prometheus_metrics(self, overlay):
-        engine = yaml.safe_load(find(render_chart([overlay], POOL), "ConfigMap", "gpt-oss-engine")
+        engine = yaml.safe_load(find(render_chart([overlay], POOL,
+                                                  show_only=[ENGINE_CONFIG]), "ConfigMap", "gpt-oss-engine")
                                 ["data"]["trtllm-serve.yaml"])
         assert engine["return_perf_metrics"] is True and engine["enable_iter_perf_stats"] is True
-        plain = yaml.safe_load(find(render_chart([overlay]), "ConfigMap", "gpt-oss-engine")["data"]["trtllm-serve.yaml"])
+        plain = yaml.safe_load(find(render_chart([overlay], show_only=[ENGINE_CONFIG]), "ConfigMap", "gpt-oss-engine")
+                               ["data"]["trtllm-serve.yaml"])
         assert "return_perf_metrics" not in plain and "enable_iter_perf_stats" not in plain
 
 
@@ -290,7 +295,7 @@ class TestRouting:
     @pytest.mark.parametrize("mode", ROUTER_MODES_1_2_1)
     def test_should_pass_each_mode_to_the_frontend(self, mode):
         values = KV_AGG if mode == "kv" else {"frontend": {"routerMode": mode}}
-        args = frontend_args(render_chart(["agg.yaml"], values))
+        args = frontend_args(render_chart(["agg.yaml"], values, show_only=[DGD]))
         assert args[args.index("--router-mode") + 1] == mode
 
     def test_should_route_aggregated_workers_by_kv_events(self):
@@ -305,19 +310,20 @@ class TestRouting:
     def test_should_take_the_engines_block_size(self):
         values = {"frontend": {"routerMode": "kv"},
                   "workers": {"worker": {"engine": {"kv_cache_config": {"enable_block_reuse": True, "tokens_per_block": 64}}}}}
-        objects = render_chart(["agg.yaml"], values)
+        objects = render_chart(["agg.yaml"], values, show_only=[DGD])
         assert frontend_args(objects)[2:4] == ["--kv-cache-block-size", "64"]
         worker = dgd_components(find(objects, "DynamoGraphDeployment"))["TRTLLMWorker"]["args"]
         assert worker[worker.index("--kv-block-size") + 1] == "64"
 
     def test_should_use_the_new_flag_name_from_runtime_1_3_0(self):
         values = {**KV_AGG, "dynamo": {"releaseLine": "1.2", "image": {"tag": "1.3.0"}}}
-        worker = dgd_components(find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment"))["TRTLLMWorker"]["args"]
+        worker = dgd_components(find(render_chart(["agg.yaml"], values,
+                                                  show_only=[DGD]), "DynamoGraphDeployment"))["TRTLLMWorker"]["args"]
         assert worker[-1] == "--publish-kv-events"
 
     @pytest.mark.parametrize("overlay", ["disagg-k8s.yaml", "disagg-k8s-balanced.yaml", "8xb200-single-node.yaml"])
     def test_should_predict_cache_state_when_disaggregated(self, overlay):
-        objects = render_chart([overlay], KV_DISAGG)
+        objects = render_chart([overlay], KV_DISAGG, show_only=[DGD])
         assert frontend_args(objects) == ["--router-mode", "kv", "--kv-cache-block-size", "32", "--no-router-kv-events",
                                           "--http-port", "8000"]
         for worker in dgd_components(find(objects, "DynamoGraphDeployment")).values():
@@ -328,7 +334,7 @@ class TestRouting:
     @pytest.mark.parametrize("overlay,values", [("agg.yaml", KV_AGG), ("disagg-k8s.yaml", KV_DISAGG)])
     def test_should_write_flags_the_1_2_1_parsers_know(self, overlay, values):
         site_packages_dynamo()
-        objects = render_chart([overlay], values)
+        objects = render_chart([overlay], values, show_only=[DGD])
         parsed = frontend_parser().parse_args(frontend_args(objects))
         assert (parsed.router_mode, parsed.kv_cache_block_size) == ("kv", 32)
         assert parsed.use_kv_events is (overlay == "agg.yaml")
@@ -342,7 +348,7 @@ class TestRouting:
 
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS)
     def test_should_keep_round_robin_and_no_kv_flags_by_default(self, overlay):
-        objects = render_chart([overlay])
+        objects = render_chart([overlay], show_only=[DGD])
         assert frontend_args(objects)[:2] == ["--router-mode", "round-robin"]
         for worker in dgd_components(find(objects, "DynamoGraphDeployment")).values():
             assert "--kv-block-size" not in worker["args"]
@@ -362,61 +368,62 @@ class TestNotes:
              "port-forward of step 2")
 
 
-# (id, overlay, values, the exact text the user must see)
-REFUSALS = [
-    ("ingress-without-hosts", "agg.yaml", {"ingress": {"enabled": True}},
-     "ingress.enabled=true needs at least one ingress.hosts entry ({host, paths: [{path: /, pathType: Prefix}]}): an "
-     "Ingress without a host rule would take every host of its class; set ingress.hosts, or ingress.enabled=false"),
-    ("route-without-parents", "trtllm-serve-low-latency.yaml", {"httpRoute": {"enabled": True}},
-     "httpRoute.enabled=true needs at least one httpRoute.parentRefs entry (the Gateway to attach to, e.g. {name: "
-     "inference-gateway, namespace: gateway-system}): a route without a parent is never served; set "
-     "httpRoute.parentRefs, or httpRoute.enabled=false"),
-    ("pool-on-dynamo", "agg.yaml", POOL,
-     "inferencePool.enabled=true renders the upstream endpoint picker for runtime=trtllm-serve, but runtime=dynamo: "
-     "Dynamo has its own endpoint picker (a DynamoGraphDeployment component of type epp, see Dynamo's "
-     "docs/kubernetes/gateway-api), which this chart does not render because its Dynamo 1.2.x packaging is "
-     "unconfirmed; set inferencePool.enabled=false (httpRoute then routes to the frontend), or runtime=trtllm-serve"),
-    ("budget-both", "agg.yaml", {"podDisruptionBudget": {"minAvailable": 0}},
-     "podDisruptionBudget.minAvailable=0 and podDisruptionBudget.maxUnavailable=1 are both set, but a "
-     "PodDisruptionBudget takes one of them: set podDisruptionBudget.maxUnavailable=null to use minAvailable, or "
-     "podDisruptionBudget.minAvailable=null"),
-    ("budget-neither", "agg.yaml", {"podDisruptionBudget": {"maxUnavailable": None}},
-     "podDisruptionBudget.enabled=true needs podDisruptionBudget.maxUnavailable (default 1) or "
-     "podDisruptionBudget.minAvailable; set one, or podDisruptionBudget.enabled=false"),
-    ("budget-max-zero", "trtllm-serve-max-throughput.yaml", {"podDisruptionBudget": {"maxUnavailable": 0}},
-     "podDisruptionBudget.maxUnavailable=0 never allows an eviction, so a node drain would hang forever; allowed: 1 "
-     "or more, or podDisruptionBudget.enabled=false"),
-    ("budget-min-not-below-replicas", "disagg-k8s-balanced.yaml",
-     {"podDisruptionBudget": {"maxUnavailable": None, "minAvailable": 2}, "frontend": {"replicas": 3}},
-     "podDisruptionBudget.minAvailable=2 is not below workers.prefill.replicas=2, so that role's budget would never "
-     "allow an eviction and a node drain would hang forever; allowed: podDisruptionBudget.minAvailable below every "
-     "role's replicas, or podDisruptionBudget.maxUnavailable instead"),
-    ("kv-without-block-reuse", "agg.yaml", {"frontend": {"routerMode": "kv"}},
-     "frontend.routerMode=kv sends each request to the worker that already caches its prefix, but "
-     "workers.worker.engine.kv_cache_config.enable_block_reuse=false turns that cache off; set it to true (or null: "
-     "the chart then turns reuse on), or another frontend.routerMode"),
-    ("kv-two-block-sizes", "disagg-k8s.yaml",
-     {"frontend": {"routerMode": "kv"},
-      "workers": {"prefill": {"engine": {"kv_cache_config": {"enable_block_reuse": True, "tokens_per_block": 64}}},
-                  "decode": {"engine": {"kv_cache_config": {"enable_block_reuse": True, "tokens_per_block": 32}}}}},
-     "frontend.routerMode=kv needs one KV block size on the frontend and every worker, but "
-     "workers.decode.engine.kv_cache_config.tokens_per_block=32 and "
-     "workers.prefill.engine.kv_cache_config.tokens_per_block=64 differ; set the same tokens_per_block on every role "
-     "(or none: 32)"),
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.exposure (_check-exposure.tpl): routes that are served.
+EXPOSURE_REFUSALS = [
+    Refusal("ingress-without-hosts", "agg.yaml", {"ingress": {"enabled": True}},
+            "ingress.enabled=true needs at least one ingress.hosts entry ({host, paths: [{path: /, pathType: Prefix}]}): an "
+            "Ingress without a host rule would take every host of its class; set ingress.hosts, or ingress.enabled=false"),
+    Refusal("route-without-parents", "trtllm-serve-low-latency.yaml", {"httpRoute": {"enabled": True}},
+            "httpRoute.enabled=true needs at least one httpRoute.parentRefs entry (the Gateway to attach to, e.g. {name: "
+            "inference-gateway, namespace: gateway-system}): a route without a parent is never served; set "
+            "httpRoute.parentRefs, or httpRoute.enabled=false"),
+    Refusal("pool-on-dynamo", "agg.yaml", POOL,
+            "inferencePool.enabled=true renders the upstream endpoint picker for runtime=trtllm-serve, but runtime=dynamo: "
+            "Dynamo has its own endpoint picker (a DynamoGraphDeployment component of type epp, see Dynamo's "
+            "docs/kubernetes/gateway-api), which this chart does not render because its Dynamo 1.2.x packaging is "
+            "unconfirmed; set inferencePool.enabled=false (httpRoute then routes to the frontend), or runtime=trtllm-serve"),
 ]
+# gpt-oss.checkValues.disruption (_check-exposure.tpl): budgets that let a node drain.
+DISRUPTION_REFUSALS = [
+    Refusal("budget-both", "agg.yaml", {"podDisruptionBudget": {"minAvailable": 0}},
+            "podDisruptionBudget.minAvailable=0 and podDisruptionBudget.maxUnavailable=1 are both set, but a "
+            "PodDisruptionBudget takes one of them: set podDisruptionBudget.maxUnavailable=null to use minAvailable, or "
+            "podDisruptionBudget.minAvailable=null"),
+    Refusal("budget-neither", "agg.yaml", {"podDisruptionBudget": {"maxUnavailable": None}},
+            "podDisruptionBudget.enabled=true needs podDisruptionBudget.maxUnavailable (default 1) or "
+            "podDisruptionBudget.minAvailable; set one, or podDisruptionBudget.enabled=false"),
+    Refusal("budget-max-zero", "trtllm-serve-max-throughput.yaml", {"podDisruptionBudget": {"maxUnavailable": 0}},
+            "podDisruptionBudget.maxUnavailable=0 never allows an eviction, so a node drain would hang forever; allowed: 1 "
+            "or more, or podDisruptionBudget.enabled=false"),
+    Refusal("budget-min-not-below-replicas", "disagg-k8s-balanced.yaml",
+            {"podDisruptionBudget": {"maxUnavailable": None, "minAvailable": 2}, "frontend": {"replicas": 3}},
+            "podDisruptionBudget.minAvailable=2 is not below workers.prefill.replicas=2, so that role's budget would never "
+            "allow an eviction and a node drain would hang forever; allowed: podDisruptionBudget.minAvailable below every "
+            "role's replicas, or podDisruptionBudget.maxUnavailable instead"),
+]
+# gpt-oss.checkValues.routing (_check-routing.tpl): KV routing.
+ROUTING_REFUSALS = [
+    Refusal("kv-without-block-reuse", "agg.yaml", {"frontend": {"routerMode": "kv"}},
+            "frontend.routerMode=kv sends each request to the worker that already caches its prefix, but "
+            "workers.worker.engine.kv_cache_config.enable_block_reuse=false turns that cache off; set it to true (or null: "
+            "the chart then turns reuse on), or another frontend.routerMode"),
+    Refusal("kv-two-block-sizes", "disagg-k8s.yaml",
+            {"frontend": {"routerMode": "kv"},
+             "workers": {"prefill": {"engine": {"kv_cache_config": {"enable_block_reuse": True, "tokens_per_block": 64}}},
+                  "decode": {"engine": {"kv_cache_config": {"enable_block_reuse": True, "tokens_per_block": 32}}}}},
+            "frontend.routerMode=kv needs one KV block size on the frontend and every worker, but "
+            "workers.decode.engine.kv_cache_config.tokens_per_block=32 and "
+            "workers.prefill.engine.kv_cache_config.tokens_per_block=64 differ; set the same tokens_per_block on every role "
+            "(or none: 32)"),
+]
+REFUSALS = {"exposure": EXPOSURE_REFUSALS, "disruption": DISRUPTION_REFUSALS, "routing": ROUTING_REFUSALS}
 
 
-@pytest.mark.parametrize("overlay,values,message", [r[1:] for r in REFUSALS], ids=[r[0] for r in REFUSALS])
-def test_should_refuse(overlay, values, message):
-    with pytest.raises(ChartRenderError) as error:
-        render_chart([overlay], values)
-    assert message in str(error.value)
-
-
-def test_should_keep_the_refusals_in_their_defines_with_one_test_each():
-    defines = template_defines("_check-values.tpl")
-    blocks = [defines[f"gpt-oss.checkValues.{concern}"] for concern in ("exposure", "disruption", "routing")]
-    assert sum(block.count("{{- fail ") for block in blocks) == len(REFUSALS)
+@pytest.mark.parametrize("case", refusal_params(REFUSALS))
+def test_should_refuse(case):
+    assert_refused(case)
 
 
 class TestEndpointPickerNetworkPolicy:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tests.helpers import OVERLAYS, dgd_components, find, render_chart
+from tests.helpers import DGD, OVERLAYS, dgd_components, find, render_chart
 
 PVC = "templates/model-cache/persistentvolumeclaim.yaml"
 JOB = "templates/model-cache/job-model-download.yaml"
@@ -61,7 +61,7 @@ class TestDownloadJob:
 
     def test_should_run_the_pinned_downloader_image_and_install_nothing(self):
         job = download_job()
-        assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "ghcr.io/gpt-oss-chart/model-fetch:0.4.0"
+        assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "ghcr.io/gpt-oss-chart/model-fetch:0.5.0"
         assert "PIP_PACKAGES" not in env_of(job), "nothing may reach PyPI at start unless the user opts in"
 
     def test_should_install_at_start_only_what_the_user_opts_in_to(self):
@@ -127,7 +127,8 @@ class TestHarmonyVocabulary:
 
     @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1"])
     def test_should_point_frontend_and_workers_at_it(self, api_version):
-        dgd = find(render_chart(["disagg-k8s.yaml"], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment")
+        dgd = find(render_chart(["disagg-k8s.yaml"], {"dynamo": {"apiVersion": api_version}},
+                                show_only=[DGD]), "DynamoGraphDeployment")
         components = dgd_components(dgd)
         assert set(components) == {"Frontend", "TRTLLMPrefillWorker", "TRTLLMDecodeWorker"}
         for name, component in components.items():
@@ -138,7 +139,7 @@ class TestHarmonyVocabulary:
     def test_should_leave_everything_as_upstream_when_not_staged(self):
         values = {"model": {"tiktoken": {"stage": False}}}
         assert "TIKTOKEN_URL" not in env_of(download_job(values))
-        dgd = find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment")
+        dgd = find(render_chart(["agg.yaml"], values, show_only=[DGD]), "DynamoGraphDeployment")
         assert "TIKTOKEN" not in str(dgd)
         frontend = dgd_components(dgd)["Frontend"]["pod_spec"]
         assert "initContainers" not in frontend and "volumes" not in frontend

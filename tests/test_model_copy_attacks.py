@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.fake_hub import RepoFile
-from tests.helpers import CHART_DIR, ChartRenderError, dgd_pods, find, render_chart
+from tests.helpers import (BENCHMARK_JOB, CHART_DIR, DGD, DOWNLOAD_JOB, ChartRenderError, dgd_pods, find, render_chart)
 from tests.hostile import MiB, FakeRegistry, HostileHub, TokenService, layer_tar
 
 SCRIPT = CHART_DIR / "files" / "download_model.py"
@@ -149,7 +149,7 @@ class TestStaleMarker:
 
     def test_should_keep_workers_waiting_on_a_marker_of_another_pin(self, tmp_path):
         objects = render_chart(["agg.yaml"], {"modelCache": {"mountPath": str(tmp_path / "cache")},
-                                              "model": {"tiktoken": {"stage": False}}})
+                                              "model": {"tiktoken": {"stage": False}}}, show_only=[DGD])
         pod = dgd_pods(find(objects, "DynamoGraphDeployment"))["TRTLLMWorker"]["spec"]
         wait = next(c for c in pod["initContainers"] if c["name"] == "wait-for-model")
         env = {e["name"]: e["value"] for e in wait["env"]}
@@ -179,7 +179,8 @@ class TestStaleMarker:
     def test_should_keep_the_benchmark_waiting_on_a_marker_of_another_pin(self, tmp_path):
         """The benchmark's wait_for_model.py reads the cache too: it waits for the marker of the rendered pin."""
         benchmark = find(render_chart(["agg.yaml"], {"modelCache": {"source": "pvc", "manifestSha256": PIN,
-                                                                    "existingClaim": "weights"}}),
+                                                                    "existingClaim": "weights"}},
+                                      show_only=[BENCHMARK_JOB]),
                          "Job", "gpt-oss-benchmark")["spec"]["template"]["spec"]["containers"][0]
         env = {e["name"]: e["value"] for e in benchmark["env"]}
         assert env["EXPECTED_MANIFEST_SHA256"] == PIN
@@ -199,17 +200,8 @@ class TestStaleMarker:
 # --- 3. no independent check with a mirror ---------------------------------------------------------------------------
 
 class TestMirrorWithoutIndependentCheck:
-    def test_should_refuse_a_mirror_without_a_pinned_manifest(self):
-        with pytest.raises(ChartRenderError) as error:
-            render_chart(["agg.yaml"], {"modelCache": {"huggingface": {"endpoint": "https://hf-mirror.example"}}})
-        assert "modelCache.huggingface.endpoint=https://hf-mirror.example needs modelCache.manifestSha256" in \
-            str(error.value)
-
-    def test_should_refuse_a_plain_http_mirror(self):
-        with pytest.raises(ChartRenderError) as error:
-            render_chart(["agg.yaml"], {"modelCache": {"manifestSha256": PIN,
-                                                       "huggingface": {"endpoint": "http://hf-mirror.example"}}})
-        assert "modelCache.huggingface.endpoint=http://hf-mirror.example is not https://" in str(error.value)
+    # The chart refuses a mirror without a pinned manifest, and a plain-HTTP one: the model-source refusal table
+    # (tests/test_model_sources.py: mirror-without-pinned-manifest, mirror-over-plain-http).
 
     def test_should_refuse_a_listing_without_the_commit(self, hubs, tmp_path):
         def drop_sha(body):
@@ -356,7 +348,7 @@ class TestCredentialsOnTheWire:
     def test_should_not_give_a_mirror_the_hub_token(self):
         def job_spec(huggingface: dict) -> dict:
             objects = render_chart(["agg.yaml"], {"modelCache": {"manifestSha256": PIN, "huggingface": huggingface}},
-                                   show_only=["templates/model-cache/job-model-download.yaml"])
+                                   show_only=[DOWNLOAD_JOB])
             return find(objects, "Job")["spec"]["template"]["spec"]
 
         spec = job_spec({"endpoint": "https://hf-mirror.example"})
@@ -478,7 +470,8 @@ class TestLinksAndLeftovers:
         assert not pvc.marker.exists()
 
     def test_should_mount_the_cache_read_only_in_the_benchmark(self):
-        benchmark = find(render_chart(["agg.yaml"]), "Job", "gpt-oss-benchmark")["spec"]["template"]["spec"]
+        benchmark = find(render_chart(["agg.yaml"], show_only=[BENCHMARK_JOB]), "Job", "gpt-oss-benchmark")
+        benchmark = benchmark["spec"]["template"]["spec"]
         mounts = {m["name"]: m for m in benchmark["containers"][0]["volumeMounts"]}
         assert mounts["model-cache"].get("readOnly") is True
         volume = next(v for v in benchmark["volumes"] if v["name"] == "model-cache")

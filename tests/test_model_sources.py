@@ -15,8 +15,9 @@ import helm_python
 import pytest
 import yaml
 
-from tests.helpers import (CHART_DIR, OVERLAYS, REPO_ROOT, ChartRenderError, dgd_pods, find, load_chart,
-                           load_values, render_chart, render_notes)
+from tests.helpers import (BENCHMARK_JOB, CHART_DIR, DGD, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, REPO_ROOT, SCRIPTS,
+                           ChartRenderError, Refusal, assert_refused, dgd_pods, find, load_chart, load_values,
+                           refusal_params, render_chart, render_error, render_notes)
 
 MANIFEST = "5" * 64
 DIGEST = "sha256:" + "d" * 64
@@ -100,114 +101,83 @@ class TestEverySourceRenders:
             assert ready == ["verify-model" if image_volume else "wait-for-model"], name
 
 
-# gpt-oss.checkValues.modelSource: one case per fail call, (id, overlay, values, the text the user must see).
-# tests/test_check_values.py counts them against the template.
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.modelSource (_check-model-cache.tpl): what each source needs, one way for credentials.
 MODEL_SOURCE_REFUSALS = [
-    ("removed-huggingface-hub-version", "agg.yaml", {"modelCache": {"download": {"huggingfaceHubVersion": "0.35.3"}}},
-     "modelCache.download.huggingfaceHubVersion=0.35.3 was removed in 0.3.0: the download Job installs nothing at "
-     "start, its image (modelCache.download.image, built from images/model-fetch) carries huggingface_hub 1.33.0"),
-    ("removed-hf-transfer-version", "agg.yaml", {"modelCache": {"download": {"hfTransferVersion": "0.1.9"}}},
-     "modelCache.download.hfTransferVersion=0.1.9 was removed in 0.3.0: huggingface_hub 1.x (the download image's) "
-     "no longer uses hf_transfer"),
-    ("removed-hf-transfer", "agg.yaml", {"modelCache": {"download": {"transfer": "hf_transfer"}}},
-     "modelCache.download.transfer=hf_transfer was removed in 0.3.0: huggingface_hub 1.x (the download image's) no "
-     "longer uses hf_transfer; allowed: default, or xet (HF_XET_HIGH_PERFORMANCE=1, up to ~64 GB RAM)"),
-    ("setting-of-another-source", "agg.yaml", {"modelCache": {"s3": {"bucket": "models"}}},
-     "modelCache.s3.bucket=models is set, but modelCache.source=huggingface, so it would be ignored; set "
-     "modelCache.source=s3, or empty modelCache.s3.bucket"),
-    ("copy-without-pinned-manifest", "agg.yaml", {"modelCache": {"source": "s3", "s3": {"bucket": "models"}}},
-     "modelCache.source=s3 needs modelCache.manifestSha256: the sha256 of the copy's model-manifest.json, which "
-     "tools/mirror-model.py prints when it writes the copy; without it any copy of model.revision would be served"),
-    ("mirror-over-plain-http", "agg.yaml", {"modelCache": {"manifestSha256": MANIFEST,
+    Refusal("removed-huggingface-hub-version", "agg.yaml", {"modelCache": {"download": {"huggingfaceHubVersion": "0.35.3"}}},
+            "modelCache.download.huggingfaceHubVersion=0.35.3 was removed in 0.3.0: the download Job installs nothing at "
+            "start, its image (modelCache.download.image, built from images/model-fetch) carries huggingface_hub 1.33.0"),
+    Refusal("removed-hf-transfer-version", "agg.yaml", {"modelCache": {"download": {"hfTransferVersion": "0.1.9"}}},
+            "modelCache.download.hfTransferVersion=0.1.9 was removed in 0.3.0: huggingface_hub 1.x (the download image's) "
+            "no longer uses hf_transfer"),
+    Refusal("removed-hf-transfer", "agg.yaml", {"modelCache": {"download": {"transfer": "hf_transfer"}}},
+            "modelCache.download.transfer=hf_transfer was removed in 0.3.0: huggingface_hub 1.x (the download image's) no "
+            "longer uses hf_transfer; allowed: default, or xet (HF_XET_HIGH_PERFORMANCE=1, up to ~64 GB RAM)"),
+    Refusal("setting-of-another-source", "agg.yaml", {"modelCache": {"s3": {"bucket": "models"}}},
+            "modelCache.s3.bucket=models is set, but modelCache.source=huggingface, so it would be ignored; set "
+            "modelCache.source=s3, or empty modelCache.s3.bucket"),
+    Refusal("copy-without-pinned-manifest", "agg.yaml", {"modelCache": {"source": "s3", "s3": {"bucket": "models"}}},
+            "modelCache.source=s3 needs modelCache.manifestSha256: the sha256 of the copy's model-manifest.json, which "
+            "tools/mirror-model.py prints when it writes the copy; without it any copy of model.revision would be served"),
+    Refusal("mirror-over-plain-http", "agg.yaml", {"modelCache": {"manifestSha256": MANIFEST,
                                                           "huggingface": {"endpoint": "http://hf-mirror.corp.example"}}},
-     "modelCache.huggingface.endpoint=http://hf-mirror.corp.example is not https://: over plain HTTP anyone on the "
-     "network can change the files and their hashes alike, and read the token; use the mirror's https:// URL"),
-    ("mirror-without-pinned-manifest", "agg.yaml", {"modelCache": {"huggingface": {
-        "endpoint": "https://hf-mirror.corp.example"}}},
-     "modelCache.huggingface.endpoint=https://hf-mirror.corp.example needs modelCache.manifestSha256: a mirror lists "
-     "the sizes and hashes of the very bytes it serves, so without a pin made elsewhere nothing checks it"),
-    ("copy-nothing-checks", "agg.yaml", {"modelCache": {**SOURCES["s3"]["modelCache"], "download": {"enabled": False}}},
-     "modelCache.download.enabled=false with modelCache.source=s3: the download Job is what fills and checks the "
-     "cache and writes the ready marker the pods wait for; keep modelCache.download.enabled=true"),
-    ("s3-without-bucket", "agg.yaml", {"modelCache": {"source": "s3", "manifestSha256": MANIFEST}},
-     "modelCache.source=s3 needs modelCache.s3.bucket (and modelCache.s3.prefix, the folder where "
-     "tools/mirror-model.py wrote model-manifest.json)"),
-    ("s3-credentials-two-ways", "agg.yaml", {"modelCache": {"source": "s3", "manifestSha256": MANIFEST, "s3": {
-        "bucket": "models", "credentialsSecret": {"name": "model-store"}, "serviceAccount": {"name": "reader"}}}},
-     "S3 credentials are given two ways: modelCache.s3.credentialsSecret.name=model-store and a workload identity "
-     '(modelCache.s3.serviceAccount.create=false, name="reader"); keep one'),
-    ("s3-annotations-without-create", "agg.yaml", {"modelCache": {"source": "s3", "manifestSha256": MANIFEST, "s3": {
-        "bucket": "models", "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/r"}}}}},
-     "modelCache.s3.serviceAccount.annotations are set, but modelCache.s3.serviceAccount.create=false: the chart "
-     "annotates only a ServiceAccount it creates"),
-    ("oci-without-digest", "agg.yaml", {"modelCache": {"source": "oci", "manifestSha256": MANIFEST,
+            "modelCache.huggingface.endpoint=http://hf-mirror.corp.example is not https://: over plain HTTP anyone on the "
+            "network can change the files and their hashes alike, and read the token; use the mirror's https:// URL"),
+    Refusal("mirror-without-pinned-manifest", "agg.yaml", {"modelCache": {"huggingface": {
+               "endpoint": "https://hf-mirror.corp.example"}}},
+            "modelCache.huggingface.endpoint=https://hf-mirror.corp.example needs modelCache.manifestSha256: a mirror lists "
+            "the sizes and hashes of the very bytes it serves, so without a pin made elsewhere nothing checks it"),
+    Refusal("copy-nothing-checks", "agg.yaml", {"modelCache": {**SOURCES["s3"]["modelCache"], "download": {"enabled": False}}},
+            "modelCache.download.enabled=false with modelCache.source=s3: the download Job is what fills and checks the "
+            "cache and writes the ready marker the pods wait for; keep modelCache.download.enabled=true"),
+    Refusal("s3-without-bucket", "agg.yaml", {"modelCache": {"source": "s3", "manifestSha256": MANIFEST}},
+            "modelCache.source=s3 needs modelCache.s3.bucket (and modelCache.s3.prefix, the folder where "
+            "tools/mirror-model.py wrote model-manifest.json)"),
+    Refusal("s3-credentials-two-ways", "agg.yaml", {"modelCache": {"source": "s3", "manifestSha256": MANIFEST, "s3": {
+               "bucket": "models", "credentialsSecret": {"name": "model-store"}, "serviceAccount": {"name": "reader"}}}},
+            "S3 credentials are given two ways: modelCache.s3.credentialsSecret.name=model-store and a workload identity "
+            '(modelCache.s3.serviceAccount.create=false, name="reader"); keep one'),
+    Refusal("s3-annotations-without-create", "agg.yaml", {"modelCache": {"source": "s3", "manifestSha256": MANIFEST, "s3": {
+               "bucket": "models", "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/r"}}}}},
+            "modelCache.s3.serviceAccount.annotations are set, but modelCache.s3.serviceAccount.create=false: the chart "
+            "annotates only a ServiceAccount it creates"),
+    Refusal("oci-without-digest", "agg.yaml", {"modelCache": {"source": "oci", "manifestSha256": MANIFEST,
                                                        "oci": {"repository": REPOSITORY}}},
-     f'modelCache.source=oci needs modelCache.oci.repository and modelCache.oci.digest (repository="{REPOSITORY}", '
-     'digest=""): the image is pulled by the digest tools/mirror-model.py printed, never by a tag'),
-    ("image-volume-with-existing-claim", "agg.yaml",
-     {"modelCache": {**SOURCES["oci-imageVolume"]["modelCache"], "existingClaim": "weights"}},
-     "modelCache.existingClaim=weights is set, but modelCache.oci.mount=imageVolume uses no PVC (every pod mounts "
-     "the image); empty modelCache.existingClaim, or set modelCache.oci.mount=pull to copy the image into that claim"),
-    ("pvc-without-claim", "agg.yaml", {"modelCache": {"source": "pvc", "manifestSha256": MANIFEST}},
-     "modelCache.source=pvc needs modelCache.existingClaim: the claim that holds the copy in openai/gpt-oss-120b/ "
-     "(the folder tools/mirror-model.py wrote, with model-manifest.json)"),
-    ("ca-bundle-two-places", "agg.yaml", {"modelCache": {"caBundle": {"configMap": "corp-ca", "secret": "corp-ca"}}},
-     "modelCache.caBundle.configMap=corp-ca and modelCache.caBundle.secret=corp-ca are both set: the CA bundle "
-     "comes from one of them; empty the other"),
+            f'modelCache.source=oci needs modelCache.oci.repository and modelCache.oci.digest (repository="{REPOSITORY}", '
+            'digest=""): the image is pulled by the digest tools/mirror-model.py printed, never by a tag'),
+    Refusal("image-volume-with-existing-claim", "agg.yaml",
+            {"modelCache": {**SOURCES["oci-imageVolume"]["modelCache"], "existingClaim": "weights"}},
+            "modelCache.existingClaim=weights is set, but modelCache.oci.mount=imageVolume uses no PVC (every pod mounts "
+            "the image); empty modelCache.existingClaim, or set modelCache.oci.mount=pull to copy the image into that claim"),
+    Refusal("pvc-without-claim", "agg.yaml", {"modelCache": {"source": "pvc", "manifestSha256": MANIFEST}},
+            "modelCache.source=pvc needs modelCache.existingClaim: the claim that holds the copy in openai/gpt-oss-120b/ "
+            "(the folder tools/mirror-model.py wrote, with model-manifest.json)"),
+    Refusal("ca-bundle-two-places", "agg.yaml", {"modelCache": {"caBundle": {"configMap": "corp-ca", "secret": "corp-ca"}}},
+            "modelCache.caBundle.configMap=corp-ca and modelCache.caBundle.secret=corp-ca are both set: the CA bundle "
+            "comes from one of them; empty the other"),
+    # Refused by the cluster's version, which only lint (and a real install) sets.
+    Refusal("image-volume-before-1.35", "agg.yaml", SOURCES["oci-imageVolume"],
+            "modelCache.oci.mount=imageVolume needs Kubernetes 1.35 or newer (image volumes are beta and on by default "
+            "from 1.35), but the cluster is v1.34.2; set modelCache.oci.mount=pull, and the download Job copies the image "
+            "into the cache PVC", kube_version="1.34.2"),
+    # Extra cases: every copy wants its pinned manifest.
+    *(Refusal(f"no-pinned-manifest-{source}", "agg.yaml",
+              {"modelCache": {k: v for k, v in SOURCES[source]["modelCache"].items() if k != "manifestSha256"}},
+              f"modelCache.source={source.split('-')[0]} needs modelCache.manifestSha256", extra=True)
+      for source in ["oci-imageVolume", "pvc"]),
 ]
-# Refused by the cluster's version, which only lint (and a real install) sets: (id, overlay, values, kube, text).
-MODEL_SOURCE_VERSION_REFUSALS = [
-    ("image-volume-before-1.35", "agg.yaml", SOURCES["oci-imageVolume"], "1.34.2",
-     "modelCache.oci.mount=imageVolume needs Kubernetes 1.35 or newer (image volumes are beta and on by default "
-     "from 1.35), but the cluster is v1.34.2; set modelCache.oci.mount=pull, and the download Job copies the image "
-     "into the cache PVC"),
-]
-
-
-def render_for_kube(overlay: str, values: dict, kube_version: str) -> str:
-    """Render as a cluster of `kube_version` would (helm template --kube-version); Helm's error text, or "".
-
-    helm-python-sdk's Chart.render does not expose the Kubernetes version, but its Helm C SDK takes it as a render
-    option (kube_version); lint takes it too, but Helm 4's lint turns `fail` into a log line.
-    """
-    try:
-        from helm_python import _native
-        from helm_python.chart import _dumps
-    except ImportError as error:
-        pytest.skip(f"this helm-python-sdk has no native render with a Kubernetes version: {error}")
-    options = {"name": "gpt-oss", "namespace": "llm", "is_install": True, "kube_version": kube_version}
-    try:
-        _native.call_string("helm_render", load_chart()._raw(), _dumps(load_values([overlay], values)),
-                            json.dumps(options))
-    except helm_python.HelmError as error:
-        return str(error)
-    return ""
+REFUSALS = {"modelSource": MODEL_SOURCE_REFUSALS}
 
 
 class TestRefusals:
-    @pytest.mark.parametrize("overlay,values,message", [r[1:] for r in MODEL_SOURCE_REFUSALS],
-                             ids=[r[0] for r in MODEL_SOURCE_REFUSALS])
-    def test_should_refuse_with_a_message_naming_the_keys(self, overlay, values, message):
-        with pytest.raises(ChartRenderError) as error:
-            render_chart([overlay], values)
-        assert message in str(error.value)
-
-    @pytest.mark.parametrize("overlay,values,kube_version,message", [r[1:] for r in MODEL_SOURCE_VERSION_REFUSALS],
-                             ids=[r[0] for r in MODEL_SOURCE_VERSION_REFUSALS])
-    def test_should_refuse_what_the_clusters_version_cannot_run(self, overlay, values, kube_version, message):
-        # Helm renders with the cluster's version (helm template: --kube-version).
-        assert message in render_for_kube(overlay, values, kube_version)
+    @pytest.mark.parametrize("case", refusal_params(REFUSALS))
+    def test_should_refuse_with_a_message_naming_the_keys(self, case):
+        assert_refused(case)
 
     def test_should_accept_an_image_volume_from_kubernetes_1_35(self):
-        assert render_for_kube("agg.yaml", SOURCES["oci-imageVolume"], "1.35.0") == ""
-        assert render_for_kube("agg.yaml", SOURCES["oci-pull"], "1.29.0") == "", "pull works on any Kubernetes"
-
-    @pytest.mark.parametrize("source", ["oci-imageVolume", "pvc"])
-    def test_should_want_the_pinned_manifest_for_every_copy(self, source):
-        values = {k: v for k, v in SOURCES[source]["modelCache"].items() if k != "manifestSha256"}
-        with pytest.raises(ChartRenderError) as error:
-            render_chart(["agg.yaml"], {"modelCache": values})
-        assert f"modelCache.source={source.split('-')[0]} needs modelCache.manifestSha256" in str(error.value)
+        assert render_error("agg.yaml", SOURCES["oci-imageVolume"], "1.35.0") == ""
+        assert render_error("agg.yaml", SOURCES["oci-pull"], "1.29.0") == "", "pull works on any Kubernetes"
 
     def test_should_refuse_a_digest_that_is_not_one(self):
         with pytest.raises(ChartRenderError) as error:
@@ -221,7 +191,7 @@ class TestDownloadJobPerSource:
         values = json.loads(json.dumps(SOURCES[source]))
         for key, value in (extra or {}).items():
             values.setdefault(key, {}).update(value)
-        return download_jobs(render_chart(["agg.yaml"], values))[0]
+        return download_jobs(render_chart(["agg.yaml"], values, show_only=[DOWNLOAD_JOB]))[0]
 
     def test_should_read_s3_keys_as_files_by_reference(self):
         spec = self.job("s3")["spec"]["template"]["spec"]
@@ -271,7 +241,8 @@ class TestDownloadJobPerSource:
                                  "manifestSha256": MANIFEST,
                                  "proxy": {"httpsProxy": "http://proxy.corp.example:3128", "noProxy": ".svc,10.0.0.0/8"},
                                  "caBundle": {"secret": "corp-ca", "key": "bundle.pem"}}}
-        spec = download_jobs(render_chart(["agg.yaml"], values))[0]["spec"]["template"]["spec"]
+        spec = download_jobs(render_chart(["agg.yaml"], values,
+                                          show_only=[DOWNLOAD_JOB]))[0]["spec"]["template"]["spec"]
         env = env_of(spec["containers"][0])
         assert env["HF_ENDPOINT"] == "https://hf-mirror.corp.example:8443"
         assert env["HTTPS_PROXY"] == "http://proxy.corp.example:3128" and env["NO_PROXY"] == ".svc,10.0.0.0/8"
@@ -288,14 +259,16 @@ class TestDownloadJobPerSource:
         values = json.loads(json.dumps(SOURCES[source]))
         values.setdefault("modelCache", {}).update(extra.get("modelCache", {}))
         values["networkPolicy"] = {"enabled": True}
-        policy = find(render_chart(["agg.yaml"], values), "NetworkPolicy", "gpt-oss-model-download")
+        policy = find(render_chart(["agg.yaml"], values,
+                                   show_only=[NETWORK_POLICIES]), "NetworkPolicy", "gpt-oss-model-download")
         assert [p["port"] for p in policy["spec"]["egress"][0]["ports"]] == ports
 
 
 class TestImageVolume:
     @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1"])
     def test_should_mount_the_image_read_only_and_check_it_before_the_containers(self, api_version):
-        objects = render_chart(["disagg-k8s.yaml"], {**SOURCES["oci-imageVolume"], "dynamo": {"apiVersion": api_version}})
+        objects = render_chart(["disagg-k8s.yaml"], {**SOURCES["oci-imageVolume"], "dynamo": {"apiVersion": api_version}},
+                               show_only=[DGD])
         dgd = find(objects, "DynamoGraphDeployment")
         assert "pvcs" not in dgd["spec"], "an image volume needs no PVC"
         for component, pod in dgd_pods(dgd).items():
@@ -311,7 +284,8 @@ class TestImageVolume:
         assert not [o for o in objects if o["kind"] in ("PersistentVolumeClaim", "ServiceAccount")]
 
     def test_should_keep_benchmark_artifacts_in_the_pod(self):
-        benchmark = find(render_chart(["agg.yaml"], SOURCES["oci-imageVolume"]), "Job", "gpt-oss-benchmark")
+        benchmark = find(render_chart(["agg.yaml"], SOURCES["oci-imageVolume"],
+                                      show_only=[BENCHMARK_JOB]), "Job", "gpt-oss-benchmark")
         volume = next(v for v in benchmark["spec"]["template"]["spec"]["volumes"] if v["name"] == "model-cache")
         assert volume == {"name": "model-cache", "emptyDir": {}}
 
@@ -407,7 +381,7 @@ class TestDownloaderImage:
         assert "modelCache.download.image.repository" in refused.stderr and "ghcr.io/someone/model-fetch" in refused.stderr
 
     def test_should_ship_the_script_and_its_module_in_the_scripts_configmap(self):
-        data = find(render_chart(["agg.yaml"]), "ConfigMap", "gpt-oss-scripts")["data"]
+        data = find(render_chart(["agg.yaml"], show_only=[SCRIPTS]), "ConfigMap", "gpt-oss-scripts")["data"]
         for name in ("download_model.py", "model_copy.py"):
             assert data[name] == (CHART_DIR / "files" / name).read_text(), name
 

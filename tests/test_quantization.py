@@ -7,7 +7,7 @@ W4A16_MXFP4.
 """
 import pytest
 
-from tests.helpers import plan_quantization, render_chart, render_notes
+from tests.helpers import Refusal, assert_refused, plan_quantization, refusal_params, render_chart, render_notes
 
 PLAN = "templates/configmap-plan.yaml"
 H200 = {"gpu": {"type": "H200", "productLabel": "NVIDIA-H200"}}
@@ -51,3 +51,19 @@ class TestQuantization:
         notes = render_notes([overlay], values)
         for role, text in expected.items():
             assert f"\n  {role}: " in notes and f"\n    quantization {text}\n" in notes, (role, text)
+
+
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.quantization (_check-hardware.tpl): an override the GPU runs.
+QUANTIZATION_REFUSALS = [
+    Refusal("mxfp8-on-hopper", "2xh100-truss.yaml", {"workers": {"overrideQuantAlgo": "W4A8_MXFP4_MXFP8"}},
+            "workers.overrideQuantAlgo=W4A8_MXFP4_MXFP8 needs Blackwell GPUs, but gpu.type=H100; allowed: gpu.type B200 "
+            "or GB200, or workers.overrideQuantAlgo W4A16_MXFP4 (what Hopper runs) or empty"),
+]
+REFUSALS = {"quantization": QUANTIZATION_REFUSALS}
+
+
+@pytest.mark.parametrize("case", refusal_params(REFUSALS))
+def test_should_refuse_with_a_message_naming_the_keys(case):
+    assert_refused(case)

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from tests.helpers import CHART_DIR, OVERLAYS, dgd_components, render_chart
+from tests.helpers import CHART_DIR, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, dgd_components, render_chart
 
 API_VERSIONS = ["nvidia.com/v1beta1"]
 
@@ -105,7 +105,8 @@ class TestHardening:
         assert checked == 6  # download, smoke test, benchmark + wait-for-model in frontend, prefill, decode
 
     def test_should_give_the_download_job_writable_mounts_for_what_it_writes(self):
-        job = next(o for o in render_chart(["agg.yaml"]) if o["metadata"]["name"].startswith("gpt-oss-model-download-"))
+        [job] = render_chart(["agg.yaml"], show_only=[DOWNLOAD_JOB])
+        assert job["metadata"]["name"].startswith("gpt-oss-model-download-")
         container = job["spec"]["template"]["spec"]["containers"][0]
         env = {e["name"]: e.get("value") for e in container["env"]}
         mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
@@ -116,11 +117,12 @@ class TestHardening:
 
 class TestNetworkPolicy:
     def policies(self, values=None, overlay="disagg-k8s.yaml"):
-        objects = render_chart([overlay], {"networkPolicy": {"enabled": True, **(values or {})}})
+        objects = render_chart([overlay], {"networkPolicy": {"enabled": True, **(values or {})}},
+                               show_only=[NETWORK_POLICIES])
         return {o["metadata"]["name"]: o["spec"] for o in objects if o["kind"] == "NetworkPolicy"}
 
     def test_should_render_none_by_default(self):
-        assert not [o for o in render_chart(["agg.yaml"]) if o["kind"] == "NetworkPolicy"]
+        assert not [o for o in render_chart(["agg.yaml"], show_only=[NETWORK_POLICIES]) if o["kind"] == "NetworkPolicy"]
 
     def test_should_deny_everything_but_dns_for_every_pod_of_the_release(self):
         deny = self.policies()["gpt-oss-default-deny"]

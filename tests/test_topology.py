@@ -4,7 +4,8 @@ The trtllm-serve targets have theirs in tests/test_trtllm_serve.py.
 """
 import pytest
 
-from tests.helpers import DYNAMO_OVERLAYS, dgd_components, dgd_workers, find, render_chart
+from tests.helpers import (DGD, DYNAMO_OVERLAYS, Refusal, assert_refused, dgd_components, dgd_workers, find,
+                           refusal_params, render_chart)
 
 API_VERSIONS = ["nvidia.com/v1beta1"]
 
@@ -26,7 +27,8 @@ def test_should_cover_every_overlay():
 
 
 def workers_of(overlay, api_version):
-    dgd = find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment")
+    dgd = find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}},
+                            show_only=[DGD]), "DynamoGraphDeployment")
     assert dgd["apiVersion"] == api_version
     return dgd, dgd_workers(dgd)
 
@@ -144,22 +146,23 @@ class TestPlacement:
     ])
     def test_should_follow_gpu_type(self, gpu_type, arch, product):
         # The issue's case: agg.yaml with only gpu.type changed scheduled on arm64 nodes labelled NVIDIA-GB200.
-        dgd = find(render_chart(["agg.yaml"], {"gpu": {"type": gpu_type}}), "DynamoGraphDeployment")
+        dgd = find(render_chart(["agg.yaml"], {"gpu": {"type": gpu_type}}, show_only=[DGD]), "DynamoGraphDeployment")
         for worker in dgd_workers(dgd).values():
             assert worker["pod_spec"]["nodeSelector"] == {"kubernetes.io/arch": arch, "nvidia.com/gpu.product": product}
 
     def test_should_keep_a_label_the_user_sets(self):
         for label in ("NVIDIA-H100-PCIe", "my-relabelled-h100"):
-            dgd = find(render_chart(["2xh100-truss.yaml"], {"gpu": {"productLabel": label}}), "DynamoGraphDeployment")
+            dgd = find(render_chart(["2xh100-truss.yaml"], {"gpu": {"productLabel": label}},
+                                    show_only=[DGD]), "DynamoGraphDeployment")
             assert {w["pod_spec"]["nodeSelector"]["nvidia.com/gpu.product"] for w in dgd_workers(dgd).values()} == {label}
 
     def test_should_select_no_product_with_an_empty_label(self):
-        dgd = find(render_chart(["agg.yaml"], {"gpu": {"productLabel": ""}}), "DynamoGraphDeployment")
+        dgd = find(render_chart(["agg.yaml"], {"gpu": {"productLabel": ""}}, show_only=[DGD]), "DynamoGraphDeployment")
         assert [w["pod_spec"]["nodeSelector"] for w in dgd_workers(dgd).values()] == [{"kubernetes.io/arch": "arm64"}]
 
     def test_should_let_extra_node_labels_win(self):
         values = {"workers": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-GB200-NVL72", "pool": "llm"}}}
-        dgd = find(render_chart(["agg.yaml"], values), "DynamoGraphDeployment")
+        dgd = find(render_chart(["agg.yaml"], values, show_only=[DGD]), "DynamoGraphDeployment")
         assert [w["pod_spec"]["nodeSelector"] for w in dgd_workers(dgd).values()] == [
             {"kubernetes.io/arch": "arm64", "nvidia.com/gpu.product": "NVIDIA-GB200-NVL72", "pool": "llm"}]
 
@@ -191,3 +194,48 @@ class TestPlacement:
         assert env["EXPECTED_REVISION"] == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
         assert "echo \"waiting for $MARKER" in script
 
+
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.gpu (_check-hardware.tpl): the nodes fit gpu.type.
+GPU_REFUSALS = [
+    Refusal("gb200-on-amd64", "agg.yaml", {"gpu": {"nodeArch": "amd64"}},
+            "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=amd64; allowed: gpu.nodeArch=arm64"),
+    Refusal("hgx-gpu-on-arm64", "2xh100-truss.yaml", {"gpu": {"nodeArch": "arm64"}},
+            "gpu.type=H100 comes in AMD64 (x86) nodes, but gpu.nodeArch=arm64; allowed: gpu.nodeArch=amd64, or null to "
+            "follow gpu.type"),
+    Refusal("product-label-of-another-gpu", "agg.yaml", {"gpu": {"type": "H100", "productLabel": "NVIDIA-GB200"}},
+            'gpu.productLabel=NVIDIA-GB200 is the label of GB200 nodes, but gpu.type=H100; allowed: the '
+            'nvidia.com/gpu.product label of H100 nodes (NVIDIA-H100-80GB-HBM3 by default), "" to select no product, or '
+            'null to follow gpu.type'),
+]
+# gpt-oss.checkValues.topology (_check-parallelism.tpl): aggregated or disaggregated.
+TOPOLOGY_REFUSALS = [
+    Refusal("agg-and-disagg", "agg.yaml", {"workers": {"prefill": {"enabled": True}}},
+            "workers.worker.enabled is true together with workers.prefill.enabled=true / workers.decode.enabled=false: "
+            "choose aggregated (worker only) or disaggregated (prefill and decode)"),
+    Refusal("no-role", "agg.yaml", {"workers": {"worker": {"enabled": False}}},
+            "no worker role is enabled: set workers.worker.enabled=true (aggregated) or workers.prefill.enabled=true "
+            "and workers.decode.enabled=true (disaggregated)"),
+    Refusal("prefill-without-decode", "disagg-k8s.yaml", {"workers": {"decode": {"enabled": False}}},
+            "a disaggregated deployment needs both roles: workers.prefill.enabled=true, workers.decode.enabled=false; "
+            "enable both, or use workers.worker alone"),
+]
+# gpt-oss.checkValues.parallelism (_check-parallelism.tpl): each role's split over its GPUs.
+PARALLELISM_REFUSALS = [
+    Refusal("ep-not-dividing-tp", "agg.yaml", {"workers": {"worker": {"expertParallelSize": 8}}},
+            "workers.worker.expertParallelSize=8 must divide workers.worker.tensorParallelSize=4: the MoE layers split "
+            "the 4 tensor-parallel ranks into expert-parallel groups; allowed: a divisor of 4"),
+    Refusal("attention-dp-at-tp1", "disagg-k8s.yaml", {"workers": {"prefill": {"attentionDP": True}}},
+            "workers.prefill.attentionDP=true needs workers.prefill.tensorParallelSize > 1 (attention-DP runs one batch "
+            "per tensor-parallel rank); set attentionDP=false or tensorParallelSize 2, 4 or 8"),
+    Refusal("gpus-over-node", "agg.yaml", {"workers": {"worker": {"tensorParallelSize": 8, "expertParallelSize": 8}}},
+            "workers.worker needs 8 GPUs per pod (tensorParallelSize 8 x pipelineParallelSize 1), but a GB200 node has 4 "
+            "(gpu.perNode); allowed: at most 4 GPUs per pod"),
+]
+REFUSALS = {"gpu": GPU_REFUSALS, "topology": TOPOLOGY_REFUSALS, "parallelism": PARALLELISM_REFUSALS}
+
+
+@pytest.mark.parametrize("case", refusal_params(REFUSALS))
+def test_should_refuse_with_a_message_naming_the_keys(case):
+    assert_refused(case)

@@ -10,8 +10,9 @@ import sys
 import pytest
 import yaml
 
-from tests.helpers import (CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, ChartRenderError,
-                           find, flag_value, render_chart, render_notes)
+from tests.helpers import (BENCHMARK_JOB, CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_DEPLOYMENT,
+                           TRTLLM_SERVE_OVERLAYS, ChartRenderError, Refusal, assert_refused, find, flag_value,
+                           refusal_params, render_chart, render_notes)
 
 LOW, HIGH = "trtllm-serve-low-latency.yaml", "trtllm-serve-max-throughput.yaml"
 MODEL = "/model-cache/openai/gpt-oss-120b"
@@ -211,20 +212,12 @@ class TestEngineConfig:
     def test_should_restart_pods_when_the_engine_yaml_changes(self):
         digest = lambda objects: find(objects, "Deployment")["spec"]["template"]["metadata"]["annotations"][  # noqa: E731
             "gpt-oss/engine-config-sha256"]
-        assert digest(render_chart([LOW])) != digest(render_chart([LOW], with_gpu("H200")))
+        assert digest(render_chart([LOW], show_only=[TRTLLM_SERVE_DEPLOYMENT])) != \
+            digest(render_chart([LOW], with_gpu("H200"), show_only=[TRTLLM_SERVE_DEPLOYMENT]))
 
-    def test_should_refuse_the_guides_enable_mixed_sampler(self):
-        with pytest.raises(ChartRenderError) as error:
-            render_chart([LOW], {"trtllmServe": {"engine": {"enable_mixed_sampler": True}}})
-        assert "trtllmServe.engine.enable_mixed_sampler is not a TensorRT-LLM engine key" in str(error.value)
-        assert "enable_mixed_sampler" in (REPO_ROOT / "values" / LOW).read_text()  # the overlay says why
-
-    @pytest.mark.parametrize("key,field", [("max_batch_size", "maxBatchSize"), ("tensor_parallel_size", "gpus"),
-                                           ("enable_attention_dp", "attentionDP")])
-    def test_should_refuse_engine_keys_the_chart_writes(self, key, field):
-        with pytest.raises(ChartRenderError) as error:
-            render_chart([HIGH], {"trtllmServe": {"engine": {key: 1}}})
-        assert f"trtllmServe.engine.{key} is set by the chart from trtllmServe.{field}; set that instead" in str(error.value)
+    def test_should_say_why_the_guides_enable_mixed_sampler_is_left_out(self):
+        # The chart refuses it (REFUSALS: guides-enable-mixed-sampler); the overlay says why it is not there.
+        assert "enable_mixed_sampler" in (REPO_ROOT / "values" / LOW).read_text()
 
 
 class TestPod:
@@ -321,13 +314,14 @@ class TestClients:
         ({"trtllmServe": {"attentionDP": False}}, "640", "6400"),
     ], ids=["8-gpus", "4-gpus", "2-replicas", "batch-512", "no-attention-dp"])
     def test_should_benchmark_max_throughput_at_the_decode_slots(self, values, concurrency, requests):
-        job = find(render_chart([HIGH], values), "Job", "gpt-oss-benchmark")
+        job = find(render_chart([HIGH], values, show_only=[BENCHMARK_JOB]), "Job", "gpt-oss-benchmark")
         args = job["spec"]["template"]["spec"]["containers"][0]["args"]
         assert flag_value(args, "--concurrency") == concurrency
         assert flag_value(args, "--request-count") == requests
 
     def test_should_benchmark_low_latency_at_eight_users_whatever_the_gpus(self):
-        args = find(render_chart([LOW], with_gpu("B200", 1)), "Job", "gpt-oss-benchmark")["spec"]["template"]["spec"][
+        args = find(render_chart([LOW], with_gpu("B200", 1),
+                                 show_only=[BENCHMARK_JOB]), "Job", "gpt-oss-benchmark")["spec"]["template"]["spec"][
             "containers"][0]["args"]
         assert flag_value(args, "--concurrency") == "8"
         assert flag_value(args, "--request-count") == "80"
@@ -357,13 +351,7 @@ class TestDynamoOnlyValues:
         # Ignored without a DGD, and often set cluster-wide: not refused.
         values = {"dynamo": {"apiVersion": "nvidia.com/v1alpha1", "runtimeVersionOverride": "1.2.1"},
                   "frontend": {"urlOverride": "http://example:8000", "readyPollSeconds": 5}}
-        assert find(render_chart([LOW], values), "Deployment")
-
-    def test_should_refuse_a_dynamo_overlay_switched_to_trtllm_serve(self):
-        with pytest.raises(ChartRenderError) as error:
-            render_chart(["2xh100-truss.yaml"], {"runtime": "trtllm-serve"})
-        assert "runtime=trtllm-serve deploys no DynamoGraphDeployment, so these Dynamo-only values would be ignored: " \
-               "workers.worker.attentionDP, workers.worker.engine.cuda_graph_config, " in str(error.value)
+        assert find(render_chart([LOW], values, show_only=[TRTLLM_SERVE_DEPLOYMENT]), "Deployment")
 
     def test_should_keep_the_generated_defaults_current(self, tmp_path, monkeypatch):
         script = REPO_ROOT / "ci" / "sync-dynamo-defaults.py"
@@ -373,3 +361,50 @@ class TestDynamoOnlyValues:
         stale.write_text(sync.render().replace("replicas: 1", "replicas: 2", 1))
         monkeypatch.setattr(sync, "TARGET", stale)
         assert sync.main(["--check"]) == 1
+
+
+# Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
+# message; tests/test_check_values.py counts them against the fail calls.
+# gpt-oss.checkValues.trtllmServe (_check-trtllm-serve.tpl): the pod fits a node, no flag or key fights the chart's.
+TRTLLM_SERVE_REFUSALS = [
+    Refusal("trtllm-serve-gpus-over-node", "trtllm-serve-max-throughput.yaml",
+            {"gpu": {"type": "GB200", "nodeArch": "arm64", "productLabel": "NVIDIA-GB200"}},
+            "trtllmServe.gpus=8 needs 8 GPUs in one pod, but a GB200 node has 4 (gpu.perNode); allowed: trtllmServe.gpus 1 or 4"),
+    Refusal("trtllm-serve-mxfp8-on-hopper", "trtllm-serve-low-latency.yaml",
+            {"gpu": {"type": "H200", "productLabel": "NVIDIA-H200"}, "trtllmServe": {"overrideQuantAlgo": "W4A8_MXFP4_MXFP8"}},
+            "trtllmServe.overrideQuantAlgo=W4A8_MXFP4_MXFP8 needs Blackwell GPUs, but gpu.type=H200; allowed: gpu.type B200 "
+            "or GB200, or trtllmServe.overrideQuantAlgo W4A16_MXFP4 (what Hopper runs) or empty"),
+    Refusal("trtllm-serve-kv-fraction-in-engine", "trtllm-serve-low-latency.yaml",
+            {"trtllmServe": {"engine": {"kv_cache_config": {"free_gpu_memory_fraction": 0.5}}}},
+            "trtllmServe.engine.kv_cache_config.free_gpu_memory_fraction would silently override "
+            "--kv_cache_free_gpu_memory_fraction; set trtllmServe.freeGpuMemoryFraction instead"),
+    Refusal("trtllm-serve-extra-arg-written", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"extraArgs": ["--tp_size", "4"]}},
+            "trtllmServe.extraArgs sets --tp_size, which the chart already writes from trtllmServe.gpus; set that instead"),
+    Refusal("trtllm-serve-extra-arg-unknown", "trtllm-serve-low-latency.yaml",
+            {"trtllmServe": {"extraArgs": ["--served_model_name", "openai/gpt-oss-120b"]}},
+            "trtllmServe.extraArgs has --served_model_name, which trtllm-serve "
+            "(NVIDIA/TensorRT-LLM@00209af149e7774406881a37283dce303571eb11) does not know, so the server would not start; "
+            "allowed: --tokenizer, --custom_tokenizer,"),
+    Refusal("trtllm-serve-dynamo-only-values", "trtllm-serve-max-throughput.yaml",
+            {"workers": {"worker": {"tensorParallelSize": 8}}, "frontend": {"replicas": 2},
+             "monitoring": {"dashboard": {"enabled": True}}},
+            "runtime=trtllm-serve deploys no DynamoGraphDeployment, so these Dynamo-only values would be ignored: "
+            "frontend.replicas, monitoring.dashboard.enabled, workers.worker.tensorParallelSize; keep their chart defaults "
+            "(trtllmServe.* configures this runtime) or set runtime=dynamo"),
+    # Extra cases: the engine-key rules (gpt-oss.checkEngineKeys) on trtllmServe.engine, a Dynamo overlay switched.
+    Refusal("guides-enable-mixed-sampler", LOW, {"trtllmServe": {"engine": {"enable_mixed_sampler": True}}},
+            "trtllmServe.engine.enable_mixed_sampler is not a TensorRT-LLM engine key", extra=True),
+    *(Refusal(f"engine-key-the-chart-writes-{key}", HIGH, {"trtllmServe": {"engine": {key: 1}}},
+              f"trtllmServe.engine.{key} is set by the chart from trtllmServe.{field}; set that instead", extra=True)
+      for key, field in [("max_batch_size", "maxBatchSize"), ("tensor_parallel_size", "gpus"),
+                         ("enable_attention_dp", "attentionDP")]),
+    Refusal("dynamo-overlay-switched", "2xh100-truss.yaml", {"runtime": "trtllm-serve"},
+            "runtime=trtllm-serve deploys no DynamoGraphDeployment, so these Dynamo-only values would be ignored: "
+            "workers.worker.attentionDP, workers.worker.engine.cuda_graph_config, ", extra=True),
+]
+REFUSALS = {"trtllmServe": TRTLLM_SERVE_REFUSALS}
+
+
+@pytest.mark.parametrize("case", refusal_params(REFUSALS))
+def test_should_refuse_with_a_message_naming_the_keys(case):
+    assert_refused(case)

@@ -4,7 +4,7 @@ import copy
 import pytest
 import yaml
 
-from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, RUNTIMES, find, render_chart
+from tests.helpers import CHART_DIR, DGD, DYNAMO_OVERLAYS, OVERLAYS, RUNTIMES, find, render_chart
 from tests.schemas import KUBERNETES_VERSIONS, crd_errors, custom_resources, dgd_errors, kubernetes_errors
 
 API_VERSIONS = ["nvidia.com/v1beta1"]
@@ -14,24 +14,26 @@ API_VERSIONS = ["nvidia.com/v1beta1"]
 @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
 class TestDynamoGraphDeploymentCrd:
     def test_should_match_the_crd_of_its_api_version(self, overlay, api_version):
-        dgd = find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment")
+        dgd = find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}},
+                                show_only=[DGD]), "DynamoGraphDeployment")
         assert dgd_errors(dgd) == []
 
     def test_should_be_refused_under_the_other_api_version(self, overlay, api_version):
         """The two versions differ in shape; a DGD relabelled to the retired v1alpha1 must not pass."""
-        dgd = copy.deepcopy(find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}}), "DynamoGraphDeployment"))
+        dgd = copy.deepcopy(find(render_chart([overlay], {"dynamo": {"apiVersion": api_version}},
+                                              show_only=[DGD]), "DynamoGraphDeployment"))
         dgd["apiVersion"] = "nvidia.com/v1alpha1"
         assert dgd_errors(dgd)
 
 
 class TestCrdValidator:
     def test_should_catch_a_misspelt_field(self):
-        dgd = copy.deepcopy(find(render_chart(["agg.yaml"]), "DynamoGraphDeployment"))
+        dgd = copy.deepcopy(find(render_chart(["agg.yaml"], show_only=[DGD]), "DynamoGraphDeployment"))
         dgd["spec"]["components"][1]["sharedMemory"] = {"size": "80Gi"}
         assert any("sharedMemory" in e for e in dgd_errors(dgd))
 
     def test_should_catch_a_broken_cel_rule(self):
-        dgd = copy.deepcopy(find(render_chart(["agg.yaml"]), "DynamoGraphDeployment"))
+        dgd = copy.deepcopy(find(render_chart(["agg.yaml"], show_only=[DGD]), "DynamoGraphDeployment"))
         dgd["spec"]["components"][1]["name"] = "frontend"
         assert "spec/components: component names must be unique case-insensitively" in dgd_errors(dgd)
 

@@ -51,14 +51,17 @@ KIND_VALUES: dict[str, Any] = {
             "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
         },
     },
-    # Fake GPU nodes are kind containers with the runner's few CPUs; the GPU requests are what matter.
-    "workers": {"resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}}},
+    # Fake GPU nodes are kind containers with the runner's few CPUs; the GPU requests are what matter. /dev/shm
+    # counts against the memory limit, and the chart refuses a limit that cannot hold it (gpt-oss.checkValues.sizes).
+    "workers": {"resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
+                "sharedMemorySize": "64Mi"},
     "frontend": {"resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}}},
 }
 # The same for runtime trtllm-serve, which refuses Dynamo-only values (workers, frontend).
 KIND_VALUES_TRTLLM_SERVE: dict[str, Any] = {
     "modelCache": KIND_VALUES["modelCache"],
-    "trtllmServe": {"resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}}},
+    "trtllmServe": {"resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
+                    "sharedMemorySize": "64Mi"},
 }
 
 

@@ -177,7 +177,8 @@ def node_values(target: str, hub: HubMirror, extra: dict | None = None) -> dict:
         values["trtllmServe"] = {"image": {"pullPolicy": "Never"}, "replicas": SERVE_REPLICAS,
                                  "env": {"GPT_OSS_STAND_IN_SPEEDUP_RATIO": SPEEDUP},
                                  "resources": {"requests": {"cpu": "50m", "memory": "256Mi"},
-                                               "limits": {"memory": "3Gi"}}}
+                                               "limits": {"memory": "3Gi"}},
+                                 "sharedMemorySize": "2Gi"}  # within the limit, which counts /dev/shm
     else:
         values["dynamo"] = {"image": {"pullPolicy": "Never"}}
     return deep_merge(values, extra or {})

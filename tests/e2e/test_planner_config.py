@@ -1,6 +1,6 @@
 """The SLA planner's --config, checked by the planner itself: ai-dynamo 1.2.1's PlannerConfig (the pydantic model
 `python3 -m dynamo.planner --config` validates with) accepts every rendered config, aic_interpolation included,
-and each config it refuses at start is refused by the chart first (templates/validation/_check-values.tpl).
+and each config it refuses at start is refused by the chart first (templates/validation/_check-autoscaling.tpl, _check-monitoring.tpl).
 
 CPU only: nothing starts, the planner's own class parses the rendered JSON. Skips without ai-dynamo.
 """

@@ -24,7 +24,8 @@ Usage: {{ include "gpt-oss.checkovSkips" (dict "root" . "checks" (list "CKV_K8S_
 {{- range $key := .checks }}
 {{- if not (and (eq $key "CKV2_K8S_6") $.root.Values.networkPolicy.enabled) }}
 {{- $n = add1 $n }}
-checkov.io/skip{{ $n }}: {{ printf "%s=%s" (first (splitList " " $key)) (required (printf "gpt-oss.checkovSkips: no reason for %s" $key) (get $reasons $key)) | quote }}
+checkov.io/skip{{ $n }}: {{ printf "%s=%s" (first (splitList " " $key))
+  (required (printf "gpt-oss.checkovSkips: no reason for %s" $key) (get $reasons $key)) | quote }}
 {{- end }}
 {{- end }}
 {{- end }}

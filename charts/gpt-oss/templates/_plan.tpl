@@ -94,7 +94,9 @@ Usage: {{ $plan := include "gpt-oss.computePlan" . | fromYaml }} (templates read
 {{- /* Without --max_batch_size, TensorRT-LLM's default (BuildConfig.max_batch_size, 2048) applies. */}}
 {{- $batch := ternary 2048 (int $t.maxBatchSize) (kindIs "invalid" $t.maxBatchSize) }}
 {{- $slots := mul $batch $dpRanks $replicas }}
-{{- $roles = append $roles (dict "key" "server" "component" "trtllm-serve" "mode" "agg" "valuesKey" "trtllmServe" "replicas" $replicas "gpusPerReplica" $gpusPerReplica "gpus" $gpus "attentionDpRanks" $dpRanks "maxBatchSize" $batch "slots" $slots "scaledBy" $owner.scaledBy "minReplicas" (int $owner.minReplicas) "maxReplicas" (int $owner.maxReplicas)) }}
+{{- $roles = append $roles (dict "key" "server" "component" "trtllm-serve" "mode" "agg" "valuesKey" "trtllmServe" "replicas" $replicas
+  "gpusPerReplica" $gpusPerReplica "gpus" $gpus "attentionDpRanks" $dpRanks "maxBatchSize" $batch "slots" $slots "scaledBy" $owner.scaledBy
+  "minReplicas" (int $owner.minReplicas) "maxReplicas" (int $owner.maxReplicas)) }}
 {{- $totalGpus = $gpus }}
 {{- else }}
 {{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
@@ -108,7 +110,9 @@ Usage: {{ $plan := include "gpt-oss.computePlan" . | fromYaml }} (templates read
 {{- $slots := mul (int $role.maxBatchSize) $dpRanks $replicas }}
 {{- /* Extra DGD component fields: the user's, then the scaling adapter when something scales the role. */}}
 {{- $fields := merge (deepCopy $owner.fields) (deepCopy $.Values.workers.componentFields) }}
-{{- $roles = append $roles (dict "key" $row.key "component" $row.component "mode" $row.mode "valuesKey" (printf "workers.%s" $row.key) "replicas" $replicas "gpusPerReplica" $gpusPerReplica "gpus" $gpus "attentionDpRanks" $dpRanks "maxBatchSize" (int $role.maxBatchSize) "slots" $slots "scaledBy" $owner.scaledBy "minReplicas" (int $owner.minReplicas) "maxReplicas" (int $owner.maxReplicas) "adapter" $owner.adapter "fields" $fields) }}
+{{- $roles = append $roles (dict "key" $row.key "component" $row.component "mode" $row.mode "valuesKey" (printf "workers.%s" $row.key) "replicas"
+  $replicas "gpusPerReplica" $gpusPerReplica "gpus" $gpus "attentionDpRanks" $dpRanks "maxBatchSize" (int $role.maxBatchSize) "slots" $slots
+  "scaledBy" $owner.scaledBy "minReplicas" (int $owner.minReplicas) "maxReplicas" (int $owner.maxReplicas) "adapter" $owner.adapter "fields" $fields) }}
 {{- $totalGpus = add $totalGpus $gpus }}
 {{- end }}
 {{- end }}
@@ -125,7 +129,8 @@ Usage: {{ $plan := include "gpt-oss.computePlan" . | fromYaml }} (templates read
 {{- /* DGD components beyond the frontend and workers (the planner), in neutral form for both writers. */}}
 {{- $extraComponents := list }}
 {{- if and .Values.planner.enabled (ne .Values.runtime "trtllm-serve") }}
-{{- $extraComponents = append $extraComponents (include "gpt-oss.planner.component" (dict "root" . "plan" (dict "roles" $roles "disaggregated" $disaggregated)) | fromYaml) }}
+{{- $extraComponents = append $extraComponents
+  (include "gpt-oss.planner.component" (dict "root" . "plan" (dict "roles" $roles "disaggregated" $disaggregated)) | fromYaml) }}
 {{- end }}
 runtime: {{ .Values.runtime }}
 roles: {{ toYaml $roles | nindent 2 }}
@@ -241,8 +246,12 @@ models it): prefill's for prompts, decode's for tokens. */}}
 {{- $slots := int $plan.decodeSlots }}
 {{- if gt $concurrency $slots }}
 {{- $parts := list }}
-{{- range $plan.roles }}{{ if ne .mode "prefill" }}{{ $parts = append $parts (printf "%s: maxBatchSize %d x %d attention-DP ranks x %d replicas" .valuesKey (int .maxBatchSize) (int .attentionDpRanks) (int .replicas)) }}{{ end }}{{ end }}
-{{- $warnings = append $warnings (printf "benchmark concurrency %d exceeds the %d decode slots (%s): %d requests will queue and inflate TTFT" $concurrency $slots (join "; " $parts) (sub $concurrency $slots)) }}
+{{- range $plan.roles }}{{ if ne .mode "prefill" }}{{ $parts = append $parts
+  (printf "%s: maxBatchSize %d x %d attention-DP ranks x %d replicas" .valuesKey (int .maxBatchSize) (int .attentionDpRanks)
+  (int .replicas)) }}{{ end }}{{ end }}
+{{- $warnings = append $warnings
+  (printf "benchmark concurrency %d exceeds the %d decode slots (%s): %d requests will queue and inflate TTFT" $concurrency $slots (join "; " $parts)
+  (sub $concurrency $slots)) }}
 {{- end }}
 {{- range $plan.roles }}
 {{- if ne .mode "prefill" }}
@@ -254,10 +263,15 @@ models it): prefill's for prompts, decode's for tokens. */}}
 {{- $needGiB := divf (mul $perSequence $concurrency) 1073741824.0 }}
 {{- $gpuGiB := divf (int $gpu.memoryMiB) 1024.0 }}
 {{- $shape := printf "tp%d%s" (int .gpusPerReplica) (ternary "-adp" "" (and $role.attentionDP true)) }}
-{{- $weightsGiB := ternary (get $sizing.weightsGiBPerGpu $shape) (divf $sizing.weightsGiBPerGpu.tp1 (int .gpusPerReplica)) (hasKey $sizing.weightsGiBPerGpu $shape) }}
+{{- $weightsGiB := ternary (get $sizing.weightsGiBPerGpu $shape) (divf $sizing.weightsGiBPerGpu.tp1 (int .gpusPerReplica))
+  (hasKey $sizing.weightsGiBPerGpu $shape) }}
 {{- $freeGiB := mulf (subf (subf $gpuGiB $weightsGiB) $sizing.otherGiBPerGpu) $role.freeGpuMemoryFraction (int .gpus) }}
 {{- if gt $needGiB $freeGiB }}
-{{- $warnings = append $warnings (printf "KV cache too small for the benchmark on %s: %d sequences of %d tokens need %.0f GiB of %s KV cache, but %d %s GPUs keep about %.0f GiB (free_gpu_memory_fraction %v of the memory left after %.1f GiB of weights and %.1f GiB of runtime per GPU); requests will be evicted or queue" .valuesKey $concurrency $tokens $needGiB (ternary "fp8" "bf16" (eq $kvDtype "fp8")) (int .gpus) $.Values.gpu.type $freeGiB $role.freeGpuMemoryFraction $weightsGiB $sizing.otherGiBPerGpu) }}
+{{- $warnings = append $warnings
+  (printf (print "KV cache too small for the benchmark on %s: %d sequences of %d tokens need %.0f GiB of %s KV cache, "
+  "but %d %s GPUs keep about %.0f GiB (free_gpu_memory_fraction %v of the memory left after %.1f GiB of "
+  "weights and %.1f GiB of runtime per GPU); requests will be evicted or queue") .valuesKey $concurrency $tokens $needGiB
+  (ternary "fp8" "bf16" (eq $kvDtype "fp8")) (int .gpus) $.Values.gpu.type $freeGiB $role.freeGpuMemoryFraction $weightsGiB $sizing.otherGiBPerGpu) }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -281,7 +295,12 @@ models it): prefill's for prompts, decode's for tokens. */}}
 {{- /* Read from per-GPU tables, not the rendered engines (tools/plan.py --predict models those): prefill in
 TensorRT-LLM's default 8192-token steps, decode on the tables' reference worker; the README's targets table
 says why their figures differ. */}}
-{{- $warnings = append $warnings (printf "prefill-bound: %d prefill %s about %.1f requests/s of %d tokens (in TensorRT-LLM's default 8192-token steps), but %d users finishing %d tokens at %.1f ms/token (%d sequences per decode GPU) need about %.0f requests/s; expect TTFT to grow while requests queue for prefill (add prefill GPUs or replicas; per-GPU tables of %s; tools/plan.py --predict models the rendered engines)" $prefillGpus (ternary "GPU serves" "GPUs serve" (eq $prefillGpus 1)) $prefillRate $isl $concurrency $osl $itl (int $perGpu) $neededRate $tables.model) }}
+{{- $warnings = append $warnings
+  (printf (print "prefill-bound: %d prefill %s about %.1f requests/s of %d tokens (in TensorRT-LLM's default "
+  "8192-token steps), but %d users finishing %d tokens at %.1f ms/token (%d sequences per decode GPU) "
+  "need about %.0f requests/s; expect TTFT to grow while requests queue for prefill (add prefill GPUs "
+  "or replicas; per-GPU tables of %s; tools/plan.py --predict models the rendered engines)") $prefillGpus
+  (ternary "GPU serves" "GPUs serve" (eq $prefillGpus 1)) $prefillRate $isl $concurrency $osl $itl (int $perGpu) $neededRate $tables.model) }}
 {{- end }}
 {{- $warnings = concat $warnings (include "gpt-oss.autoscalingWarnings" . | fromYamlArray) }}
 {{- toYaml $warnings }}
@@ -302,7 +321,8 @@ preStopSeconds: {{ int $g.preStopSeconds }}
 maxRequestSeconds: {{ int $g.maxRequestSeconds }}
 exitSeconds: {{ $exitSeconds }}
 terminationGracePeriodSeconds: {{ add (int $g.preStopSeconds) (int $g.maxRequestSeconds) $exitSeconds }}
-formula: {{ printf "%d = preStopSeconds %d + maxRequestSeconds %d + exitSeconds %d" (add (int $g.preStopSeconds) (int $g.maxRequestSeconds) $exitSeconds) (int $g.preStopSeconds) (int $g.maxRequestSeconds) $exitSeconds | quote }}
+formula: {{ printf "%d = preStopSeconds %d + maxRequestSeconds %d + exitSeconds %d"
+  (add (int $g.preStopSeconds) (int $g.maxRequestSeconds) $exitSeconds) (int $g.preStopSeconds) (int $g.maxRequestSeconds) $exitSeconds | quote }}
 {{- end }}
 
 {{/*
@@ -328,7 +348,9 @@ readinessProbe:
     command:
       - /bin/sh
       - -c
-      - {{ printf "test ! -e %s && exec python3 -c 'import json, urllib.request as u; models = json.load(u.build_opener(u.ProxyHandler({})).open(\"http://127.0.0.1:%d/v1/models\", timeout=2))[\"data\"]; raise SystemExit(\"%s\" not in [m[\"id\"] for m in models])'" $marker (int .port) .model | quote }}
+      - {{ printf (print "test ! -e %s && exec python3 -c 'import json, urllib.request as u; models = "
+        "json.load(u.build_opener(u.ProxyHandler({})).open(\"http://127.0.0.1:%d/v1/models\", "
+        "timeout=2))[\"data\"]; raise SystemExit(\"%s\" not in [m[\"id\"] for m in models])'") $marker (int .port) .model | quote }}
   periodSeconds: 2
   timeoutSeconds: 3
   failureThreshold: 2

@@ -46,7 +46,8 @@ Usage: {{ $owners := include "gpt-oss.replicaOwners" . | fromYaml }}
 {{- $role := ternary $.Values.frontend (get $.Values.workers $row.key) (eq $row.key "frontend") }}
 {{- $a := $role.autoscaling }}
 {{- $replicas := int $role.replicas }}
-{{- $entry := dict "scaledBy" "" "minReplicas" $replicas "maxReplicas" $replicas "replicas" $replicas "adapter" (include "gpt-oss.adapterName" (dict "root" $ "component" $row.component)) "fields" dict }}
+{{- $entry := dict "scaledBy" "" "minReplicas" $replicas "maxReplicas" $replicas "replicas" $replicas "adapter"
+  (include "gpt-oss.adapterName" (dict "root" $ "component" $row.component)) "fields" dict }}
 {{- if $a.enabled }}
 {{- $_ := set $entry "scaledBy" $a.scaler }}
 {{- $_ = set $entry "minReplicas" (int $a.minReplicas) }}
@@ -100,11 +101,17 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- $rows := list }}
 {{- if eq .Values.runtime "trtllm-serve" }}
 {{- $server := index $plan.roles 0 }}
-{{- $rows = list (dict "key" "server" "valuesKey" "trtllmServe" "name" (include "gpt-oss.trtllmServe.name" .) "autoscaling" .Values.trtllmServe.autoscaling "gpusPerReplica" (int $server.gpusPerReplica) "target" (dict "apiVersion" "apps/v1" "kind" "Deployment" "name" (include "gpt-oss.trtllmServe.name" .))) }}
+{{- $rows = list (dict "key" "server" "valuesKey" "trtllmServe" "name" (include "gpt-oss.trtllmServe.name" .) "autoscaling"
+  .Values.trtllmServe.autoscaling "gpusPerReplica" (int $server.gpusPerReplica) "target"
+  (dict "apiVersion" "apps/v1" "kind" "Deployment" "name" (include "gpt-oss.trtllmServe.name" .))) }}
 {{- else }}
-{{- $rows = list (dict "key" "frontend" "valuesKey" "frontend" "name" (printf "%s-frontend" $fullname) "autoscaling" .Values.frontend.autoscaling "gpusPerReplica" 0 "defaultThreshold" (int $plan.benchmark.concurrency) "target" (dict "apiVersion" "nvidia.com/v1alpha1" "kind" "DynamoGraphDeploymentScalingAdapter" "name" $plan.frontend.adapter)) }}
+{{- $rows = list (dict "key" "frontend" "valuesKey" "frontend" "name" (printf "%s-frontend" $fullname) "autoscaling" .Values.frontend.autoscaling
+  "gpusPerReplica" 0 "defaultThreshold" (int $plan.benchmark.concurrency) "target"
+  (dict "apiVersion" "nvidia.com/v1alpha1" "kind" "DynamoGraphDeploymentScalingAdapter" "name" $plan.frontend.adapter)) }}
 {{- range $plan.roles }}
-{{- $rows = append $rows (dict "key" .key "mode" .mode "valuesKey" .valuesKey "name" (printf "%s-%s" $fullname .key) "autoscaling" (get $.Values.workers .key).autoscaling "gpusPerReplica" (int .gpusPerReplica) "defaultThreshold" (mul (int .maxBatchSize) (int .attentionDpRanks)) "target" (dict "apiVersion" "nvidia.com/v1alpha1" "kind" "DynamoGraphDeploymentScalingAdapter" "name" .adapter)) }}
+{{- $rows = append $rows (dict "key" .key "mode" .mode "valuesKey" .valuesKey "name" (printf "%s-%s" $fullname .key) "autoscaling"
+  (get $.Values.workers .key).autoscaling "gpusPerReplica" (int .gpusPerReplica) "defaultThreshold" (mul (int .maxBatchSize) (int .attentionDpRanks))
+  "target" (dict "apiVersion" "nvidia.com/v1alpha1" "kind" "DynamoGraphDeploymentScalingAdapter" "name" .adapter)) }}
 {{- end }}
 {{- end }}
 {{- range $row := $rows }}
@@ -140,7 +147,9 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- $adapterQuery = printf "sum(%s (%s{%s}))" $dedup $metric (join "," $matchers) }}
 {{- end }}
 {{- $threshold := toString (ternary $row.defaultThreshold $a.threshold (kindIs "invalid" $a.threshold)) }}
-{{- $scaler := dict "name" $row.name "key" $row.key "valuesKey" $row.valuesKey "scaler" $a.scaler "target" $row.target "minReplicas" (int $a.minReplicas) "maxReplicas" (int $a.maxReplicas) "gpusAtMin" (mul $row.gpusPerReplica (int $a.minReplicas)) "gpusAtMax" (mul $row.gpusPerReplica (int $a.maxReplicas)) "threshold" $threshold "scrape" $scrape }}
+{{- $scaler := dict "name" $row.name "key" $row.key "valuesKey" $row.valuesKey "scaler" $a.scaler "target" $row.target "minReplicas"
+  (int $a.minReplicas) "maxReplicas" (int $a.maxReplicas) "gpusAtMin" (mul $row.gpusPerReplica (int $a.minReplicas)) "gpusAtMax"
+  (mul $row.gpusPerReplica (int $a.maxReplicas)) "threshold" $threshold "scrape" $scrape }}
 {{- if eq $a.scaler "keda" }}
 {{- $trigger := $a.trigger }}
 {{- if not $trigger }}
@@ -148,7 +157,8 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- end }}
 {{- $_ := set $scaler "kind" "ScaledObject" }}
 {{- $_ = set $scaler "query" (ternary $query "" (not $a.trigger)) }}
-{{- $_ = set $scaler "metric" (ternary (printf "%s, %s per replica" $query $threshold) (printf "custom %s trigger" ($trigger.type | default "?")) (not $a.trigger)) }}
+{{- $_ = set $scaler "metric" (ternary (printf "%s, %s per replica" $query $threshold) (printf "custom %s trigger" ($trigger.type | default "?"))
+  (not $a.trigger)) }}
 {{- $_ = set $scaler "pollingInterval" (int $a.pollingInterval) }}
 {{- $_ = set $scaler "cooldownPeriod" (int $a.cooldownPeriod) }}
 {{- $_ = set $scaler "trigger" $trigger }}
@@ -168,7 +178,8 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- end }}
 {{- $_ := set $scaler "kind" "HorizontalPodAutoscaler" }}
 {{- $_ = set $scaler "query" (ternary $adapterQuery "" (not $a.metric)) }}
-{{- $_ = set $scaler "metric" (ternary (printf "External %s%s, %s per replica" $metric (toJson $selector) $threshold) (printf "custom %s metric" ($hpaMetric.type | default "?")) (not $a.metric)) }}
+{{- $_ = set $scaler "metric" (ternary (printf "External %s%s, %s per replica" $metric (toJson $selector) $threshold)
+  (printf "custom %s metric" ($hpaMetric.type | default "?")) (not $a.metric)) }}
 {{- $_ = set $scaler "hpaMetric" $hpaMetric }}
 {{- end }}
 {{- $_ := set $scaler "behavior" $a.behavior }}
@@ -192,7 +203,10 @@ Usage: {{ range include "gpt-oss.autoscalingWarnings" . | fromYamlArray }}
 {{- end }}
 {{- $warnings := list }}
 {{- if and $byScaler.keda $byScaler.hpa }}
-{{- $warnings = append $warnings (printf "mixed autoscalers: KEDA for %s, an HPA for %s; KEDA's metrics server and prometheus-adapter both serve the external metrics API, and a cluster has one (v1beta1.external.metrics.k8s.io), so one kind will read no metric: set every autoscaling.scaler to keda, or every one to hpa" (join ", " $byScaler.keda) (join ", " $byScaler.hpa)) }}
+{{- $warnings = append $warnings
+  (printf (print "mixed autoscalers: KEDA for %s, an HPA for %s; KEDA's metrics server and prometheus-adapter both "
+  "serve the external metrics API, and a cluster has one (v1beta1.external.metrics.k8s.io), so one kind "
+  "will read no metric: set every autoscaling.scaler to keda, or every one to hpa") (join ", " $byScaler.keda) (join ", " $byScaler.hpa)) }}
 {{- end }}
 {{- toYaml $warnings }}
 {{- end }}

@@ -13,12 +13,15 @@ Usage: {{ range include "gpt-oss.disruptionBudgets" . | fromYamlArray }}
 {{- $fullname := include "gpt-oss.fullname" . }}
 {{- $budgets := list }}
 {{- if eq .Values.runtime "trtllm-serve" }}
-{{- $budgets = append $budgets (dict "name" (include "gpt-oss.trtllmServe.name" .) "role" "trtllm-serve" "replicas" (int .Values.trtllmServe.replicas) "selector" (include "gpt-oss.trtllmServe.selectorLabels" . | fromYaml)) }}
+{{- $budgets = append $budgets (dict "name" (include "gpt-oss.trtllmServe.name" .) "role" "trtllm-serve" "replicas" (int .Values.trtllmServe.replicas)
+  "selector" (include "gpt-oss.trtllmServe.selectorLabels" . | fromYaml)) }}
 {{- else }}
 {{- $operatorLabels := dict "nvidia.com/dynamo-graph-deployment-name" $fullname }}
-{{- $budgets = append $budgets (dict "name" (printf "%s-frontend" $fullname) "role" "frontend" "replicas" (int .Values.frontend.replicas) "selector" (merge (dict "nvidia.com/dynamo-component" "Frontend") $operatorLabels)) }}
+{{- $budgets = append $budgets (dict "name" (printf "%s-frontend" $fullname) "role" "frontend" "replicas" (int .Values.frontend.replicas) "selector"
+  (merge (dict "nvidia.com/dynamo-component" "Frontend") $operatorLabels)) }}
 {{- range $plan.roles }}
-{{- $budgets = append $budgets (dict "name" (printf "%s-%s" $fullname .key) "role" .key "replicas" (int .replicas) "selector" (merge (dict "nvidia.com/dynamo-component" .component) $operatorLabels)) }}
+{{- $budgets = append $budgets (dict "name" (printf "%s-%s" $fullname .key) "role" .key "replicas" (int .replicas) "selector"
+  (merge (dict "nvidia.com/dynamo-component" .component) $operatorLabels)) }}
 {{- end }}
 {{- end }}
 {{- toYaml $budgets }}

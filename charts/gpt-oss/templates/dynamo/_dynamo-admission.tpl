@@ -14,7 +14,9 @@ Usage: {{ $runtime := include "gpt-oss.dynamoRuntimeVersion" . | fromYaml }}
 {{- $tag = regexFind "[^:]*$" $ref | trim }}
 {{- end }}
 {{- $imageVersion := "" }}
-{{- if regexMatch `^[vV]?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-((?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$` $tag }}
+{{- if regexMatch (print `^[vV]?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)`
+  `(?:-((?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*))?`
+  `(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$`) $tag }}
 {{- $imageVersion = regexFind `^[vV]?[0-9]+\.[0-9]+\.[0-9]+` $tag | trimPrefix "v" | trimPrefix "V" }}
 {{- end }}
 {{- $override := toString .Values.dynamo.runtimeVersionOverride }}

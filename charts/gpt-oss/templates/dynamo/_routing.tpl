@@ -30,7 +30,8 @@ kvEvents: {{ and $enabled (not $disaggregated) }}
 {{- if $enabled }}
 {{- $version := (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version }}
 publishFlag: {{ ternary "--publish-kv-events" "--publish-events-and-metrics" (semverCompare ">=1.3.0-0" $version) }}
-queueThreshold: {{ ternary (include "gpt-oss.dynamoRelease" . | fromYaml).frontend.routerQueueThreshold "" (semverCompare ">=1.4.0-0" $version) | quote }}
+{{- $threshold := (include "gpt-oss.dynamoRelease" . | fromYaml).frontend.routerQueueThreshold }}
+queueThreshold: {{ ternary $threshold "" (semverCompare ">=1.4.0-0" $version) | quote }}
 {{- end }}
 {{- end }}
 

@@ -13,7 +13,8 @@ Usage: {{ $quant := include "gpt-oss.quantization" . | fromYaml }}
 {{- $family := ternary "Blackwell" "Hopper" (and $gpu.blackwell true) }}
 {{- $roles := dict }}
 {{- if eq .Values.runtime "trtllm-serve" }}
-{{- $_ := set $roles "server" (dict "override" .Values.trtllmServe.overrideQuantAlgo "overrideKey" "trtllmServe.overrideQuantAlgo" "backend" (include "gpt-oss.trtllmServe.moeBackend" .)) }}
+{{- $_ := set $roles "server" (dict "override" .Values.trtllmServe.overrideQuantAlgo "overrideKey" "trtllmServe.overrideQuantAlgo" "backend"
+  (include "gpt-oss.trtllmServe.moeBackend" .)) }}
 {{- else }}
 {{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
 {{- $role := get $.Values.workers $row.key }}

@@ -21,7 +21,8 @@ Usage: {{ $fields := include "gpt-oss.trtllmFieldsOf" "1.3.0rc29" | fromYaml }}
 */}}
 {{- define "gpt-oss.trtllmFieldsOf" -}}
 {{- $lists := include "gpt-oss.trtllmFieldLists" . | fromYaml }}
-{{- $entry := get $lists.releases . | default (dict "list" "shared" "source" (printf "no list for TensorRT-LLM %s: the shared trtllm/llmargs-fields.json" (. | default "of an unversioned image"))) }}
+{{- $entry := get $lists.releases . | default (dict "list" "shared" "source" (printf
+  "no list for TensorRT-LLM %s: the shared trtllm/llmargs-fields.json" (. | default "of an unversioned image"))) }}
 {{- $list := get $lists.lists $entry.list }}
 release: {{ . | default "unknown" | quote }}
 source: {{ $entry.source | quote }}

@@ -43,7 +43,8 @@ Usage: {{ include "gpt-oss.reachLines" . | nindent 3 }}
 {{- end }}
 {{- if not $lines }}
 {{- /* Step 2 of NOTES already prints the port-forward command. */}}
-{{- $lines = append $lines (printf "No Ingress or HTTPRoute (ingress.enabled, httpRoute.enabled): reach svc/%s with the port-forward of step 2" $service.name) }}
+{{- $lines = append $lines (printf "No Ingress or HTTPRoute (ingress.enabled, httpRoute.enabled): reach svc/%s with the port-forward of step 2"
+  $service.name) }}
 {{- end }}
 {{- toYaml $lines }}
 {{- end }}

@@ -16,14 +16,19 @@ Usage: {{ $source := include "gpt-oss.modelSource" . | fromYaml }}
 {{- $check := "" }}
 {{- if eq $mc.source "huggingface" }}
 {{- $from = printf "the Hugging Face Hub at %s, %s@%s" (default "https://huggingface.co" $mc.huggingface.endpoint) .Values.model.id .Values.model.revision }}
-{{- $check = printf "the download Job checks every file against the Hub's sizes and hashes (sha256, git blob sha1)%s, writes model-manifest.json, then the ready marker" (ternary (printf ", refuses a manifest other than sha256 %s (modelCache.manifestSha256)" $mc.manifestSha256) "" (ne $mc.manifestSha256 "")) }}
+{{- $check = printf (print "the download Job checks every file against the Hub's sizes and hashes (sha256, git blob sha1)%s, "
+  "writes model-manifest.json, then the ready marker")
+  (ternary (printf ", refuses a manifest other than sha256 %s (modelCache.manifestSha256)" $mc.manifestSha256) "" (ne $mc.manifestSha256 "")) }}
 {{- else if eq $mc.source "s3" }}
-{{- $from = printf "s3://%s/%s at %s (a copy made by tools/mirror-model.py)" $mc.s3.bucket (trimAll "/" $mc.s3.prefix) (default (printf "AWS %s" $mc.s3.region) $mc.s3.endpoint) }}
+{{- $from = printf "s3://%s/%s at %s (a copy made by tools/mirror-model.py)" $mc.s3.bucket (trimAll "/" $mc.s3.prefix)
+  (default (printf "AWS %s" $mc.s3.region) $mc.s3.endpoint) }}
 {{- $check = printf "the download Job refuses %s, checks every file's size and sha256 as it arrives, then writes the ready marker" $pin }}
 {{- else if eq $mc.source "oci" }}
-{{- $from = printf "the OCI image %s@%s (a copy made by tools/mirror-model.py)%s" $mc.oci.repository $mc.oci.digest (ternary ", mounted read-only in every pod (image volume, no PVC)" ", pulled by digest into the cache by the download Job" $imageVolume) }}
+{{- $from = printf "the OCI image %s@%s (a copy made by tools/mirror-model.py)%s" $mc.oci.repository $mc.oci.digest
+  (ternary ", mounted read-only in every pod (image volume, no PVC)" ", pulled by digest into the cache by the download Job" $imageVolume) }}
 {{- if $imageVolume }}
-{{- $check = printf "the verify-model init container of every worker refuses %s, and checks every file's sha256 before the containers start (the frontend's checks the vocabulary)" $pin }}
+{{- $check = printf (print "the verify-model init container of every worker refuses %s, and checks every file's sha256 before "
+  "the containers start (the frontend's checks the vocabulary)") $pin }}
 {{- else }}
 {{- $check = printf "the download Job checks every layer's digest, refuses %s, checks every file's sha256, then writes the ready marker" $pin }}
 {{- end }}
@@ -123,7 +128,8 @@ Usage: {{ include "gpt-oss.downloadJobName" . }}
 */}}
 {{- define "gpt-oss.downloadJobName" -}}
 {{- $source := pick .Values.modelCache "source" "manifestSha256" "huggingface" "s3" "oci" "proxy" "caBundle" }}
-{{- $inputs := dict "model" .Values.model "download" .Values.modelCache.download "source" $source "mountPath" .Values.modelCache.mountPath "claim" (include "gpt-oss.modelCache.claimName" .) "labels" (include "gpt-oss.labels" (dict "root" . "component" "model-download")) }}
+{{- $inputs := dict "model" .Values.model "download" .Values.modelCache.download "source" $source "mountPath" .Values.modelCache.mountPath "claim"
+  (include "gpt-oss.modelCache.claimName" .) "labels" (include "gpt-oss.labels" (dict "root" . "component" "model-download")) }}
 {{- printf "%s-model-download-%s" (include "gpt-oss.fullname" . | trunc 40 | trimSuffix "-") (toJson $inputs | sha256sum | trunc 8) }}
 {{- end }}
 
@@ -232,14 +238,16 @@ Usage: {{ include "gpt-oss.modelReadyContainer" (dict "root" . "paths" (list)) |
         [ -f "$MARKER" ] && [ ! -L "$MARKER" ] || return 1
         grep -qF "\"revision\": \"$EXPECTED_REVISION\"" "$MARKER" || { echo "$MARKER names another revision than $EXPECTED_REVISION"; return 1; }
         if [ -n "${EXPECTED_MANIFEST_SHA256:-}" ]; then
-          grep -qF "\"manifestSha256\": \"$EXPECTED_MANIFEST_SHA256\"" "$MARKER" || { echo "$MARKER names another manifest than $EXPECTED_MANIFEST_SHA256"; return 1; }
+          grep -qF "\"manifestSha256\": \"$EXPECTED_MANIFEST_SHA256\"" "$MARKER" ||{{/*
+          */}} { echo "$MARKER names another manifest than $EXPECTED_MANIFEST_SHA256"; return 1; }
         fi
         if [ -n "${VOCABULARY:-}" ]; then
           [ -f "$VOCABULARY" ] && [ ! -L "$VOCABULARY" ] || return 1
         fi
       }
       until ready; do
-        echo "waiting for $MARKER: the model-cache download Job ({{ include "gpt-oss.downloadJobName" $root }}) writes it when {{ $root.Values.model.id }}@{{ $root.Values.model.revision }} is complete and checked"
+        echo "waiting for $MARKER: the model-cache download Job ({{ include "gpt-oss.downloadJobName"
+          $root }}) writes it when {{ $root.Values.model.id }}@{{ $root.Values.model.revision }} is complete and checked"
         sleep "${POLL_SECONDS:-30}"
       done
       echo "model cache ready: $MARKER"
@@ -300,7 +308,8 @@ Usage: {{ include "gpt-oss.modelFetchPorts" . | fromYamlArray }}
 {{- $urls := list }}
 {{- if eq $mc.source "huggingface" }}{{ $urls = append $urls (default "https://huggingface.co" $mc.huggingface.endpoint) }}{{ end }}
 {{- if eq $mc.source "s3" }}{{ $urls = append $urls (default "https://s3.amazonaws.com" $mc.s3.endpoint) }}{{ end }}
-{{- if eq $mc.source "oci" }}{{ $urls = append $urls (printf "%s://%s" (ternary "http" "https" $mc.oci.plainHttp) (first (splitList "/" $mc.oci.repository))) }}{{ end }}
+{{- if eq $mc.source "oci" }}{{ $urls = append $urls
+  (printf "%s://%s" (ternary "http" "https" $mc.oci.plainHttp) (first (splitList "/" $mc.oci.repository))) }}{{ end }}
 {{- if .Values.model.tiktoken.stage }}{{ $urls = append $urls .Values.model.tiktoken.url }}{{ end }}
 {{- with $mc.proxy.httpsProxy }}{{ $urls = append $urls . }}{{ end }}
 {{- with $mc.proxy.httpProxy }}{{ $urls = append $urls . }}{{ end }}

@@ -27,9 +27,11 @@ Usage: {{ $series := include "gpt-oss.seriesSelectors" . | fromYaml }}
 {{- define "gpt-oss.seriesSelectors" -}}
 {{- $dynamoNamespace := include "gpt-oss.dynamoNamespace" . }}
 frontend: {{ printf "dynamo_namespace=%q" $dynamoNamespace | quote }}
-frontendScrape: the Dynamo platform's dynamo-frontend PodMonitor or monitoring.podMonitor (both add dynamo_namespace from the pod label nvidia.com/dynamo-namespace)
+frontendScrape: the Dynamo platform's dynamo-frontend PodMonitor or monitoring.podMonitor (both add dynamo_namespace from the pod{{/*
+  */}} label nvidia.com/dynamo-namespace)
 workers: {{ printf "dynamo_namespace=~%q" (printf "%s(_[a-z0-9]+)?" ($dynamoNamespace | replace "-" "_")) | quote }}
-workersScrape: any scrape of the workers' system port, e.g. the Dynamo platform's dynamo-worker PodMonitor or monitoring.podMonitor (the series carry dynamo_namespace and dynamo_component themselves)
+workersScrape: any scrape of the workers' system port, e.g. the Dynamo platform's dynamo-worker PodMonitor or monitoring.podMonitor{{/*
+  */}} (the series carry dynamo_namespace and dynamo_component themselves)
 workerPods: {{ printf "namespace=%q,pod=~%q" .Release.Namespace (printf "%s-.+" (include "gpt-oss.fullname" .)) | quote }}
 trtllmServe: {{ printf "namespace=%q,pod=~%q" .Release.Namespace (printf "%s-.+" (include "gpt-oss.trtllmServe.name" .)) | quote }}
 trtllmServeScrape: monitoring.podMonitor (trtllm-serve's /prometheus/metrics with namespace and pod labels)
@@ -84,7 +86,8 @@ Usage: {{ $release := include "gpt-oss.trtllmServe.release" . | fromYaml }}
 {{- if $version }}
 {{- if semverCompare "<1.3.0" $version }}
 {{- $serves = "no" }}
-{{- else if or (not $prerelease) (semverCompare ">1.3.0" $version) (has (printf "%s%s" $version $prerelease) (include "gpt-oss.trtllmGaugeCandidates" . | fromYamlArray)) }}
+{{- else if or (not $prerelease) (semverCompare ">1.3.0" $version) (has (printf "%s%s" $version $prerelease) (include "gpt-oss.trtllmGaugeCandidates"
+  . | fromYamlArray)) }}
 {{- $serves = "yes" }}
 {{- end }}
 {{- end }}
@@ -115,13 +118,18 @@ Usage: {{ $rules := include "gpt-oss.alertRules" . | fromYamlArray }}
 {{- if $dynamo }}
 {{- $p95 = printf "histogram_quantile(0.95, sum by (le) (max by (namespace, pod, model, le) (rate(%%s_bucket{%s}[5m]))))" $series.frontend }}
 {{- else }}
-{{- $p95 = printf "histogram_quantile(0.95, sum by (le) (max by (namespace, pod, le) (rate({__name__=~\"(trtllm_)?%%s_bucket\",%s}[5m]))))" $series.trtllmServe }}
+{{- $p95 = printf "histogram_quantile(0.95, sum by (le) (max by (namespace, pod, le) (rate({__name__=~\"(trtllm_)?%%s_bucket\",%s}[5m]))))"
+  $series.trtllmServe }}
 {{- end }}
 {{- $latency := list
-  (dict "alert" "GptOssTTFTHigh" "metric" (ternary "dynamo_frontend_time_to_first_token_seconds" "time_to_first_token_seconds" $dynamo) "target" $ttft "what" "time to first token")
-  (dict "alert" "GptOssITLHigh" "metric" (ternary "dynamo_frontend_inter_token_latency_seconds" "time_per_output_token_seconds" $dynamo) "target" $itl "what" (ternary "inter-token latency" "time per output token" $dynamo)) }}
+  (dict "alert" "GptOssTTFTHigh" "metric" (ternary "dynamo_frontend_time_to_first_token_seconds" "time_to_first_token_seconds" $dynamo)
+    "target" $ttft "what" "time to first token")
+  (dict "alert" "GptOssITLHigh" "metric" (ternary "dynamo_frontend_inter_token_latency_seconds" "time_per_output_token_seconds" $dynamo)
+    "target" $itl "what" (ternary "inter-token latency" "time per output token" $dynamo)) }}
 {{- range $latency }}
-{{- $rules = append $rules (dict "alert" .alert "expr" (printf "%s > %s" (printf $p95 .metric) (toString .target)) "summary" (printf "%s: p95 %s above %s s for {{ $for }}" $name .what (toString .target)) "description" (printf "p95 %s over 5 minutes is {{ $value | humanizeDuration }}, above the target of %s s." .what (toString .target))) }}
+{{- $rules = append $rules (dict "alert" .alert "expr" (printf "%s > %s" (printf $p95 .metric) (toString .target)) "summary"
+  (printf "%s: p95 %s above %s s for {{ $for }}" $name .what (toString .target)) "description"
+  (printf "p95 %s over 5 minutes is {{ $value | humanizeDuration }}, above the target of %s s." .what (toString .target))) }}
 {{- end }}
 {{- $queued := "" }}
 {{- if $dynamo }}
@@ -129,24 +137,40 @@ Usage: {{ $rules := include "gpt-oss.alertRules" . | fromYamlArray }}
 {{- else }}
 {{- $queued = printf "sum(max by (namespace, pod) (rate({__name__=~\"(trtllm_)?request_queue_time_seconds_sum\",%s}[1m])))" $series.trtllmServe }}
 {{- end }}
-{{- $rules = append $rules (dict "alert" "GptOssRequestsQueuing" "expr" (printf "%s > %d" $queued (int $pr.queuedRequests)) "summary" (printf "%s: more than %d requests waiting" $name (int $pr.queuedRequests)) "description" (printf "{{ $value }} requests are waiting %s, more than %d, for {{ $for }}: the workers are saturated." (ternary "for their first token" "in trtllm-serve's queue" $dynamo) (int $pr.queuedRequests))) }}
+{{- $rules = append $rules (dict "alert" "GptOssRequestsQueuing" "expr" (printf "%s > %d" $queued (int $pr.queuedRequests)) "summary"
+  (printf "%s: more than %d requests waiting" $name (int $pr.queuedRequests)) "description"
+  (printf "{{ $value }} requests are waiting %s, more than %d, for {{ $for }}: the workers are saturated."
+  (ternary "for their first token" "in trtllm-serve's queue" $dynamo) (int $pr.queuedRequests))) }}
 {{- if $dynamo }}
 {{- $workers := printf "dynamo_component_inflight_requests{%s,dynamo_component=\"tensorrt_llm\",dynamo_endpoint=\"generate\"}" $series.workers }}
-{{- $rules = append $rules (dict "alert" "GptOssNoModelServed" "expr" (printf "count(max by (namespace, pod) (up{%s}) == 1) > 0 unless on () count(max by (namespace, pod) (%s)) > 0" $series.frontend $workers) "summary" (printf "%s: the frontend is up but serves no model" $name) "description" (printf "A frontend of %s answers, but no worker that serves %s (Dynamo component tensorrt_llm) reports in: /v1/models is empty and every request fails." $name .Values.model.id)) }}
+{{- $rules = append $rules (dict "alert" "GptOssNoModelServed" "expr"
+  (printf "count(max by (namespace, pod) (up{%s}) == 1) > 0 unless on () count(max by (namespace, pod) (%s)) > 0" $series.frontend $workers) "summary"
+  (printf "%s: the frontend is up but serves no model" $name) "description"
+  (printf (print "A frontend of %s answers, but no worker that serves %s (Dynamo component tensorrt_llm) reports in: "
+  "/v1/models is empty and every request fails.") $name .Values.model.id)) }}
 {{- end }}
 {{- if .Values.modelCache.download.enabled }}
 {{- $job := include "gpt-oss.downloadJobName" . }}
-{{- $rules = append $rules (dict "alert" "GptOssModelDownloadFailed" "expr" (printf "max(kube_job_status_failed{namespace=%q,job_name=%q}) > 0" .Release.Namespace $job) "summary" (printf "%s: the model download Job %s failed" $name $job) "description" (printf "Job %s/%s has a failed pod; the workers wait for the model until it succeeds (kubectl logs -n %s job/%s)." .Release.Namespace $job .Release.Namespace $job)) }}
+{{- $rules = append $rules (dict "alert" "GptOssModelDownloadFailed" "expr"
+  (printf "max(kube_job_status_failed{namespace=%q,job_name=%q}) > 0" .Release.Namespace $job) "summary"
+  (printf "%s: the model download Job %s failed" $name $job) "description"
+  (printf "Job %s/%s has a failed pod; the workers wait for the model until it succeeds (kubectl logs -n %s job/%s)." .Release.Namespace $job
+  .Release.Namespace $job)) }}
 {{- end }}
 {{- $publishing := include "gpt-oss.workerPublishing" . | fromYaml }}
 {{- if and $dynamo $publishing.publishes }}
-{{- $rules = append $rules (dict "alert" "GptOssKVCacheNearFull" "expr" (printf "max by (namespace, pod, dp_rank) (dynamo_component_gpu_cache_usage_percent{%s}) > %s" $series.workerPods (toString $pr.kvCacheUsage)) "summary" (printf "%s: a worker's KV cache is more than %s full" $name (toString $pr.kvCacheUsage)) "description" "Worker {{ $labels.pod }} (rank {{ $labels.dp_rank }}) uses {{ $value | humanizePercentage }} of its KV cache: new requests queue or are evicted.") }}
+{{- $rules = append $rules (dict "alert" "GptOssKVCacheNearFull" "expr"
+  (printf "max by (namespace, pod, dp_rank) (dynamo_component_gpu_cache_usage_percent{%s}) > %s" $series.workerPods (toString $pr.kvCacheUsage))
+  "summary" (printf "%s: a worker's KV cache is more than %s full" $name (toString $pr.kvCacheUsage)) "description"
+  "Worker {{ $labels.pod }} (rank {{ $labels.dp_rank }}) uses {{ $value | humanizePercentage }} of its KV cache: new requests queue or are evicted.") }}
 {{- end }}
 {{- $out := list }}
 {{- range $rule := $rules }}
 {{- $settings := get $pr.alerts $rule.alert }}
 {{- if $settings.enabled }}
-{{- $out = append $out (dict "alert" $rule.alert "expr" $rule.expr "for" $settings.for "labels" (dict "severity" $settings.severity) "annotations" (dict "summary" (replace "{{ $for }}" $settings.for $rule.summary) "description" (replace "{{ $for }}" $settings.for $rule.description) "runbook" (printf "docs/monitoring.md#%s" (lower $rule.alert)))) }}
+{{- $out = append $out (dict "alert" $rule.alert "expr" $rule.expr "for" $settings.for "labels" (dict "severity" $settings.severity) "annotations"
+  (dict "summary" (replace "{{ $for }}" $settings.for $rule.summary) "description" (replace "{{ $for }}" $settings.for $rule.description) "runbook"
+  (printf "docs/monitoring.md#%s" (lower $rule.alert)))) }}
 {{- end }}
 {{- end }}
 {{- toYaml $out }}
@@ -174,12 +198,16 @@ Usage: {{ $rules := include "gpt-oss.costRules" . | fromYamlArray }}
 {{- $unit := regexFind "[smh]$" $cost.window }}
 {{- $seconds := mul $amount (get (dict "s" 1 "m" 60 "h" 3600) $unit) }}
 {{- $labels := dict "namespace" .Release.Namespace "deployment" (include "gpt-oss.fullname" .) "window" $cost.window }}
-{{- $tokens := printf "sum(max by (namespace, pod, model) (max_over_time(dynamo_frontend_output_tokens_total{%s}[%s]) - min_over_time(dynamo_frontend_output_tokens_total{%s}[%s])))" $series.frontend $cost.window $series.frontend $cost.window }}
-{{- $requests := printf "sum(max by (namespace, pod, model, endpoint, request_type) (max_over_time(dynamo_frontend_requests_total{%s,status=\"success\"}[%s]) - min_over_time(dynamo_frontend_requests_total{%s,status=\"success\"}[%s])))" $series.frontend $cost.window $series.frontend $cost.window }}
+{{- $tokens := printf (print "sum(max by (namespace, pod, model) (max_over_time(dynamo_frontend_output_tokens_total{%s}[%s]) - "
+  "min_over_time(dynamo_frontend_output_tokens_total{%s}[%s])))") $series.frontend $cost.window $series.frontend $cost.window }}
+{{- $requests := printf (print "sum(max by (namespace, pod, model, endpoint, request_type) "
+  "(max_over_time(dynamo_frontend_requests_total{%s,status=\"success\"}[%s]) - "
+  "min_over_time(dynamo_frontend_requests_total{%s,status=\"success\"}[%s])))") $series.frontend $cost.window $series.frontend $cost.window }}
 {{- $rules := list }}
 {{- $all := list }}
 {{- range $plan.roles }}
-{{- $pods := printf "count(max by (namespace, pod) (dynamo_component_inflight_requests{%s,dynamo_component=\"%s\",dynamo_endpoint=\"generate\"}))" $series.workers (include "gpt-oss.workerComponentName" .mode) }}
+{{- $pods := printf "count(max by (namespace, pod) (dynamo_component_inflight_requests{%s,dynamo_component=\"%s\",dynamo_endpoint=\"generate\"}))"
+  $series.workers (include "gpt-oss.workerComponentName" .mode) }}
 {{- $gpus := printf "(%s or vector(0)) * %d" $pods (int .gpusPerReplica) }}
 {{- $all = append $all $gpus }}
 {{- $rules = append $rules (dict "key" .key "gpus" $gpus) }}
@@ -197,7 +225,13 @@ Usage: {{ $rules := include "gpt-oss.costRules" . | fromYamlArray }}
 {{- if and $alert.enabled (not (kindIs "invalid" $cost.maxCostPerMillionTokens)) }}
 {{- $bound := $cost.maxCostPerMillionTokens }}
 {{- $name := include "gpt-oss.fullname" . }}
-{{- $out = append $out (dict "alert" "GptOssTokenCostHigh" "expr" (printf "gpt_oss:cost_per_million_output_tokens{namespace=%q,deployment=%q,role=\"all\"} > %v" .Release.Namespace $name $bound) "for" $alert.for "labels" (dict "severity" $alert.severity) "annotations" (dict "summary" (printf "%s: output tokens cost more than %v per million" $name $bound) "description" (printf "Over the last %s the GPUs of %s cost {{ $value | printf \"%%.2f\" }} per million output tokens, above monitoring.cost.maxCostPerMillionTokens=%v, for %s: the GPUs are underused (look at the throughput panels) or the price changed." $cost.window $name $bound $alert.for) "runbook" "docs/monitoring.md#gptosstokencosthigh")) }}
+{{- $out = append $out (dict "alert" "GptOssTokenCostHigh" "expr"
+  (printf "gpt_oss:cost_per_million_output_tokens{namespace=%q,deployment=%q,role=\"all\"} > %v" .Release.Namespace $name $bound) "for" $alert.for
+  "labels" (dict "severity" $alert.severity) "annotations"
+  (dict "summary" (printf "%s: output tokens cost more than %v per million" $name $bound) "description"
+  (printf (print "Over the last %s the GPUs of %s cost {{ $value | printf \"%%.2f\" }} per million output tokens, "
+  "above monitoring.cost.maxCostPerMillionTokens=%v, for %s: the GPUs are underused (look at the " "throughput panels) or the price changed.")
+  $cost.window $name $bound $alert.for) "runbook" "docs/monitoring.md#gptosstokencosthigh")) }}
 {{- end }}
 {{- toYaml $out }}
 {{- end }}

@@ -68,7 +68,13 @@ Usage: {{ $config := include "gpt-oss.planner.config" (dict "root" $ "plan" $pla
 {{- range .plan.roles }}{{ $_ := set $byMode .mode . }}{{ end }}
 {{- $prefill := get $byMode "prefill" | default (get $byMode "agg") }}
 {{- $decode := get $byMode "decode" | default (get $byMode "agg") }}
-{{- $config := dict "environment" "kubernetes" "backend" "trtllm" "mode" (ternary "disagg" "agg" .plan.disaggregated) "optimization_target" $pl.optimizationTarget "ttft_ms" (float64 $pl.ttftMs) "itl_ms" (float64 $pl.itlMs) "enable_throughput_scaling" $pl.throughputScaling "enable_load_scaling" $pl.loadScaling "pre_deployment_sweeping_mode" $pl.preDeploymentSweepingMode "throughput_adjustment_interval_seconds" (int $pl.throughputAdjustmentIntervalSeconds) "load_adjustment_interval_seconds" (int $pl.loadAdjustmentIntervalSeconds) "max_gpu_budget" (int $pl.maxGpuBudget) "min_gpu_budget" (int $pl.minGpuBudget) "min_endpoint" (int $pl.minEndpoint) "prefill_engine_num_gpu" (int $prefill.gpusPerReplica) "decode_engine_num_gpu" (int $decode.gpusPerReplica) "advisory" $pl.advisory "model_name" $root.Values.model.id "report_output_dir" "/tmp/planner_reports" }}
+{{- $config := dict "environment" "kubernetes" "backend" "trtllm" "mode" (ternary "disagg" "agg" .plan.disaggregated) "optimization_target"
+  $pl.optimizationTarget "ttft_ms" (float64 $pl.ttftMs) "itl_ms" (float64 $pl.itlMs) "enable_throughput_scaling" $pl.throughputScaling
+  "enable_load_scaling" $pl.loadScaling "pre_deployment_sweeping_mode" $pl.preDeploymentSweepingMode "throughput_adjustment_interval_seconds"
+  (int $pl.throughputAdjustmentIntervalSeconds) "load_adjustment_interval_seconds" (int $pl.loadAdjustmentIntervalSeconds) "max_gpu_budget"
+  (int $pl.maxGpuBudget) "min_gpu_budget" (int $pl.minGpuBudget) "min_endpoint" (int $pl.minEndpoint) "prefill_engine_num_gpu"
+  (int $prefill.gpusPerReplica) "decode_engine_num_gpu" (int $decode.gpusPerReplica) "advisory" $pl.advisory "model_name" $root.Values.model.id
+  "report_output_dir" "/tmp/planner_reports" }}
 {{- if $pl.aicInterpolation.enabled }}
 {{- $ai := $pl.aicInterpolation }}
 {{- $systems := $root.Files.Get "data/aiconfigurator-systems.yaml" | fromYaml }}
@@ -78,7 +84,12 @@ Usage: {{ $config := include "gpt-oss.planner.config" (dict "root" $ "plan" $pla
 {{- else }}
 {{- range .plan.roles }}{{ with (get $root.Values.workers .key).maxSeqLen }}{{ $context = min $context (int .) }}{{ end }}{{ end }}
 {{- end }}
-{{- $_ := set $config "aic_interpolation" (dict "hf_id" $root.Values.model.id "system" (get $systems $root.Values.gpu.type) "backend" "trtllm" "isl" (int $root.Values.benchmark.inputTokensMean) "osl" (int $root.Values.benchmark.outputTokensMean) "sweep_max_context_length" $context "prefill_interpolation_granularity" (int $ai.prefillGranularity) "decode_interpolation_granularity" (int $ai.decodeGranularity) "prefill_pick" (include "gpt-oss.planner.pick" (get $root.Values.workers $prefill.key) | fromYaml) "decode_pick" (include "gpt-oss.planner.pick" (get $root.Values.workers $decode.key) | fromYaml)) }}
+{{- $_ := set $config "aic_interpolation"
+  (dict "hf_id" $root.Values.model.id "system" (get $systems $root.Values.gpu.type) "backend" "trtllm" "isl"
+  (int $root.Values.benchmark.inputTokensMean) "osl" (int $root.Values.benchmark.outputTokensMean) "sweep_max_context_length" $context
+  "prefill_interpolation_granularity" (int $ai.prefillGranularity) "decode_interpolation_granularity" (int $ai.decodeGranularity) "prefill_pick"
+  (include "gpt-oss.planner.pick" (get $root.Values.workers $prefill.key) | fromYaml) "decode_pick"
+  (include "gpt-oss.planner.pick" (get $root.Values.workers $decode.key) | fromYaml)) }}
 {{- end }}
 {{- toYaml $config }}
 {{- end }}

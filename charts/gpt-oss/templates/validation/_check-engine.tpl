@@ -1,0 +1,100 @@
+{{- /* Engine rules: each extra-engine-args YAML has TensorRT-LLM keys only, and the benchmark fits the engines. */}}
+
+{{/*
+Engine YAML of each worker role (runtime dynamo): TensorRT-LLM keys only, none the chart derives; a
+disaggregated pair with its KV transfer backend.
+Usage: {{ include "gpt-oss.checkValues.engine" . }}
+*/}}
+{{- define "gpt-oss.checkValues.engine" -}}
+{{- if eq .Values.runtime "dynamo" }}
+{{- $fields := include "gpt-oss.trtllmFields" . | fromYaml }}
+{{- $derivedKeys := dict "tensor_parallel_size" "tensorParallelSize" "pipeline_parallel_size" "pipelineParallelSize"
+  "moe_expert_parallel_size" "expertParallelSize" "enable_attention_dp" "attentionDP" "max_batch_size" "maxBatchSize"
+  "max_num_tokens" "maxNumTokens" "max_seq_len" "maxSeqLen" }}
+{{- $w := .Values.workers }}
+{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- $role := get $w $row.key }}
+{{- if $role.enabled }}
+{{- $key := printf "workers.%s" $row.key }}
+{{- include "gpt-oss.checkEngineKeys" (dict "key" $key "engine" $role.engine "derived" $derivedKeys "fields" $fields) }}
+{{- end }}
+{{- end }}
+{{- /* A disaggregated pair moves the KV cache between engines: both need the transfer backend. */}}
+{{- if $w.prefill.enabled }}
+{{- range $roleKey := list "prefill" "decode" }}
+{{- $transceiver := get (default dict (get $w $roleKey).engine) "cache_transceiver_config" | default dict }}
+{{- /* Rule: prefill and decode each name a KV transfer backend. */}}
+{{- if not (get $transceiver "backend") }}
+{{- fail (printf (print "workers.%s.engine.cache_transceiver_config.backend is not set: prefill and decode exchange the KV cache "
+  "through it; allowed: UCX, NIXL, MPI or DEFAULT") $roleKey) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The benchmark's sequences fit the engines that serve them (runtime dynamo).
+Usage: {{ include "gpt-oss.checkValues.benchmark" . }}
+*/}}
+{{- define "gpt-oss.checkValues.benchmark" -}}
+{{- if eq .Values.runtime "dynamo" }}
+{{- $w := .Values.workers }}
+{{- $bench := .Values.benchmark }}
+{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- $role := get $w $row.key }}
+{{- if $role.enabled }}
+{{- $key := printf "workers.%s" $row.key }}
+{{- if $bench.enabled }}
+{{- $isl := int $bench.inputTokensMean }}
+{{- $osl := int $bench.outputTokensMean }}
+{{- $maxSeqLen := ternary 131072 (int $role.maxSeqLen) (kindIs "invalid" $role.maxSeqLen) }}
+{{- $maxNumTokens := ternary 8192 (int $role.maxNumTokens) (kindIs "invalid" $role.maxNumTokens) }}
+{{- $prefill := eq $row.mode "prefill" }}
+{{- $needed := ternary $isl (add $isl $osl) $prefill }}
+{{- /* Rule: a request's tokens (the prompt alone on prefill) fit maxSeqLen; two messages, with and without the output. */}}
+{{- if gt $needed $maxSeqLen }}
+{{- fail (printf "benchmark.inputTokensMean=%d%s = %d tokens exceed %s.maxSeqLen=%d; raise %s.maxSeqLen to at least %d or shorten the benchmark"
+  $isl (ternary "" (printf " + benchmark.outputTokensMean=%d" $osl) $prefill) $needed $key $maxSeqLen $key $needed) }}
+{{- end }}
+{{- /* Rule: a prompt longer than maxNumTokens needs chunked prefill. */}}
+{{- if and (ne $row.mode "decode") (gt $isl $maxNumTokens) (not (get (default dict $role.engine) "enable_chunked_prefill")) }}
+{{- fail (printf (print "benchmark.inputTokensMean=%d exceeds %s.maxNumTokens=%d%s and chunked prefill is off: "
+  "set %s.engine.enable_chunked_prefill=true or raise %s.maxNumTokens to at least %d")
+  $isl $key $maxNumTokens (ternary " (the TensorRT-LLM default)" "" (kindIs "invalid" $role.maxNumTokens)) $key $key $isl) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Engine keys of one extra-engine-args YAML: TensorRT-LLM refuses unknown keys 30 minutes into a load,
+and keys the chart derives from structured values must be set there. key: the values path of the owner.
+Usage: {{ include "gpt-oss.checkEngineKeys" (dict "key" "workers.worker" "engine" $engine "derived" $derivedKeys "fields" $fields) }}
+*/}}
+{{- define "gpt-oss.checkEngineKeys" -}}
+{{- $key := .key }}
+{{- $fields := .fields }}
+{{- range $name, $value := .engine }}
+{{- /* Rule: keys the chart derives come from the structured values. */}}
+{{- if hasKey $.derived $name }}
+{{- fail (printf "%s.engine.%s is set by the chart from %s.%s; set that instead" $key $name $key (get $.derived $name)) }}
+{{- end }}
+{{- /* Rule: TensorRT-LLM engine keys only. */}}
+{{- if not (has $name $fields.top) }}
+{{- fail (printf (print "%s.engine.%s is not a TensorRT-LLM engine key (LlmArgs of TensorRT-LLM %s, the release that runs), so "
+  "the worker would fail at start; allowed: %s") $key $name $fields.release (join ", " $fields.top)) }}
+{{- end }}
+{{- $nestedFields := get $fields.nested $name }}
+{{- if and $nestedFields (kindIs "map" $value) }}
+{{- range $sub, $_ := $value }}
+{{- /* Rule: keys of a nested config are that config's. */}}
+{{- if not (has $sub $nestedFields) }}
+{{- fail (printf "%s.engine.%s.%s is not a key of %s; allowed: %s" $key $name $sub $name (join ", " $nestedFields)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,62 @@
+{{- /* Topology and parallelism rules (runtime dynamo): which worker roles run, and how each splits over its GPUs. */}}
+
+{{/*
+Topology (runtime dynamo): aggregated (workers.worker) or disaggregated (prefill + decode), never both.
+Usage: {{ include "gpt-oss.checkValues.topology" . }}
+*/}}
+{{- define "gpt-oss.checkValues.topology" -}}
+{{- if eq .Values.runtime "dynamo" }}
+{{- $w := .Values.workers }}
+{{- /* Rule: aggregated or disaggregated, never both. */}}
+{{- if and $w.worker.enabled (or $w.prefill.enabled $w.decode.enabled) }}
+{{- fail (printf (print "workers.worker.enabled is true together with workers.prefill.enabled=%v / workers.decode.enabled=%v: "
+  "choose aggregated (worker only) or disaggregated (prefill and decode)") $w.prefill.enabled $w.decode.enabled) }}
+{{- end }}
+{{- /* Rule: at least one worker role. */}}
+{{- if not (or $w.worker.enabled $w.prefill.enabled $w.decode.enabled) }}
+{{- fail (print "no worker role is enabled: set workers.worker.enabled=true (aggregated) or workers.prefill.enabled=true "
+  "and workers.decode.enabled=true (disaggregated)") }}
+{{- end }}
+{{- /* Rule: disaggregated needs prefill and decode both. */}}
+{{- if and (not $w.worker.enabled) (ne $w.prefill.enabled $w.decode.enabled) }}
+{{- fail (printf (print "a disaggregated deployment needs both roles: workers.prefill.enabled=%v, workers.decode.enabled=%v; "
+  "enable both, or use workers.worker alone") $w.prefill.enabled $w.decode.enabled) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Parallelism of each worker role (runtime dynamo): expert-parallel groups, attention-DP, GPUs per pod.
+Usage: {{ include "gpt-oss.checkValues.parallelism" . }}
+*/}}
+{{- define "gpt-oss.checkValues.parallelism" -}}
+{{- if eq .Values.runtime "dynamo" }}
+{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $w := .Values.workers }}
+{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- $role := get $w $row.key }}
+{{- if $role.enabled }}
+{{- $key := printf "workers.%s" $row.key }}
+{{- $tp := int $role.tensorParallelSize }}
+{{- $pp := int $role.pipelineParallelSize }}
+{{- $ep := int $role.expertParallelSize }}
+{{- $gpus := mul $tp $pp }}
+{{- /* Rule: expertParallelSize divides tensorParallelSize. */}}
+{{- if mod $tp $ep }}
+{{- fail (printf (print "%s.expertParallelSize=%d must divide %s.tensorParallelSize=%d: the MoE layers split the %d tensor-parallel "
+  "ranks into expert-parallel groups; allowed: a divisor of %d") $key $ep $key $tp $tp $tp) }}
+{{- end }}
+{{- /* Rule: attention-DP needs more than one tensor-parallel rank. */}}
+{{- if and $role.attentionDP (eq $tp 1) }}
+{{- fail (printf (print "%s.attentionDP=true needs %s.tensorParallelSize > 1 (attention-DP runs one batch per tensor-parallel rank); "
+  "set attentionDP=false or tensorParallelSize 2, 4 or 8") $key $key) }}
+{{- end }}
+{{- /* Rule: a pod's GPUs fit one node. */}}
+{{- if gt $gpus (int $gpu.perNode) }}
+{{- fail (printf (print "%s needs %d GPUs per pod (tensorParallelSize %d x pipelineParallelSize %d), but a %s node has %d "
+  "(gpu.perNode); allowed: at most %d GPUs per pod") $key $gpus $tp $pp $.Values.gpu.type (int $gpu.perNode) (int $gpu.perNode)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}

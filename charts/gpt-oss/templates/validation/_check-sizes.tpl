@@ -1,0 +1,31 @@
+{{- /* Size rules: a volume or a limit holds what it must hold (the sizes are ../shared/FACTS.md's). */}}
+
+{{/*
+Sizes: the model cache PVC the chart creates holds the model, and a pod's memory limit holds its /dev/shm.
+Usage: {{ include "gpt-oss.checkValues.sizes" . }}
+*/}}
+{{- define "gpt-oss.checkValues.sizes" -}}
+{{- $mc := .Values.modelCache }}
+{{- $createsClaim := and (not $mc.existingClaim) (include "gpt-oss.modelSource" . | fromYaml).pvc }}
+{{- /* Rule: the PVC the chart creates holds openai/gpt-oss-120b's weights (60.8 GiB) and its vocabulary: 61Gi or more. */}}
+{{- if and $createsClaim (eq .Values.model.id "openai/gpt-oss-120b") }}
+{{- if lt (float64 (include "gpt-oss.quantityBytes" $mc.size)) (float64 (include "gpt-oss.quantityBytes" "61Gi")) }}
+{{- fail (printf (print "modelCache.size=%s cannot hold openai/gpt-oss-120b: its weights take ~65 GB (60.8 GiB, without "
+  "original/ and metal/), plus the vocabulary, on the PVC the chart creates; allowed: modelCache.size 61Gi or more (200Gi "
+  "by default), or a claim of your own in modelCache.existingClaim") $mc.size) }}
+{{- end }}
+{{- end }}
+{{- /* /dev/shm is a memory-backed volume: its pages count against the pod's memory limit. */}}
+{{- $pod := ternary (dict "key" "workers" "values" .Values.workers) (dict "key" "trtllmServe" "values" .Values.trtllmServe)
+  (eq .Values.runtime "dynamo") }}
+{{- $limit := dig "resources" "limits" "memory" "" $pod.values }}
+{{- $limitBytes := include "gpt-oss.quantityBytes" $limit }}
+{{- $shmBytes := include "gpt-oss.quantityBytes" $pod.values.sharedMemorySize }}
+{{- /* Rule: a pod's memory limit holds its /dev/shm (sharedMemorySize). */}}
+{{- if and $limit $limitBytes $shmBytes (lt (float64 $limitBytes) (float64 $shmBytes)) }}
+{{- fail (printf (print "%s.resources.limits.memory=%s cannot hold %s.sharedMemorySize=%s: /dev/shm is a memory-backed volume "
+  "whose pages count against the pod's memory limit, so the pod would be OOM-killed before /dev/shm is full; allowed: "
+  "%s.resources.limits.memory %s or more, or a smaller %s.sharedMemorySize")
+  $pod.key (toString $limit) $pod.key $pod.values.sharedMemorySize $pod.key $pod.values.sharedMemorySize $pod.key) }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,35 @@
+{{- /* Helpers of the checks that decide nothing themselves: they compute what a rule compares. */}}
+
+{{/*
+Paths (a.b.c) where a values map differs from its defaults, leaves compared as JSON (absent = null).
+Usage: {{ include "gpt-oss.changedValues" (dict "path" "" "value" $values "default" $defaults) | fromYamlArray }}
+*/}}
+{{- define "gpt-oss.changedValues" -}}
+{{- $changed := list }}
+{{- if and (kindIs "map" .value) (kindIs "map" .default) }}
+{{- range $key := concat (keys .value) (keys .default) | uniq | sortAlpha }}
+{{- $path := ternary $key (printf "%s.%s" $.path $key) (eq $.path "") }}
+{{- $next := dict "path" $path "value" (index $.value $key) "default" (index $.default $key) }}
+{{- $changed = concat $changed (include "gpt-oss.changedValues" $next | fromYamlArray) }}
+{{- end }}
+{{- else if ne (toJson .value) (toJson .default) }}
+{{- $changed = append $changed .path }}
+{{- end }}
+{{- toYaml $changed }}
+{{- end }}
+
+{{/*
+Bytes of a Kubernetes quantity (200Gi, 64G, 1.5Ti, 512Mi, 1000000), as a decimal string; empty for a form it
+does not read (an exponent, milli-units), so a rule comparing sizes skips what it cannot read.
+Usage: {{ $bytes := include "gpt-oss.quantityBytes" "200Gi" }}
+*/}}
+{{- define "gpt-oss.quantityBytes" -}}
+{{- $quantity := toString . }}
+{{- $number := regexFind "^[0-9]+(\\.[0-9]+)?" $quantity }}
+{{- $factors := dict "" 1 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 "P" 1000000000000000
+  "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "Pi" 1125899906842624 }}
+{{- $suffix := trimPrefix $number $quantity }}
+{{- if and $number (hasKey $factors $suffix) }}
+{{- printf "%.0f" (mulf (float64 $number) (float64 (get $factors $suffix))) }}
+{{- end }}
+{{- end }}
