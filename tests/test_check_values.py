@@ -3,8 +3,9 @@ import re
 
 import pytest
 
-from tests import (test_autoscaling, test_benchmark, test_engine, test_exposure, test_graceful_shutdown, test_model_sources,
-                   test_monitoring, test_operator_admission, test_quantization, test_topology, test_trtllm_serve)
+from tests import (test_autoscaling, test_benchmark, test_dynamo_release, test_engine, test_exposure, test_graceful_shutdown,
+                   test_model_sources, test_monitoring, test_operator_admission, test_quantization, test_topology,
+                   test_trtllm_serve)
 from tests.helpers import (CHART_DIR, CHECK_VALUES, DGD, MODEL_CACHE_PVC, OVERLAYS, TRTLLM_SERVE_DEPLOYMENT, Refusal,
                            assert_refused, dgd_workers, fail_messages, find, refusal_params, render_chart, render_notes,
                            template_defines)
@@ -28,7 +29,7 @@ SIZE_REFUSALS = [
 ]
 REFUSALS = {"sizes": SIZE_REFUSALS}
 # Every concern's table.
-TABLES = [module.REFUSALS for module in (test_autoscaling, test_benchmark, test_engine, test_exposure, test_graceful_shutdown,
+TABLES = [module.REFUSALS for module in (test_autoscaling, test_benchmark, test_dynamo_release, test_engine, test_exposure, test_graceful_shutdown,
                                          test_model_sources, test_monitoring, test_operator_admission, test_quantization,
                                          test_topology, test_trtllm_serve)] + [REFUSALS]
 
@@ -51,6 +52,7 @@ def test_should_keep_one_table_per_concern_with_one_case_per_fail_call():
             cases[concern] = sum(not case.extra for case in refusals)
     # The upgrade rules read the live DGD: tests/cluster/test_upgrade_guard.py renders them, offline tests their text.
     cases["liveState"] = len(test_operator_admission.UPGRADE_MESSAGES)
+    cases["dynamoRelease"] += len(test_dynamo_release.LIVE_MESSAGES)  # the live operator and DGD: the cluster tier
     assert cases == calls
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import (CHART_DIR, DYNAMO_OVERLAYS, ChartRenderError, dgd_components, dgd_workers, find,
+from tests.helpers import (CHART_DIR, DYNAMO_OVERLAYS, ChartRenderError, Refusal, dgd_components, dgd_workers, find,
                            render_chart, render_notes)
 
 DGD = ["templates/dynamo/dynamographdeployment.yaml"]
@@ -28,6 +28,9 @@ RELEASE_REFUSALS = [
      "and points the probes it adds at it, so the pods would never be ready; remove it (the operator's variables: "
      "DYN_SYSTEM_PORT)"),
 ]
+# The table of the concern gpt-oss.checkValues.dynamoRelease (tests/test_check_values.py counts its cases against the
+# fail calls; LIVE_MESSAGES need a live cluster: tests/cluster/test_dynamo_upgrade.py).
+REFUSALS = {"dynamoRelease": [Refusal(*case) for case in RELEASE_REFUSALS]}
 
 # Refusals that need the live cluster (lookup): tests/cluster/test_dynamo_upgrade.py shows each on a real API server.
 LIVE_MESSAGES = {

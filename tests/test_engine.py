@@ -350,6 +350,9 @@ ENGINE_REFUSALS = [
     Refusal("engine-key-unknown", "2xh100-truss.yaml", {"workers": {"worker": {"engine": {"enable_mixed_sampler": True}}}},
             "workers.worker.engine.enable_mixed_sampler is not a TensorRT-LLM engine key (LlmArgs of TensorRT-LLM 1.3.0rc29, "
             "the release that runs), so the worker would fail at start; allowed: model, tokenizer,"),
+    Refusal("engine-nested-config-not-a-map", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"engine": {"moe_config": 1}}},
+            "trtllmServe.engine.moe_config=1 is not a map: TensorRT-LLM reads it as a moe_config config; allowed: a map of "
+            "backend,"),
     Refusal("engine-nested-key-unknown", "agg.yaml", {"workers": {"worker": {"engine": {"moe_config": {"backends": "CUTLASS"}}}}},
             "workers.worker.engine.moe_config.backends is not a key of moe_config; allowed: backend, max_num_tokens,"),
     Refusal("no-kv-transfer-backend", "8xb200-single-node.yaml", {"workers": {"decode": {"engine": {"cache_transceiver_config": None}}}},

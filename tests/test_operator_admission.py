@@ -18,7 +18,7 @@ import re
 
 import pytest
 
-from tests.helpers import (CHART_DIR, DGD, DYNAMO_OVERLAYS, Refusal, assert_refused, dgd_components, dgd_workers,
+from tests.helpers import (CHART_DIR, DGD, DYNAMO_OVERLAYS, ChartRenderError, Refusal, assert_refused, dgd_components, dgd_workers,
                            fail_messages, find, refusal_params, render_chart, template_defines)
 from tests.schemas import dgd_errors
 
@@ -40,18 +40,14 @@ GROVE_13 = {"grove": True, "releaseLine": "1.2", "image": {"tag": "1.3.0"}}
 
 # Image tags the operator reads no version from (runtimeversion.go imageTagPattern).
 UNREADABLE_TAGS = ["1.2.1.post1", "01.2.1", "1.2.1-01", "1.2", "latest-1.2.1", "sha256:0123abcd"]
-# gpt-oss.checkValues.componentFields (_check-admission.tpl): the fields of the chosen DGD API version.
+# gpt-oss.checkValues.componentFields (_check-admission.tpl): the fields of a v1beta1 DGD component.
 COMPONENT_FIELD_REFUSALS = [
-    Refusal("component-field-of-other-version", "agg.yaml", {"workers": {"componentFields": {"envFromSecret": "hf"}}},
-            "workers.componentFields.envFromSecret exists only in nvidia.com/v1alpha1 DynamoGraphDeployments, but "
-            "dynamo.apiVersion=nvidia.com/v1beta1; allowed here: minAvailable, compilationCache,"),
     Refusal("component-field-owned", "agg.yaml", {"workers": {"componentFields": {"sharedMemorySize": "1Gi"}}},
             "workers.componentFields.sharedMemorySize is set by the chart for nvidia.com/v1beta1 components; "
             "use the chart's own values instead"),
-    Refusal("component-field-unknown", "agg.yaml",
-            {"dynamo": {"apiVersion": "nvidia.com/v1alpha1"}, "workers": {"componentFields": {"replica": 2}}},
-            "workers.componentFields.replica is not a nvidia.com/v1alpha1 component field this chart passes through; "
-            "allowed: minAvailable, envFromSecret,"),
+    Refusal("component-field-unknown", "agg.yaml", {"workers": {"componentFields": {"envFromSecret": "hf"}}},
+            "workers.componentFields.envFromSecret is not a nvidia.com/v1beta1 component field this chart passes through; "
+            "allowed: minAvailable, compilationCache,"),
 ]
 # gpt-oss.checkValues.dynamoAdmission (_check-admission.tpl): one case per fail call, then extra cases.
 ADMISSION_REFUSALS = [

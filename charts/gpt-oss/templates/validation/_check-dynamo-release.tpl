@@ -3,9 +3,9 @@
 {{/*
 Refuses values outside the Dynamo releases the chart renders for (runtime dynamo only). Long messages are
 written as a list of pieces joined with "", so no template line is over 160 characters.
-Usage: {{ include "gpt-oss.checkDynamoRelease" . }}
+Usage: {{ include "gpt-oss.checkValues.dynamoRelease" . }}
 */}}
-{{- define "gpt-oss.checkDynamoRelease" -}}
+{{- define "gpt-oss.checkValues.dynamoRelease" -}}
 {{- if eq .Values.runtime "dynamo" }}
 {{- $release := include "gpt-oss.dynamoRelease" . | fromYaml }}
 {{- $version := (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version }}

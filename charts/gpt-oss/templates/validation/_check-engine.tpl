@@ -88,6 +88,11 @@ Usage: {{ include "gpt-oss.checkEngineKeys" (dict "key" "workers.worker" "engine
   "the worker would fail at start; allowed: %s") $key $name $fields.release (join ", " $fields.top)) }}
 {{- end }}
 {{- $nestedFields := get $fields.nested $name }}
+{{- /* Rule: a nested config is a map of its keys (or null). */}}
+{{- if and $nestedFields (not (kindIs "map" $value)) (not (kindIs "invalid" $value)) }}
+{{- fail (printf "%s.engine.%s=%v is not a map: TensorRT-LLM reads it as a %s config; allowed: a map of %s, or null" $key $name $value $name
+  (join ", " $nestedFields)) }}
+{{- end }}
 {{- if and $nestedFields (kindIs "map" $value) }}
 {{- range $sub, $_ := $value }}
 {{- /* Rule: keys of a nested config are that config's. */}}

@@ -1,13 +1,13 @@
 {{- /* Routing rules: KV routing needs KV events, prefix reuse and one KV block size. */}}
 
 {{/*
-Routing: KV routing needs prefix reuse and one KV block size (a runtime that publishes KV events: checkDynamoRelease).
+Routing: KV routing needs prefix reuse and one KV block size (a runtime that publishes KV events: checkValues.dynamoRelease).
 Usage: {{ include "gpt-oss.checkValues.routing" . }}
 */}}
 {{- define "gpt-oss.checkValues.routing" -}}
 {{- $w := .Values.workers }}
 {{- if and (eq .Values.runtime "dynamo") (eq .Values.frontend.routerMode "kv") }}
-{{- /* Runtimes before 1.2.0 (no known KV-event flag) are refused by gpt-oss.checkDynamoRelease. */}}
+{{- /* Runtimes before 1.2.0 (no known KV-event flag) are refused by gpt-oss.checkValues.dynamoRelease. */}}
 {{- $sizes := dict }}
 {{- range $key := list "worker" "prefill" "decode" }}
 {{- $role := get $w $key }}

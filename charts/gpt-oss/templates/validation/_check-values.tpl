@@ -28,4 +28,5 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- include "gpt-oss.checkValues.monitoring" . }}
 {{- include "gpt-oss.checkValues.gracefulShutdown" . }}
 {{- include "gpt-oss.checkValues.sizes" . }}
+{{- include "gpt-oss.checkValues.dynamoRelease" . }}
 {{- end }}
