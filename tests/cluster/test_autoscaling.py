@@ -17,9 +17,6 @@ from tests.cluster import kube
 from tests.helpers import skip_for_missing_part
 from tests.schemas import crd_file
 
-# scaling_crds removes its CRDs after the module: under `--dist loadgroup` the whole module runs in one worker.
-pytestmark = pytest.mark.xdist_group("scaling-crds")
-
 ADAPTER_CRD = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
 KEDA_CRDS = ["keda.sh_scaledobjects.yaml", "keda.sh_triggerauthentications.yaml",
              "keda.sh_clustertriggerauthentications.yaml"]
@@ -27,32 +24,32 @@ ADAPTERS = "dynamographdeploymentscalingadapters"
 HPA_TIMEOUT = 120  # the HPA controller syncs every 15 s
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def scaling_crds(cluster_access):
-    """The scaling-adapter CRD (conversion None) and KEDA's CRDs, established; removed after the module."""
+    """The scaling-adapter CRD (conversion None) and KEDA's CRDs, established. Left in place: pytest-xdist workers
+    share the cluster, and a CRD one worker deleted would vanish under another's test (and the HPA controller's
+    discovery would lose the kind)."""
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
     ext = client.ApiextensionsV1Api(cluster_access.api_client)
     crds = [yaml.safe_load(crd_file(name).read_text()) for name in [ADAPTER_CRD, *KEDA_CRDS]]
     crds[0] = copy.deepcopy(crds[0])
     crds[0]["spec"]["conversion"] = {"strategy": "None"}
-    for crd in crds:
-        name = crd["metadata"]["name"]
-        try:
-            live = ext.read_custom_resource_definition(name)
-            crd["metadata"]["resourceVersion"] = live.metadata.resource_version
-            ext.replace_custom_resource_definition(name, crd)
-        except ApiException as error:
-            if not kube.is_not_found(error):
-                raise
-            ext.create_custom_resource_definition(crd)
+    with kube.cluster_lock(cluster_access.kubeconfig, "scaling-crds"):
+        for crd in crds:
+            name = crd["metadata"]["name"]
+            try:
+                live = ext.read_custom_resource_definition(name)
+                crd["metadata"]["resourceVersion"] = live.metadata.resource_version
+                ext.replace_custom_resource_definition(name, crd)
+            except ApiException as error:
+                if not kube.is_not_found(error):
+                    raise
+                ext.create_custom_resource_definition(crd)
     for crd in crds:
         kube.wait_for(f"CRD {crd['metadata']['name']} established", lambda: kube.crd_established(
             cluster_access.api_client.sanitize_for_serialization(
                 ext.read_custom_resource_definition(crd["metadata"]["name"]))), timeout=60)
-    yield
-    for crd in crds:
-        ext.delete_custom_resource_definition(crd["metadata"]["name"])
 
 
 def create_adapter(k8s: kube.Kube, namespace: str, name: str, dgd: str, service: str) -> None:
