@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ci.gptoss_ci import node as NODE
 from ci.gptoss_ci import node_images as IMAGES
+from ci.gptoss_ci import processes as PROCESSES
 from tests.cluster import kube
 from tests.helpers import RELEASE_NAME
 
