@@ -84,9 +84,9 @@ The scalers to render, one per autoscaled role: name, kind (ScaledObject or Hori
 replica range, GPUs at both ends, the metric it reads, the PromQL that reads it (query: the KEDA trigger's, or what
 prometheus-adapter answers the HPA with under docs/monitoring.md's rules), the scrape setups that provide it, and the
 whole KEDA trigger or HPA metric. Default signal of each role, one that more replicas of that role relieve
-(docs/monitoring.md): the frontend, requests in flight per frontend (dynamo_frontend_inflight_requests; threshold null:
-the benchmark concurrency); a worker role, requests in flight on its workers' generate endpoint
-(dynamo_component_inflight_requests of its Dynamo component; threshold null: its decode slots per replica);
+(docs/monitoring.md): the frontend, requests in flight per frontend (the line's frontendActive, gpt-oss.dynamoMetrics;
+threshold null: the benchmark concurrency); a worker role, requests in flight on its workers' generate endpoint
+(workerActive of its Dynamo component; threshold null: its decode slots per replica);
 trtllm-serve, requests waiting in its queue, a minute's rate of its request_queue_time_seconds sum (Little's law),
 the one queue signal TensorRT-LLM 1.2 serves. Every query counts each pod once (max by pod): with the platform's and
 this chart's PodMonitors both on, a pod is scraped twice.
@@ -95,6 +95,7 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- define "gpt-oss.autoscalers" -}}
 {{- $plan := include "gpt-oss.plan" . | fromYaml }}
 {{- $series := include "gpt-oss.seriesSelectors" . | fromYaml }}
+{{- $metrics := include "gpt-oss.dynamoMetrics" . | fromYaml }}
 {{- $fullname := include "gpt-oss.fullname" . }}
 {{- $scalers := list }}
 {{- $rows := list }}
@@ -122,13 +123,13 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- $adapterQuery = printf "sum(max by (namespace, pod) (rate({__name__=~\"(trtllm_)?request_queue_time_seconds_sum\",namespace=%q}[1m])))" $.Release.Namespace }}
 {{- $scrape = $series.trtllmServeScrape }}
 {{- else if eq $row.key "frontend" }}
-{{- $metric = "dynamo_frontend_inflight_requests" }}
+{{- $metric = $metrics.frontendActive }}
 {{- $query = printf "sum(%s (%s{%s}))" $dedup $metric $series.frontend }}
 {{- $selector = dict "dynamo_namespace" (include "gpt-oss.dynamoNamespace" $) }}
 {{- $scrape = $series.frontendScrape }}
 {{- else }}
 {{- $component := include "gpt-oss.workerComponentName" $row.mode }}
-{{- $metric = "dynamo_component_inflight_requests" }}
+{{- $metric = $metrics.workerActive }}
 {{- $query = printf "sum(%s (%s{%s,dynamo_component=%q,dynamo_endpoint=\"generate\"}))" $dedup $metric $series.workers $component }}
 {{- $selector = dict "dynamo_component" $component "dynamo_endpoint" "generate" }}
 {{- $scrape = $series.workersScrape }}

@@ -125,13 +125,13 @@ Usage: {{ $rules := include "gpt-oss.alertRules" . | fromYamlArray }}
 {{- end }}
 {{- $queued := "" }}
 {{- if $dynamo }}
-{{- $queued = printf "sum(max by (namespace, pod, model) (dynamo_frontend_queued_requests{%s}))" $series.frontend }}
+{{- $queued = include "gpt-oss.frontendQueuedQuery" (dict "root" . "selector" $series.frontend "model" "") }}
 {{- else }}
 {{- $queued = printf "sum(max by (namespace, pod) (rate({__name__=~\"(trtllm_)?request_queue_time_seconds_sum\",%s}[1m])))" $series.trtllmServe }}
 {{- end }}
 {{- $rules = append $rules (dict "alert" "GptOssRequestsQueuing" "expr" (printf "%s > %d" $queued (int $pr.queuedRequests)) "summary" (printf "%s: more than %d requests waiting" $name (int $pr.queuedRequests)) "description" (printf "{{ $value }} requests are waiting %s, more than %d, for {{ $for }}: the workers are saturated." (ternary "for their first token" "in trtllm-serve's queue" $dynamo) (int $pr.queuedRequests))) }}
 {{- if $dynamo }}
-{{- $workers := printf "dynamo_component_inflight_requests{%s,dynamo_component=\"tensorrt_llm\",dynamo_endpoint=\"generate\"}" $series.workers }}
+{{- $workers := printf "%s{%s,dynamo_component=\"tensorrt_llm\",dynamo_endpoint=\"generate\"}" (include "gpt-oss.dynamoMetrics" . | fromYaml).workerActive $series.workers }}
 {{- $rules = append $rules (dict "alert" "GptOssNoModelServed" "expr" (printf "count(max by (namespace, pod) (up{%s}) == 1) > 0 unless on () count(max by (namespace, pod) (%s)) > 0" $series.frontend $workers) "summary" (printf "%s: the frontend is up but serves no model" $name) "description" (printf "A frontend of %s answers, but no worker that serves %s (Dynamo component tensorrt_llm) reports in: /v1/models is empty and every request fails." $name .Values.model.id)) }}
 {{- end }}
 {{- if .Values.modelCache.download.enabled }}
@@ -169,6 +169,7 @@ Usage: {{ $rules := include "gpt-oss.costRules" . | fromYamlArray }}
 {{- $cost := .Values.monitoring.cost }}
 {{- $plan := include "gpt-oss.plan" . | fromYaml }}
 {{- $series := include "gpt-oss.seriesSelectors" . | fromYaml }}
+{{- $metrics := include "gpt-oss.dynamoMetrics" . | fromYaml }}
 {{- $price := get $cost.gpuHourPrice .Values.gpu.type }}
 {{- $amount := regexFind "[0-9]+" $cost.window | int }}
 {{- $unit := regexFind "[smh]$" $cost.window }}
@@ -179,7 +180,7 @@ Usage: {{ $rules := include "gpt-oss.costRules" . | fromYamlArray }}
 {{- $rules := list }}
 {{- $all := list }}
 {{- range $plan.roles }}
-{{- $pods := printf "count(max by (namespace, pod) (dynamo_component_inflight_requests{%s,dynamo_component=\"%s\",dynamo_endpoint=\"generate\"}))" $series.workers (include "gpt-oss.workerComponentName" .mode) }}
+{{- $pods := printf "count(max by (namespace, pod) (%s{%s,dynamo_component=\"%s\",dynamo_endpoint=\"generate\"}))" $metrics.workerActive $series.workers (include "gpt-oss.workerComponentName" .mode) }}
 {{- $gpus := printf "(%s or vector(0)) * %d" $pods (int .gpusPerReplica) }}
 {{- $all = append $all $gpus }}
 {{- $rules = append $rules (dict "key" .key "gpus" $gpus) }}
