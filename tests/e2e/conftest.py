@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -25,7 +26,7 @@ import pytest
 from tests.e2e import plan as e2e_plan
 from tests.e2e import prometheus as prom
 from tests.e2e.stack import kill_leftovers
-from tests.helpers import OVERLAYS, deep_merge, load_values, render_chart, skip_for_missing_part
+from tests.helpers import OVERLAYS, REPO_ROOT, RUNTIMES, deep_merge, load_values, render_chart, skip_for_missing_part
 
 STACK = Path(__file__).with_name("stack.py")
 RUN_TIMEOUT = 600  # seconds for one whole case; a healthy one takes well under a minute
@@ -36,10 +37,27 @@ REQUIRED_MODULES = {
     "aiperf": "aiperf",
     "tokenizers": "tokenizers (a dependency of ai-dynamo)",
 }
-# (id, overlay, extra values): every target as rendered, plus one with a replica count changed by values.
-CASES = [(overlay, overlay, {}) for overlay in OVERLAYS] + [
-    ("disagg-k8s.yaml+2-prefill-replicas", "disagg-k8s.yaml", {"workers": {"prefill": {"replicas": 2}}}),
-]
+# The Dynamo release lines the tier runs (test ids dynamo-<line>): the 1.2 line on the main venv's ai-dynamo 1.2.1
+# (requirements-e2e.txt), the 1.6 line on ai-dynamo 1.6.1 in its own venv (bash ci/dynamo-venv.sh; or the interpreter
+# named by GPT_OSS_DYNAMO_16_PYTHON). aiperf always runs from the main venv.
+DYNAMO_LINES = ("1.2", "1.6")
+DYNAMO_LINE_RELEASES = {"1.2": "1.2.1", "1.6": "1.6.1"}
+DYNAMO_16_PYTHON_ENV = "GPT_OSS_DYNAMO_16_PYTHON"
+DYNAMO_16_VENV = REPO_ROOT / ".venv-dynamo-1.6"
+
+
+def line_values(line: str) -> dict:
+    """The values that select a Dynamo release line: the one place the tier selects it. Stand-in until
+    dynamo.releaseLine (issue 33a) exists here: the line's image tag, from which gpt-oss.dynamoLine derives the line."""
+    return {"dynamo": {"image": {"tag": DYNAMO_LINE_RELEASES[line]}}}
+
+
+# (id, overlay, extra values, line): every target as rendered, plus one with a replica count changed by values, on
+# each line. trtllm-serve renders no Dynamo process (its stand-in's Dynamo is the test's, not the chart's): 1.2 only.
+CASES = [(f"dynamo-{line}-{overlay}", overlay, {}, line) for line in DYNAMO_LINES for overlay in OVERLAYS
+         if line == "1.2" or RUNTIMES[overlay] == "dynamo"] + [
+    (f"dynamo-{line}-disagg-k8s.yaml+2-prefill-replicas", "disagg-k8s.yaml", {"workers": {"prefill": {"replicas": 2}}},
+     line) for line in DYNAMO_LINES]
 
 
 @dataclass
@@ -117,6 +135,37 @@ def e2e_python() -> str:
     return sys.executable
 
 
+def line_python(line: str, main_python: str) -> str:
+    """The interpreter that runs a line's Dynamo processes; the 1.6 line's must hold ai-dynamo 1.6.1 (a missing one
+    skips, and fails under CI=true: .ci/run installs it)."""
+    if line == "1.2":
+        return main_python
+    python = os.environ.get(DYNAMO_16_PYTHON_ENV) or str(DYNAMO_16_VENV / "bin" / "python")
+    if not Path(python).exists():
+        skip_for_missing_part(f"e2e tier, dynamo-1.6: no {python}; install it with `bash ci/dynamo-venv.sh` "
+                              f"(or name an interpreter with ai-dynamo 1.6.1 in {DYNAMO_16_PYTHON_ENV})")
+    probe = subprocess.run([python, "-c", "import dynamo.frontend, dynamo.mocker; from importlib.metadata import "
+                            "version; print(version('ai-dynamo'))"], capture_output=True, text=True, timeout=120)
+    found = probe.stdout.strip()
+    if probe.returncode != 0 or found != DYNAMO_LINE_RELEASES[line]:
+        skip_for_missing_part(f"e2e tier, dynamo-1.6: {python} has ai-dynamo {found or '(none)'}, needs "
+                              f"{DYNAMO_LINE_RELEASES[line]} with its frontend and mocker (bash ci/dynamo-venv.sh): "
+                              f"{probe.stderr.strip()[-500:]}")
+    return python
+
+
+@pytest.fixture(scope="session", params=DYNAMO_LINES, ids=[f"dynamo-{line}" for line in DYNAMO_LINES])
+def dynamo_line(request) -> str:
+    """Each Dynamo release line the live checks run on ("1.2", "1.6"); render with line_values(dynamo_line)."""
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def dynamo_python(dynamo_line, e2e_python) -> str:
+    """The interpreter of the line's Dynamo (frontend, mocker, router, planner); aiperf stays e2e_python's."""
+    return line_python(dynamo_line, e2e_python)
+
+
 @pytest.fixture(scope="module", params=prom.RELEASES, ids=[f"prometheus-{r}" for r in prom.RELEASES])
 def prometheus_release(request) -> str:
     """Each Prometheus the monitoring checks run on (Debian's 2.42, Prometheus 3 built from its module)."""
@@ -132,13 +181,15 @@ def tokenizer_dir(e2e_python, tmp_path_factory) -> Path:
     return build_tokenizer(tmp_path_factory.mktemp("tokenizer"))
 
 
-def _run_stack(case: str, overlay: str, extra: dict, python: str, tokenizer: Path, run_dir: Path) -> StackRun:
-    values = deep_merge(e2e_plan.scaled_overlay_values(load_values([overlay]), run_dir), extra)
+def _run_stack(case: str, overlay: str, extra: dict, python: str, tokenizer: Path, run_dir: Path,
+               line: str = "1.2", tools_python: str | None = None) -> StackRun:
+    values = deep_merge(deep_merge(e2e_plan.scaled_overlay_values(load_values([overlay]), run_dir), line_values(line)),
+                        extra)
     objects = render_chart([overlay], values)
     # Under /tmp, not the (long) pytest folder: AIPerf's ipc:// socket paths must stay under 108 characters.
     tmp_dir = Path(tempfile.mkdtemp(prefix="gpt-oss-e2e-"))
     try:
-        plan = e2e_plan.build_plan(objects, run_dir, python, tmp_dir)
+        plan = e2e_plan.build_plan(objects, run_dir, python, tmp_dir, tools_python=tools_python)
         return _run_plan(case, objects, plan, python, tokenizer, run_dir)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
@@ -172,9 +223,10 @@ def _run_plan(case: str, objects: list[dict], plan: dict, python: str, tokenizer
 
 @pytest.fixture(scope="module", params=CASES, ids=[case[0] for case in CASES])
 def e2e_run(request, e2e_python, tokenizer_dir, tmp_path_factory) -> StackRun:
-    case, overlay, extra = request.param
+    case, overlay, extra, line = request.param
+    python = line_python(line, e2e_python)
     run_dir = tmp_path_factory.mktemp(f"e2e-{case}".replace("+", "-"), numbered=True)
-    run = _run_stack(case, overlay, extra, e2e_python, tokenizer_dir, run_dir)
+    run = _run_stack(case, overlay, extra, python, tokenizer_dir, run_dir, line, tools_python=e2e_python)
     if not run.result:
         pytest.fail(f"stack.py wrote no result (exit {run.returncode})\n{run.logs()}", pytrace=False)
     return run

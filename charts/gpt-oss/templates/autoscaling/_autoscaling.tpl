@@ -128,7 +128,7 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- $selector = dict "dynamo_namespace" (include "gpt-oss.dynamoNamespace" $) }}
 {{- $scrape = $series.frontendScrape }}
 {{- else }}
-{{- $component := include "gpt-oss.workerComponentName" $row.mode }}
+{{- $component := include "gpt-oss.workerComponentName" (dict "root" $ "mode" $row.mode) }}
 {{- $metric = $metrics.workerActive }}
 {{- $query = printf "sum(%s (%s{%s,dynamo_component=%q,dynamo_endpoint=\"generate\"}))" $dedup $metric $series.workers $component }}
 {{- $selector = dict "dynamo_component" $component "dynamo_endpoint" "generate" }}

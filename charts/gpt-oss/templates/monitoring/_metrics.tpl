@@ -7,6 +7,8 @@ The selected release line's (gpt-oss.dynamoLine) Dynamo series, as YAML:
     metric, extra matchers, and its labels besides namespace and pod (each pod counted once, over them); the 1.6
     line's is a sum over stages, dynamo_frontend_stage_requests carrying stage and phase but no model.
   workerActive: the gauge of requests in flight on a worker's endpoint (the worker scalers, the cost rules' pod count).
+  workerComponents: the Dynamo component a dynamo.trtllm worker registers per mode, its series' dynamo_component
+    (trtllm/args.py DEFAULT_ENDPOINT_COMPONENT / DEFAULT_PREFILL_COMPONENT: tensorrt_llm in 1.2.1, backend in 1.6.1).
 1.2 line (ai-dynamo 1.2.1): dynamo_frontend_inflight_requests and dynamo_frontend_queued_requests. 1.6 line (1.6.1):
 those are deprecated (metrics catalog: -> dynamo_frontend_active_requests, and the sum of
 dynamo_frontend_stage_requests{stage=~"preprocess|route|dispatch"}); the 1.6.1 frontend serves both (tests/e2e).
@@ -17,11 +19,13 @@ Usage: {{ $metrics := include "gpt-oss.dynamoMetrics" . | fromYaml }}
   "1.2" (dict
     "frontendActive" "dynamo_frontend_inflight_requests"
     "frontendQueued" (dict "metric" "dynamo_frontend_queued_requests" "matchers" "" "labels" "model")
-    "workerActive" "dynamo_component_inflight_requests")
+    "workerActive" "dynamo_component_inflight_requests"
+    "workerComponents" (dict "agg" "tensorrt_llm" "decode" "tensorrt_llm" "prefill" "prefill"))
   "1.6" (dict
     "frontendActive" "dynamo_frontend_active_requests"
     "frontendQueued" (dict "metric" "dynamo_frontend_stage_requests" "matchers" "stage=~\"preprocess|route|dispatch\"" "labels" "stage, phase")
-    "workerActive" "dynamo_component_inflight_requests") }}
+    "workerActive" "dynamo_component_inflight_requests"
+    "workerComponents" (dict "agg" "backend" "decode" "backend" "prefill" "prefill")) }}
 {{- toYaml (get $lines (include "gpt-oss.dynamoLine" .)) }}
 {{- end }}
 
