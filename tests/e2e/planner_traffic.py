@@ -15,8 +15,8 @@ import sys
 
 def _without_package_init() -> None:
     """Make dynamo.planner a bare package (its folder, no __init__ run): ai-dynamo 1.6.1's __init__ imports the
-    planner's performance model, which needs aisimulate_core (not installable here); the config and the Prometheus
-    client need neither."""
+    planner's performance model, which needs scikit-learn and aisimulate_core (the latter not installable here, so
+    .venv-dynamo-1.6 holds neither); the config and the Prometheus client need neither."""
     import importlib.util
     import types
     from pathlib import Path
@@ -30,9 +30,7 @@ def _without_package_init() -> None:
 
 try:
     from dynamo.planner.config.planner_config import PlannerConfig
-except ModuleNotFoundError as error:
-    if error.name != "aisimulate_core":
-        raise
+except ModuleNotFoundError:  # the engine's packages (1.6.1: sklearn, aisimulate_core), which these two do not use
     _without_package_init()
     from dynamo.planner.config.planner_config import PlannerConfig
 from dynamo.planner.monitoring.traffic_metrics import PrometheusAPIClient  # noqa: E402

@@ -128,6 +128,10 @@ def planner_run(dynamo_line, dynamo_python, e2e_python, tokenizer_dir, tmp_path_
                 "alerts_on": "chart", "ready_timeout": 150, "load_timeout": 150, "settle": 2}
         if PLANNER_RUNS[dynamo_line]:
             spec["until_log"] = {"path": str(run_dir / "logs" / "planner.log"), "pattern": DECISION}
+        else:
+            # The 1.6.1 planner counts requests by the rise of dynamo_frontend_requests_started_total, a counter the
+            # frontend creates at its first request: the burst that creates it shows no rise, the next one does.
+            spec["bursts"] = 2
         (run_dir / "probe-spec.json").write_text(json.dumps(spec, indent=1))
         plan["jobs"] = [{"name": "planner-probe", "timeout": 420, "env": env,
                          "argv": [python, str(PROBE), str(run_dir / "probe-spec.json")]},
