@@ -22,6 +22,16 @@ DYNAMO_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "dynamo"]
 TRTLLM_SERVE_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "trtllm-serve"]
 
 
+# The Dynamo release lines the chart renders, and the ai-dynamo release each line's e2e tests run.
+DYNAMO_LINE_RELEASES = {"1.2": "1.2.1", "1.6": "1.6.1"}
+
+
+def dynamo_line_values(line: str) -> dict:
+    """The values that select a Dynamo release line ("1.2" or "1.6"): the one place the tests select it. Stand-in until
+    dynamo.releaseLine (issue 33a) exists here: the line's image tag, from which gpt-oss.dynamoLine derives the line."""
+    return {"dynamo": {"image": {"tag": DYNAMO_LINE_RELEASES[line]}}}
+
+
 def skip_for_missing_part(reason: str) -> None:
     """Skip a test whose part (a control plane, a node, a controller, a package) is missing; with CI=true fail:
     CI builds or installs every part itself (.ci/run), so a missing one is a broken run, not a reason to skip."""

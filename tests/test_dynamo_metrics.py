@@ -6,10 +6,8 @@ import json
 
 import pytest
 
-from tests.helpers import ChartRenderError, find, render_chart
+from tests.helpers import ChartRenderError, deep_merge, dynamo_line_values, find, render_chart
 
-# The selection of a line, as tests/e2e/conftest.py line_values() makes it (stand-in until dynamo.releaseLine).
-LINE_TAGS = {"1.2": "1.2.1", "1.6": "1.6.1"}
 MONITORING = {"monitoring": {"podMonitor": {"enabled": True}, "dashboard": {"enabled": True},
                              "prometheusRule": {"enabled": True}},
               "frontend": {"autoscaling": {"enabled": True, "scaler": "keda"}},
@@ -34,8 +32,7 @@ EXPECTED = {
 
 
 def render(line: str, values: dict | None = None) -> list[dict]:
-    return render_chart(["disagg-k8s.yaml"], {**MONITORING, "dynamo": {"image": {"tag": LINE_TAGS[line]}},
-                                              **(values or {})})
+    return render_chart(["disagg-k8s.yaml"], deep_merge(deep_merge(MONITORING, dynamo_line_values(line)), values or {}))
 
 
 @pytest.mark.parametrize("line", ["1.2", "1.6"], ids=lambda line: f"dynamo-{line}")

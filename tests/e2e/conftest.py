@@ -26,7 +26,8 @@ import pytest
 from tests.e2e import plan as e2e_plan
 from tests.e2e import prometheus as prom
 from tests.e2e.stack import kill_leftovers
-from tests.helpers import OVERLAYS, REPO_ROOT, RUNTIMES, deep_merge, load_values, render_chart, skip_for_missing_part
+from tests.helpers import (DYNAMO_LINE_RELEASES, OVERLAYS, REPO_ROOT, RUNTIMES, deep_merge, dynamo_line_values,
+                           load_values, render_chart, skip_for_missing_part)
 
 STACK = Path(__file__).with_name("stack.py")
 RUN_TIMEOUT = 600  # seconds for one whole case; a healthy one takes well under a minute
@@ -40,16 +41,10 @@ REQUIRED_MODULES = {
 # The Dynamo release lines the tier runs (test ids dynamo-<line>): the 1.2 line on the main venv's ai-dynamo 1.2.1
 # (requirements-e2e.txt), the 1.6 line on ai-dynamo 1.6.1 in its own venv (bash ci/dynamo-venv.sh; or the interpreter
 # named by GPT_OSS_DYNAMO_16_PYTHON). aiperf always runs from the main venv.
-DYNAMO_LINES = ("1.2", "1.6")
-DYNAMO_LINE_RELEASES = {"1.2": "1.2.1", "1.6": "1.6.1"}
+DYNAMO_LINES = tuple(DYNAMO_LINE_RELEASES)
 DYNAMO_16_PYTHON_ENV = "GPT_OSS_DYNAMO_16_PYTHON"
 DYNAMO_16_VENV = REPO_ROOT / ".venv-dynamo-1.6"
-
-
-def line_values(line: str) -> dict:
-    """The values that select a Dynamo release line: the one place the tier selects it. Stand-in until
-    dynamo.releaseLine (issue 33a) exists here: the line's image tag, from which gpt-oss.dynamoLine derives the line."""
-    return {"dynamo": {"image": {"tag": DYNAMO_LINE_RELEASES[line]}}}
+line_values = dynamo_line_values  # the values that select a line (tests/helpers.py)
 
 
 # (id, overlay, extra values, line): every target as rendered, plus one with a replica count changed by values, on
