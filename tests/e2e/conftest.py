@@ -9,6 +9,7 @@ a network namespace (`unshare --net`: root or CAP_SYS_ADMIN); otherwise the tier
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -47,12 +48,13 @@ DYNAMO_16_VENV = REPO_ROOT / ".venv-dynamo-1.6"
 line_values = dynamo_line_values  # the values that select a line (tests/helpers.py)
 
 
-# (id, overlay, extra values, line): every target as rendered, plus one with a replica count changed by values, on
-# each line. trtllm-serve renders no Dynamo process (its stand-in's Dynamo is the test's, not the chart's): 1.2 only.
+# (id, overlay, extra values, line): every Dynamo target as rendered on each line; the trtllm-serve targets (no Dynamo
+# process of the chart's: their stand-in's Dynamo is the test's) and one with a replica count changed by values (the
+# plan's replica handling, the same on both lines) on the 1.2 line.
 CASES = [(f"dynamo-{line}-{overlay}", overlay, {}, line) for line in DYNAMO_LINES for overlay in OVERLAYS
          if line == "1.2" or RUNTIMES[overlay] == "dynamo"] + [
-    (f"dynamo-{line}-disagg-k8s.yaml+2-prefill-replicas", "disagg-k8s.yaml", {"workers": {"prefill": {"replicas": 2}}},
-     line) for line in DYNAMO_LINES]
+    ("dynamo-1.2-disagg-k8s.yaml+2-prefill-replicas", "disagg-k8s.yaml", {"workers": {"prefill": {"replicas": 2}}},
+     "1.2")]
 
 
 @dataclass
@@ -136,17 +138,26 @@ def line_python(line: str, main_python: str) -> str:
     if line == "1.2":
         return main_python
     python = os.environ.get(DYNAMO_16_PYTHON_ENV) or str(DYNAMO_16_VENV / "bin" / "python")
+    problem = _line_python_problem(line, python)
+    if problem:
+        skip_for_missing_part(problem)
+    return python
+
+
+@functools.lru_cache(maxsize=None)
+def _line_python_problem(line: str, python: str) -> str | None:
+    """Why python cannot run the line's Dynamo, or None; checked once per session (the import takes seconds)."""
     if not Path(python).exists():
-        skip_for_missing_part(f"e2e tier, dynamo-1.6: no {python}; install it with `bash ci/dynamo-venv.sh` "
-                              f"(or name an interpreter with ai-dynamo 1.6.1 in {DYNAMO_16_PYTHON_ENV})")
+        return (f"e2e tier, dynamo-{line}: no {python}; install it with `bash ci/dynamo-venv.sh` "
+                f"(or name an interpreter with ai-dynamo {DYNAMO_LINE_RELEASES[line]} in {DYNAMO_16_PYTHON_ENV})")
     probe = subprocess.run([python, "-c", "import dynamo.frontend, dynamo.mocker; from importlib.metadata import "
                             "version; print(version('ai-dynamo'))"], capture_output=True, text=True, timeout=120)
     found = probe.stdout.strip()
     if probe.returncode != 0 or found != DYNAMO_LINE_RELEASES[line]:
-        skip_for_missing_part(f"e2e tier, dynamo-1.6: {python} has ai-dynamo {found or '(none)'}, needs "
-                              f"{DYNAMO_LINE_RELEASES[line]} with its frontend and mocker (bash ci/dynamo-venv.sh): "
-                              f"{probe.stderr.strip()[-500:]}")
-    return python
+        return (f"e2e tier, dynamo-{line}: {python} has ai-dynamo {found or '(none)'}, needs "
+                f"{DYNAMO_LINE_RELEASES[line]} with its frontend and mocker (bash ci/dynamo-venv.sh): "
+                f"{probe.stderr.strip()[-500:]}")
+    return None
 
 
 @pytest.fixture(scope="session", params=DYNAMO_LINES, ids=[f"dynamo-{line}" for line in DYNAMO_LINES])

@@ -24,6 +24,7 @@ trtllm_serve_stand_in() reads the rendered command line and fails on a flag it h
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -67,6 +68,7 @@ LOOPBACK_ENV = {
 TRTLLM_COMPONENTS_1_2_1 = {"DEFAULT_ENDPOINT_COMPONENT": "tensorrt_llm", "DEFAULT_PREFILL_COMPONENT": "prefill"}
 
 
+@functools.lru_cache(maxsize=None)
 def trtllm_component_names(python: str | None = None) -> dict[str, str]:
     """{mode: Dynamo component} the dynamo.trtllm worker of the installed ai-dynamo registers, read from its source
     (dynamo/trtllm/args.py DEFAULT_ENDPOINT_COMPONENT and DEFAULT_PREFILL_COMPONENT; importing it needs tensorrt_llm).
