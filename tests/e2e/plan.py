@@ -316,7 +316,9 @@ def _dynamo_services(objects: list[dict], python: str, dynamo_env: dict, namespa
     dgd = find(objects, "DynamoGraphDeployment")
     dgd = {**dgd, "metadata": {**dgd["metadata"], "namespace": namespace}}
     name = dgd["metadata"]["name"]
-    components = trtllm_component_names(None if python == sys.executable else python)
+    # Another interpreter's ai-dynamo (a release line's venv) is read through it; a path that is not there (the offline
+    # tier's plans) reads this process's.
+    components = trtllm_component_names(python if python != sys.executable and Path(python).exists() else None)
     assert dgd["apiVersion"] == "nvidia.com/v1beta1", "the e2e tier reads the v1beta1 layout"
     frontend_main = dgd_components(dgd)["Frontend"]["main"]
     frontend_argv = frontend_main["command"] + frontend_main.get("args", [])
