@@ -11,7 +11,8 @@ venv=${1:-.venv-dynamo-1.6}
 requirements=requirements-e2e-dynamo-1.6.txt
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet --no-deps $(grep -E '^ai-dynamo(-runtime)?==' "$requirements")
+mapfile -t dynamo < <(grep -E '^ai-dynamo(-runtime)?==' "$requirements")
+"$venv/bin/python" -m pip install --quiet --no-deps "${dynamo[@]}"
 "$venv/bin/python" -m pip install --quiet --no-deps -r "$requirements"
 "$venv/bin/python" -c "import dynamo.frontend, dynamo.mocker, prometheus_api_client"
 echo "ai-dynamo $("$venv/bin/python" -c 'from importlib.metadata import version; print(version("ai-dynamo"))') in $venv"
