@@ -41,7 +41,9 @@ FIRST_SYSTEM_PORT = 18100  # one Dynamo system (metrics) port per mocker process
 # How each dynamo.trtllm flag the chart renders maps onto dynamo.mocker. A flag missing here makes
 # mocker_args() fail, so a new chart flag needs a decision (keep, rename or drop) in this table.
 KEPT_FLAGS = frozenset({"--model-path", "--disaggregation-mode"})
-RENAMED_FLAGS = {"--served-model-name": "--model-name"}
+RENAMED_FLAGS = {"--served-model-name": "--model-name",
+                 # dynamo.trtllm's primary flag from 1.3 on (--model-path "obsolete"); the 1.6.1 mocker has --model-path.
+                 "--model": "--model-path"}
 # The mocker rejects these (argparse exit 2), or reads --extra-engine-args as its own JSON.
 DROPPED_FLAGS = frozenset({"--extra-engine-args", "--dyn-reasoning-parser", "--dyn-tool-call-parser"})
 # KV-aware routing: the worker's block size is the mocker's --block-size; the mocker publishes KV events
