@@ -41,6 +41,15 @@ REFUSED_AT = f"execution error at ({CHART_DIR.name}/{CHECK_VALUES}:4:4): "
 
 
 
+# The Dynamo release lines the chart renders, and the ai-dynamo release each line's e2e tests run.
+DYNAMO_LINE_RELEASES = {"1.2": "1.2.1", "1.6": "1.6.1"}
+
+
+def dynamo_line_values(line: str) -> dict:
+    """The values that select a Dynamo release line ("1.2" or "1.6"): the one place the tests select it."""
+    return {"dynamo": {"releaseLine": line}}
+
+
 def skip_for_missing_part(reason: str) -> None:
     """Skip a test whose part (a control plane, a node, a controller, a package) is missing; with CI=true fail:
     CI builds or installs every part itself (.ci/run), so a missing one is a broken run, not a reason to skip."""

@@ -113,7 +113,9 @@ class TestBenchmarkDerivation:
         assert flag_value(args, "--synthetic-input-tokens-stddev") == "0"
         assert flag_value(args, "--output-tokens-stddev") == "0"
         extra = [args[i + 1] for i, a in enumerate(args) if a == "--extra-inputs"]
-        assert extra == ["max_tokens:256", "min_tokens:256", "ignore_eos:true", '{"nvext":{"ignore_eos":true}}']
+        # FACTS.md's published command also passes '{"nvext":{"ignore_eos":true}}': the Dynamo 1.6.1 frontend answers
+        # that with 400 (unknown nvext field; tests/e2e on dynamo-1.6), and ignore_eos:true already asks the same.
+        assert extra == ["max_tokens:256", "min_tokens:256", "ignore_eos:true"]
 
     def test_should_leave_out_unset_optional_flags(self):
         args = aiperf_args(benchmark_job(["agg.yaml"]))
@@ -162,6 +164,11 @@ class TestBenchmarkSafety:
 # gpt-oss.checkValues.benchmark (_check-engine.tpl): the benchmark fits the engines. The max_seq_len call has two
 # messages (prefill counts the prompt only): the second is an extra case.
 BENCHMARK_REFUSALS = [
+    Refusal("nvext-ignore-eos-on-the-1-6-line", "agg.yaml",
+            {"benchmark": {"extraInputs": ["ignore_eos:true", '{"nvext":{"ignore_eos":true}}']}},
+            'benchmark.extraInputs has {"nvext":{"ignore_eos":true}}, but the Dynamo 1.6 frontend refuses '
+            "nvext.ignore_eos (400, unknown field) and every benchmark request fails; remove that entry and keep "
+            "ignore_eos:true, which it accepts"),
     Refusal("seq-len-decode", "disagg-k8s.yaml", {"workers": {"decode": {"maxSeqLen": 9000}}},
             "benchmark.inputTokensMean=8192 + benchmark.outputTokensMean=1024 = 9216 tokens exceed "
             "workers.decode.maxSeqLen=9000; raise workers.decode.maxSeqLen to at least 9216 or shorten the benchmark"),

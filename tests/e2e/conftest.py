@@ -9,8 +9,10 @@ a network namespace (`unshare --net`: root or CAP_SYS_ADMIN); otherwise the tier
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -25,7 +27,8 @@ import pytest
 from tests.e2e import plan as e2e_plan
 from tests.e2e import prometheus as prom
 from tests.e2e.stack import kill_leftovers
-from tests.helpers import OVERLAYS, deep_merge, load_values, render_chart, skip_for_missing_part
+from tests.helpers import (DYNAMO_LINE_RELEASES, OVERLAYS, REPO_ROOT, RUNTIMES, deep_merge, dynamo_line_values,
+                           load_values, render_chart, skip_for_missing_part)
 
 STACK = Path(__file__).with_name("stack.py")
 RUN_TIMEOUT = 600  # seconds for one whole case; a healthy one takes well under a minute
@@ -36,10 +39,22 @@ REQUIRED_MODULES = {
     "aiperf": "aiperf",
     "tokenizers": "tokenizers (a dependency of ai-dynamo)",
 }
-# (id, overlay, extra values): every target as rendered, plus one with a replica count changed by values.
-CASES = [(overlay, overlay, {}) for overlay in OVERLAYS] + [
-    ("disagg-k8s.yaml+2-prefill-replicas", "disagg-k8s.yaml", {"workers": {"prefill": {"replicas": 2}}}),
-]
+# The Dynamo release lines the tier runs (test ids dynamo-<line>): the 1.2 line on the main venv's ai-dynamo 1.2.1
+# (requirements-e2e.txt), the 1.6 line on ai-dynamo 1.6.1 in its own venv (bash ci/dynamo-venv.sh; or the interpreter
+# named by GPT_OSS_DYNAMO_16_PYTHON). aiperf always runs from the main venv.
+DYNAMO_LINES = tuple(DYNAMO_LINE_RELEASES)
+DYNAMO_16_PYTHON_ENV = "GPT_OSS_DYNAMO_16_PYTHON"
+DYNAMO_16_VENV = REPO_ROOT / ".venv-dynamo-1.6"
+line_values = dynamo_line_values  # the values that select a line (tests/helpers.py)
+
+
+# (id, overlay, extra values, line): every Dynamo target as rendered on each line; the trtllm-serve targets (no Dynamo
+# process of the chart's: their stand-in's Dynamo is the test's) and one with a replica count changed by values (the
+# plan's replica handling, the same on both lines) on the 1.2 line.
+CASES = [(f"dynamo-{line}-{overlay}", overlay, {}, line) for line in DYNAMO_LINES for overlay in OVERLAYS
+         if line == "1.2" or RUNTIMES[overlay] == "dynamo"] + [
+    ("dynamo-1.2-disagg-k8s.yaml+2-prefill-replicas", "disagg-k8s.yaml", {"workers": {"prefill": {"replicas": 2}}},
+     "1.2")]
 
 
 @dataclass
@@ -126,6 +141,46 @@ def e2e_python() -> str:
     return sys.executable
 
 
+def line_python(line: str, main_python: str) -> str:
+    """The interpreter that runs a line's Dynamo processes; the 1.6 line's must hold ai-dynamo 1.6.1 (a missing one
+    skips, and fails under CI=true: .ci/run installs it)."""
+    if line == "1.2":
+        return main_python
+    python = os.environ.get(DYNAMO_16_PYTHON_ENV) or str(DYNAMO_16_VENV / "bin" / "python")
+    problem = _line_python_problem(line, python)
+    if problem:
+        skip_for_missing_part(problem)
+    return python
+
+
+@functools.lru_cache(maxsize=None)
+def _line_python_problem(line: str, python: str) -> str | None:
+    """Why python cannot run the line's Dynamo, or None; checked once per session (the import takes seconds)."""
+    if not Path(python).exists():
+        return (f"e2e tier, dynamo-{line}: no {python}; install it with `bash ci/dynamo-venv.sh` "
+                f"(or name an interpreter with ai-dynamo {DYNAMO_LINE_RELEASES[line]} in {DYNAMO_16_PYTHON_ENV})")
+    probe = subprocess.run([python, "-c", "import dynamo.frontend, dynamo.mocker; from importlib.metadata import "
+                            "version; print(version('ai-dynamo'))"], capture_output=True, text=True, timeout=120)
+    found = probe.stdout.strip()
+    if probe.returncode != 0 or found != DYNAMO_LINE_RELEASES[line]:
+        return (f"e2e tier, dynamo-{line}: {python} has ai-dynamo {found or '(none)'}, needs "
+                f"{DYNAMO_LINE_RELEASES[line]} with its frontend and mocker (bash ci/dynamo-venv.sh): "
+                f"{probe.stderr.strip()[-500:]}")
+    return None
+
+
+@pytest.fixture(scope="session", params=DYNAMO_LINES, ids=[f"dynamo-{line}" for line in DYNAMO_LINES])
+def dynamo_line(request) -> str:
+    """Each Dynamo release line the live checks run on ("1.2", "1.6"); render with line_values(dynamo_line)."""
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def dynamo_python(dynamo_line, e2e_python) -> str:
+    """The interpreter of the line's Dynamo (frontend, mocker, router, planner); aiperf stays e2e_python's."""
+    return line_python(dynamo_line, e2e_python)
+
+
 @pytest.fixture(scope="module", params=prom.RELEASES, ids=[f"prometheus-{r}" for r in prom.RELEASES])
 def prometheus_release(request) -> str:
     """Each Prometheus the monitoring checks run on (Debian's 2.42, Prometheus 3 built from its module)."""
@@ -141,13 +196,15 @@ def tokenizer_dir(e2e_python, tmp_path_factory) -> Path:
     return build_tokenizer(tmp_path_factory.mktemp("tokenizer"))
 
 
-def _run_stack(case: str, overlay: str, extra: dict, python: str, tokenizer: Path, run_dir: Path) -> StackRun:
-    values = deep_merge(e2e_plan.scaled_overlay_values(load_values([overlay]), run_dir), extra)
+def _run_stack(case: str, overlay: str, extra: dict, python: str, tokenizer: Path, run_dir: Path,
+               line: str = "1.2", tools_python: str | None = None) -> StackRun:
+    values = deep_merge(deep_merge(e2e_plan.scaled_overlay_values(load_values([overlay]), run_dir), line_values(line)),
+                        extra)
     objects = render_chart([overlay], values)
     # Under /tmp, not the (long) pytest folder: AIPerf's ipc:// socket paths must stay under 108 characters.
     tmp_dir = Path(tempfile.mkdtemp(prefix="gpt-oss-e2e-"))
     try:
-        plan = e2e_plan.build_plan(objects, run_dir, python, tmp_dir)
+        plan = e2e_plan.build_plan(objects, run_dir, python, tmp_dir, tools_python=tools_python)
         return _run_plan(case, objects, plan, python, tokenizer, run_dir)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
@@ -181,9 +238,10 @@ def _run_plan(case: str, objects: list[dict], plan: dict, python: str, tokenizer
 
 @pytest.fixture(scope="module", params=CASES, ids=[case[0] for case in CASES])
 def e2e_run(request, e2e_python, tokenizer_dir, tmp_path_factory) -> StackRun:
-    case, overlay, extra = request.param
+    case, overlay, extra, line = request.param
+    python = line_python(line, e2e_python)
     run_dir = tmp_path_factory.mktemp(f"e2e-{case}".replace("+", "-"), numbered=True)
-    run = _run_stack(case, overlay, extra, e2e_python, tokenizer_dir, run_dir)
+    run = _run_stack(case, overlay, extra, python, tokenizer_dir, run_dir, line, tools_python=e2e_python)
     if not run.result:
         pytest.fail(f"stack.py wrote no result (exit {run.returncode})\n{run.logs()}", pytrace=False)
     return run

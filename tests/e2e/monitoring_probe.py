@@ -3,7 +3,8 @@ network namespace (tests/e2e/test_monitoring_live.py).
 
 usage: python monitoring_probe.py SPEC.json
 Waits until every frontend lists its model and every Prometheus scrapes all its targets, then sends each frontend
-`requests` chat requests at once (prompts of `words` words, `max_tokens` each) and, every second while they run,
+`requests` chat requests at once (prompts of `words` words, `max_tokens` each; `bursts` times, one after the other,
+when given) and, every second while they run,
 evaluates every query of the spec on every Prometheus it names and reads that Prometheus's alerts. With `until_log`
 ({"path", "pattern"}) it sends bursts until that log file holds the pattern (the planner's decision) or `load_timeout`
 passes. When the load is over it waits `settle` seconds and evaluates the queries again. Prints {"load": [...],
@@ -101,12 +102,14 @@ def main(spec_path: str) -> int:
             return False
 
     burst()
+    bursts = 1
     load, alerts = [], []
     while time.monotonic() - started < spec["load_timeout"]:
         if not any(thread.is_alive() for thread in threads):
-            if not spec.get("until_log") or logged():
+            if bursts >= spec.get("bursts", 1) and (not spec.get("until_log") or logged()):
                 break
             burst()
+            bursts += 1
         time.sleep(1)
         at = time.time()
         load.append({"at": at, "results": sample(spec, at)})

@@ -24,9 +24,11 @@ trtllm_serve_stand_in() reads the rendered command line and fails on a flag it h
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 from tests.helpers import NAMESPACE, RELEASE_NAME, dgd_components, dgd_workers, find, worker_port
@@ -39,8 +41,9 @@ FIRST_SYSTEM_PORT = worker_port(18100)  # one Dynamo system (metrics) port per m
 # How each dynamo.trtllm flag the chart renders maps onto dynamo.mocker. A flag missing here makes
 # mocker_args() fail, so a new chart flag needs a decision (keep, rename or drop) in this table.
 KEPT_FLAGS = frozenset({"--model-path", "--disaggregation-mode"})
-# The 1.6 line names the model with --model (the 1.2 line with --model-path); both mockers take --model-path.
-RENAMED_FLAGS = {"--served-model-name": "--model-name", "--model": "--model-path"}
+RENAMED_FLAGS = {"--served-model-name": "--model-name",
+                 # dynamo.trtllm's primary flag from 1.3 on (--model-path "obsolete"); the 1.6.1 mocker has --model-path.
+                 "--model": "--model-path"}
 # The mocker rejects these (argparse exit 2), or reads --extra-engine-args as its own JSON.
 DROPPED_FLAGS = frozenset({"--extra-engine-args", "--dyn-reasoning-parser", "--dyn-tool-call-parser"})
 # KV-aware routing: the worker's block size is the mocker's --block-size; the mocker publishes KV events
@@ -67,20 +70,31 @@ LOOPBACK_ENV = {
 TRTLLM_COMPONENTS_1_2_1 = {"DEFAULT_ENDPOINT_COMPONENT": "tensorrt_llm", "DEFAULT_PREFILL_COMPONENT": "prefill"}
 
 
-def trtllm_component_names() -> dict[str, str]:
+@functools.lru_cache(maxsize=None)
+def trtllm_component_names(python: str | None = None) -> dict[str, str]:
     """{mode: Dynamo component} the dynamo.trtllm worker of the installed ai-dynamo registers, read from its source
-    (dynamo/trtllm/args.py DEFAULT_ENDPOINT_COMPONENT and DEFAULT_PREFILL_COMPONENT; importing it needs tensorrt_llm)."""
+    (dynamo/trtllm/args.py DEFAULT_ENDPOINT_COMPONENT and DEFAULT_PREFILL_COMPONENT; importing it needs tensorrt_llm).
+    python: read the ai-dynamo of that interpreter (a release line's own venv) instead of this process's."""
     import importlib.util
     import re as _re
+    import subprocess
 
-    try:
-        spec = importlib.util.find_spec("dynamo.trtllm")
-    except ModuleNotFoundError:  # no ai-dynamo at all
-        spec = None
-    if spec is None:
+    folder = None
+    if python:
+        found = subprocess.run([python, "-c", "import importlib.util as u; s = u.find_spec('dynamo.trtllm'); "
+                                "print(s.submodule_search_locations[0] if s else '')"],
+                               capture_output=True, text=True, timeout=60)
+        folder = found.stdout.strip() or None
+    else:
+        try:
+            spec = importlib.util.find_spec("dynamo.trtllm")
+        except ModuleNotFoundError:  # no ai-dynamo at all
+            spec = None
+        folder = spec.submodule_search_locations[0] if spec else None
+    if folder is None:
         names = TRTLLM_COMPONENTS_1_2_1
     else:
-        source = (Path(spec.submodule_search_locations[0]) / "args.py").read_text()
+        source = (Path(folder) / "args.py").read_text()
         names = dict(_re.findall(r'^(DEFAULT_ENDPOINT_COMPONENT|DEFAULT_PREFILL_COMPONENT) = "([^"]+)"', source,
                                  _re.M))
     return {"agg": names["DEFAULT_ENDPOINT_COMPONENT"], "decode": names["DEFAULT_ENDPOINT_COMPONENT"],
@@ -230,7 +244,8 @@ def _script_volume(pod_spec: dict, container: dict, objects: list[dict]) -> tupl
 
 
 def build_plan(objects: list[dict], run_dir: Path, python: str, tmp_dir: Path, namespace: str = NAMESPACE,
-               worker_suffix: str = "", first_system_port: int = FIRST_SYSTEM_PORT) -> dict:
+               worker_suffix: str = "", first_system_port: int = FIRST_SYSTEM_PORT,
+               tools_python: str | None = None) -> dict:
     """The JSON plan stack.py runs: services (frontend, mockers), jobs (smoke test, benchmark), files.
 
     python: the interpreter with ai-dynamo and aiperf; its folder goes first on PATH.
@@ -238,11 +253,13 @@ def build_plan(objects: list[dict], run_dir: Path, python: str, tmp_dir: Path, n
     socket path may not exceed 107 characters.
     namespace: the Kubernetes namespace the chart was rendered for (the operator's DYN_NAMESPACE derives from it).
     worker_suffix: the worker hash the operator appends to the workers' Dynamo namespace of a Deployment-backed DGD.
+    tools_python: the interpreter whose folder holds aiperf when python's does not (a release line's own venv);
+    its folder comes second on PATH.
     """
     run_dir = Path(run_dir)
-    bin_dir = str(Path(python).parent)
+    bin_dirs = list(dict.fromkeys(str(Path(p).parent) for p in (python, tools_python or python)))
     base_env = {
-        "PATH": os.pathsep.join([bin_dir, "/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]),
+        "PATH": os.pathsep.join([*bin_dirs, "/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]),
         "LANG": "C.UTF-8",
         "TMPDIR": str(tmp_dir),
         RUN_ENV: str(run_dir),  # every descendant inherits it: stack.py and the test find leftovers by it
@@ -301,7 +318,9 @@ def _dynamo_services(objects: list[dict], python: str, dynamo_env: dict, namespa
     dgd = find(objects, "DynamoGraphDeployment")
     dgd = {**dgd, "metadata": {**dgd["metadata"], "namespace": namespace}}
     name = dgd["metadata"]["name"]
-    components = trtllm_component_names()
+    # Another interpreter's ai-dynamo (a release line's venv) is read through it; a path that is not there (the offline
+    # tier's plans) reads this process's.
+    components = trtllm_component_names(python if python != sys.executable and Path(python).exists() else None)
     assert dgd["apiVersion"] == "nvidia.com/v1beta1", "the e2e tier reads the v1beta1 layout"
     frontend_main = dgd_components(dgd)["Frontend"]["main"]
     frontend_argv = frontend_main["command"] + frontend_main.get("args", [])

@@ -45,13 +45,32 @@ RELEASES = [
     ("disagg", "disagg-k8s.yaml", "llm2", 18001, 18200, "a1b2c3d4",
      {"prefill": {"maxBatchSize": 2}, "decode": {"maxBatchSize": 2}}),
 ]
+# The series each release line's chart reads where the lines differ, as the real frontend and workers of that line
+# serve them (literals: DYNAMO-RELEASES-FACTS.md 3f, the 1.6.1 metrics catalog's replacements of the deprecated
+# frontend gauges, and dynamo.trtllm's worker component, args.py DEFAULT_ENDPOINT_COMPONENT: tensorrt_llm in 1.2.1,
+# backend in 1.6.1). Each must return a sample above 0 during the burst, from every Prometheus.
+LINE_SERIES = {
+    "1.2": {
+        "frontend in flight": 'sum(dynamo_frontend_inflight_requests{namespace="$namespace"})',
+        "frontend queued": 'sum(dynamo_frontend_queued_requests{namespace="$namespace"})',
+        "worker component tensorrt_llm": 'sum(dynamo_component_inflight_requests{namespace="$namespace",'
+                                         'dynamo_component="tensorrt_llm",dynamo_endpoint="generate"})',
+    },
+    "1.6": {
+        "frontend active": 'sum(dynamo_frontend_active_requests{namespace="$namespace"})',
+        "frontend stages preprocess|route|dispatch": 'sum(dynamo_frontend_stage_requests{namespace="$namespace",'
+                                                     'stage=~"preprocess|route|dispatch"})',
+        "worker component backend": 'sum(dynamo_component_inflight_requests{namespace="$namespace",'
+                                    'dynamo_component="backend",dynamo_endpoint="generate"})',
+    },
+}
 # Mocker speed per role: prefill slow enough that long prompts queue at it, decode and aggregated slow enough that
 # 24 requests outnumber their 2 slots for several seconds.
 SPEEDUP = {"prefill": "0.2", "decode": "0.1", "worker": "0.3"}
 
 
-def release_values(overlay: str, run_dir: Path, frontend_port: int, workers: dict, scaler: str) -> dict:
-    base = e2e_plan.scaled_overlay_values(load_values([overlay]), run_dir)
+def release_values(overlay: str, run_dir: Path, frontend_port: int, workers: dict, scaler: str, line: str = "1.2") -> dict:
+    base = deep_merge(e2e_plan.scaled_overlay_values(load_values([overlay]), run_dir), e2e.line_values(line))
     base["frontend"].update({"httpPort": frontend_port, "urlOverride": f"http://127.0.0.1:{frontend_port}"})
     scaling = {"autoscaling": {"enabled": True, "scaler": scaler}}
     roles = {key: deep_merge(value, scaling) for key, value in workers.items()}
@@ -103,19 +122,21 @@ def dashboard_queries(objects: list[dict], namespace: str) -> dict[str, str]:
     return queries
 
 
-def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path, release: str) -> tuple[dict, dict]:
-    """The plan (both releases, three Prometheus servers, the probe) and what the test checks against."""
+def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path, release: str, line: str = "1.2",
+          tools_python: str | None = None) -> tuple[dict, dict]:
+    """The plan (both releases, three Prometheus servers, the probe) and what the test checks against.
+    python runs the line's Dynamo; tools_python's folder (aiperf) comes second on PATH."""
     adapter = prom.adapter_rules((REPO_ROOT / "docs" / "monitoring.md").read_text())
     plan, scrape, groups, targets, spec_queries, scalers, dashboards = None, {k: [] for k in PROMETHEUS_PORTS}, [], \
         {k: 0 for k in PROMETHEUS_PORTS}, {}, [], {}
     frontends, pods, chart_monitors = [], [], []
     for release, overlay, namespace, port, first_port, suffix, workers in RELEASES:
         folder = run_dir / release
-        renders = {scaler: render_chart([overlay], release_values(overlay, folder, port, workers, scaler),
+        renders = {scaler: render_chart([overlay], release_values(overlay, folder, port, workers, scaler, line),
                                         namespace=namespace) for scaler in ("keda", "hpa")}
         objects = renders["keda"]
         part = e2e_plan.build_plan(objects, folder, python, tmp_dir, namespace=namespace, worker_suffix=suffix,
-                                   first_system_port=first_port)
+                                   first_system_port=first_port, tools_python=tools_python)
         e2e_plan.prepare_model_files(part, tokenizer)
         slow_down(part, objects)
         for service in part["services"]:
@@ -145,6 +166,9 @@ def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path, release: s
                     spec_queries[f"{name} job={job_key}"] = {"promql": with_job(query, job), "on": ["both"]}
                 spec_queries[f"{name} naive"] = {"promql": re.sub(r"sum\(max by \([^)]*\) \(", "sum((", query),
                                                  "on": ["both"]}
+        for name, promql in LINE_SERIES[line].items():
+            spec_queries[f"line {release}: {name}"] = {"promql": promql.replace("$namespace", namespace),
+                                                       "on": list(PROMETHEUS_PORTS)}
         for title, expr in dashboard_queries(objects, namespace).items():
             dashboards[f"{release}: {title}"] = expr
             spec_queries[f"dashboard {release}: {title}"] = {"promql": expr, "on": ["both"]}
@@ -181,13 +205,14 @@ def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path, release: s
 
 
 @pytest.fixture(scope="module")
-def live(prometheus_release, e2e_python, tokenizer_dir, tmp_path_factory):
+def live(dynamo_line, dynamo_python, prometheus_release, e2e_python, tokenizer_dir, tmp_path_factory):
     release = prometheus_release
-    run_dir = tmp_path_factory.mktemp(f"monitoring-live-{release}")
+    run_dir = tmp_path_factory.mktemp(f"monitoring-live-{dynamo_line}-{release}")
     tmp_dir = Path(tempfile.mkdtemp(prefix="gpt-oss-mon-"))
     try:
-        plan, expected = build(e2e_python, tokenizer_dir, run_dir, tmp_dir, release)
-        run = e2e._run_plan("monitoring", [], plan, e2e_python, tokenizer_dir, run_dir)
+        plan, expected = build(dynamo_python, tokenizer_dir, run_dir, tmp_dir, release, dynamo_line, e2e_python)
+        expected["line"] = dynamo_line
+        run = e2e._run_plan(f"monitoring dynamo-{dynamo_line}", [], plan, dynamo_python, tokenizer_dir, run_dir)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
     output = run.job("monitoring-probe").get("output", "")
@@ -267,6 +292,21 @@ class TestBothPodMonitors:
                 if both > 0 and naive is not None and naive >= 1.5 * both:
                     doubled += 1
         assert doubled, "a plain sum over both scrapes never exceeded the once-per-pod value: nothing was tested"
+
+
+class TestReleaseLineSeries:
+    def test_should_serve_the_lines_metric_names_under_load(self, live):
+        """Each series the line's chart reads where the lines differ comes from the real frontend and workers of that
+        line, through every Prometheus (the 1.6 line: the replacements of the deprecated frontend gauges)."""
+        data, expected, _ = live
+        silent = []
+        for name in LINE_SERIES[expected["line"]]:
+            for release in ("agg", "disagg"):
+                for where in PROMETHEUS_PORTS:
+                    peak = max((single(s["results"][f"line {release}: {name}"][where]) or 0.0) for s in data["load"])
+                    if not peak > 0:
+                        silent.append((release, name, where, peak))
+        assert not silent, f"dynamo-{expected['line']}: series that never rose above 0 under the burst: {silent}"
 
 
 class TestDashboard:

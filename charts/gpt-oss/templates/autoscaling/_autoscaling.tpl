@@ -85,9 +85,9 @@ The scalers to render, one per autoscaled role: name, kind (ScaledObject or Hori
 replica range, GPUs at both ends, the metric it reads, the PromQL that reads it (query: the KEDA trigger's, or what
 prometheus-adapter answers the HPA with under docs/monitoring.md's rules), the scrape setups that provide it, and the
 whole KEDA trigger or HPA metric. Default signal of each role, one that more replicas of that role relieve
-(docs/monitoring.md): the frontend, requests in flight per frontend (dynamo_frontend_inflight_requests; threshold null:
-the benchmark concurrency); a worker role, requests in flight on its workers' generate endpoint
-(dynamo_component_inflight_requests of its Dynamo component; threshold null: its decode slots per replica);
+(docs/monitoring.md): the frontend, requests in flight per frontend (the line's frontendActive, gpt-oss.dynamoMetrics;
+threshold null: the benchmark concurrency); a worker role, requests in flight on its workers' generate endpoint
+(workerActive of its Dynamo component; threshold null: its decode slots per replica);
 trtllm-serve, requests waiting in its queue (gpt-oss.trtllmServe.queueSignal: the gauge where its release serves it,
 else the one queue signal TensorRT-LLM 1.2 serves). Every query counts each pod once (max by pod): with the platform's and
 this chart's PodMonitors both on, a pod is scraped twice.
@@ -96,6 +96,7 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- define "gpt-oss.autoscalers" -}}
 {{- $plan := include "gpt-oss.plan" . | fromYaml }}
 {{- $series := include "gpt-oss.seriesSelectors" . | fromYaml }}
+{{- $metrics := include "gpt-oss.dynamoMetrics" . | fromYaml }}
 {{- $fullname := include "gpt-oss.fullname" . }}
 {{- $scalers := list }}
 {{- $rows := list }}
@@ -130,13 +131,13 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- $adapterQuery = $signal.adapterQuery }}
 {{- $scrape = $series.trtllmServeScrape }}
 {{- else if eq $row.key "frontend" }}
-{{- $metric = "dynamo_frontend_inflight_requests" }}
+{{- $metric = $metrics.frontendActive }}
 {{- $query = printf "sum(%s (%s{%s}))" $dedup $metric $series.frontend }}
 {{- $selector = dict "dynamo_namespace" (include "gpt-oss.dynamoNamespace" $) }}
 {{- $scrape = $series.frontendScrape }}
 {{- else }}
-{{- $component := include "gpt-oss.workerComponentName" $row.mode }}
-{{- $metric = "dynamo_component_inflight_requests" }}
+{{- $component := include "gpt-oss.workerComponentName" (dict "root" $ "mode" $row.mode) }}
+{{- $metric = $metrics.workerActive }}
 {{- $query = printf "sum(%s (%s{%s,dynamo_component=%q,dynamo_endpoint=\"generate\"}))" $dedup $metric $series.workers $component }}
 {{- $selector = dict "dynamo_component" $component "dynamo_endpoint" "generate" }}
 {{- $scrape = $series.workersScrape }}

@@ -1,13 +1,12 @@
 {{- /* Monitoring: which series this release's scalers, dashboard and alerts read, which scrape setups provide them, and the alerts. */}}
 
 {{/*
-The Dynamo component a role's TensorRT-LLM worker registers, the dynamo_component label of its series: prefill for
-the prefill role, tensorrt_llm for the aggregated and decode roles (dynamo.trtllm 1.2.1, args.py
-DEFAULT_PREFILL_COMPONENT / DEFAULT_ENDPOINT_COMPONENT).
-Usage: {{ include "gpt-oss.workerComponentName" $row.mode }}
+The Dynamo component a role's TensorRT-LLM worker registers on the selected release line, the dynamo_component label
+of its series (gpt-oss.dynamoMetrics workerComponents); mode: agg, prefill or decode.
+Usage: {{ include "gpt-oss.workerComponentName" (dict "root" $ "mode" $row.mode) }}
 */}}
 {{- define "gpt-oss.workerComponentName" -}}
-{{- ternary "prefill" "tensorrt_llm" (eq . "prefill") }}
+{{- get (include "gpt-oss.dynamoMetrics" .root | fromYaml).workerComponents .mode }}
 {{- end }}
 
 {{/*
@@ -133,7 +132,7 @@ Usage: {{ $rules := include "gpt-oss.alertRules" . | fromYamlArray }}
 {{- end }}
 {{- $queued := "" }}
 {{- if $dynamo }}
-{{- $queued = printf "sum(max by (namespace, pod, model) (dynamo_frontend_queued_requests{%s}))" $series.frontend }}
+{{- $queued = include "gpt-oss.frontendQueuedQuery" (dict "root" . "selector" $series.frontend "model" "") }}
 {{- else }}
 {{- $queued = printf "sum(max by (namespace, pod) (rate({__name__=~\"(trtllm_)?request_queue_time_seconds_sum\",%s}[1m])))" $series.trtllmServe }}
 {{- end }}
@@ -142,12 +141,14 @@ Usage: {{ $rules := include "gpt-oss.alertRules" . | fromYamlArray }}
   (printf "{{ $value }} requests are waiting %s, more than %d, for {{ $for }}: the workers are saturated."
   (ternary "for their first token" "in trtllm-serve's queue" $dynamo) (int $pr.queuedRequests))) }}
 {{- if $dynamo }}
-{{- $workers := printf "dynamo_component_inflight_requests{%s,dynamo_component=\"tensorrt_llm\",dynamo_endpoint=\"generate\"}" $series.workers }}
+{{- $component := include "gpt-oss.workerComponentName" (dict "root" . "mode" "agg") }}
+{{- $workers := printf "%s{%s,dynamo_component=%q,dynamo_endpoint=\"generate\"}" (include "gpt-oss.dynamoMetrics" . | fromYaml).workerActive
+  $series.workers $component }}
 {{- $rules = append $rules (dict "alert" "GptOssNoModelServed" "expr"
   (printf "count(max by (namespace, pod) (up{%s}) == 1) > 0 unless on () count(max by (namespace, pod) (%s)) > 0" $series.frontend $workers) "summary"
   (printf "%s: the frontend is up but serves no model" $name) "description"
-  (printf (print "A frontend of %s answers, but no worker that serves %s (Dynamo component tensorrt_llm) reports in: "
-  "/v1/models is empty and every request fails.") $name .Values.model.id)) }}
+  (printf (print "A frontend of %s answers, but no worker that serves %s (Dynamo component %s) reports in: "
+  "/v1/models is empty and every request fails.") $name .Values.model.id $component)) }}
 {{- end }}
 {{- if .Values.modelCache.download.enabled }}
 {{- $job := include "gpt-oss.downloadJobName" . }}
@@ -193,6 +194,7 @@ Usage: {{ $rules := include "gpt-oss.costRules" . | fromYamlArray }}
 {{- $cost := .Values.monitoring.cost }}
 {{- $plan := include "gpt-oss.plan" . | fromYaml }}
 {{- $series := include "gpt-oss.seriesSelectors" . | fromYaml }}
+{{- $metrics := include "gpt-oss.dynamoMetrics" . | fromYaml }}
 {{- $price := get $cost.gpuHourPrice .Values.gpu.type }}
 {{- $amount := regexFind "[0-9]+" $cost.window | int }}
 {{- $unit := regexFind "[smh]$" $cost.window }}
@@ -206,8 +208,8 @@ Usage: {{ $rules := include "gpt-oss.costRules" . | fromYamlArray }}
 {{- $rules := list }}
 {{- $all := list }}
 {{- range $plan.roles }}
-{{- $pods := printf "count(max by (namespace, pod) (dynamo_component_inflight_requests{%s,dynamo_component=\"%s\",dynamo_endpoint=\"generate\"}))"
-  $series.workers (include "gpt-oss.workerComponentName" .mode) }}
+{{- $pods := printf "count(max by (namespace, pod) (%s{%s,dynamo_component=\"%s\",dynamo_endpoint=\"generate\"}))" $metrics.workerActive
+  $series.workers (include "gpt-oss.workerComponentName" (dict "root" $ "mode" .mode)) }}
 {{- $gpus := printf "(%s or vector(0)) * %d" $pods (int .gpusPerReplica) }}
 {{- $all = append $all $gpus }}
 {{- $rules = append $rules (dict "key" .key "gpus" $gpus) }}
