@@ -10,7 +10,7 @@ import subprocess
 import pytest
 import yaml
 
-from tests.helpers import PROMETHEUS_RULE, REPO_ROOT, find, render_chart
+from tests.helpers import PROMETHEUS_RULE, REPO_ROOT, deep_merge, find, render_chart
 
 UNIT_TESTS = REPO_ROOT / "tests" / "data" / "alerts-test.yaml"
 # What the unit tests expect: KV-aware routing with KV events, so the workers publish the KV-cache gauge.
@@ -27,7 +27,8 @@ def promtool() -> str:
 
 
 def write_rules(folder, overlay: str, values: dict) -> tuple:
-    objects = render_chart([overlay], values)
+    # The series in tests/data carry the 1.2 line's names (the 1.6 line's: tests/test_dynamo_metrics.py, tests/e2e).
+    objects = render_chart([overlay], deep_merge(values, {"dynamo": {"releaseLine": "1.2"}}))
     rules = folder / "alerts.rules.yaml"
     rules.write_text(yaml.safe_dump({"groups": find(objects, "PrometheusRule")["spec"]["groups"]}, sort_keys=False))
     return rules, objects
@@ -78,7 +79,7 @@ class TestCostRules:
     10000 tokens => 300 per million, 100 requests => 0.03 each."""
 
     def run(self, promtool, tmp_path, edit=None):
-        objects = render_chart(["agg.yaml"], COST, show_only=[PROMETHEUS_RULE])
+        objects = render_chart(["agg.yaml"], deep_merge(COST, {"dynamo": {"releaseLine": "1.2"}}), show_only=[PROMETHEUS_RULE])
         groups = find(objects, "PrometheusRule")["spec"]["groups"]
         text = yaml.safe_dump({"groups": groups}, sort_keys=False, width=1 << 20)
         (tmp_path / "cost.rules.yaml").write_text(edit(text) if edit else text)

@@ -20,6 +20,8 @@ from tests.helpers import (CHART_DIR, DGD, DYNAMO_OVERLAYS, HPA, OVERLAYS, REPO_
                            load_values, refusal_params, render_chart, render_notes)
 from tests.schemas import _strict, crd_file, dgd_errors, kubernetes_errors
 
+# The literal queries below are the 1.2 line's names (docs/monitoring.md; the 1.6 line's: tests/test_dynamo_metrics.py).
+LINE_1_2 = {"dynamo": {"releaseLine": "1.2"}}
 API_VERSIONS = ["nvidia.com/v1beta1"]
 SCALER_KINDS = {"ScaledObject", "HorizontalPodAutoscaler"}
 PLANNER_KINDS = {"ServiceAccount", "Role", "RoleBinding"}
@@ -114,7 +116,7 @@ class TestDynamoScalers:
         assert scaled["spec"]["scaleTargetRef"]["name"] == "gpt-oss-trtllmdecodeworker"
 
     def test_should_write_the_documented_keda_object(self):
-        values = {"workers": {"worker": {"autoscaling": {"enabled": True, "maxReplicas": 10}}}}
+        values = {**LINE_1_2, "workers": {"worker": {"autoscaling": {"enabled": True, "maxReplicas": 10}}}}
         so = find(render_chart(["agg.yaml"], values, show_only=[SCALED_OBJECT]), "ScaledObject")
         assert so["apiVersion"] == "keda.sh/v1alpha1" and so["metadata"]["name"] == "gpt-oss-worker"
         spec = so["spec"]
@@ -129,7 +131,7 @@ class TestDynamoScalers:
 
     def test_should_write_the_documented_hpa_on_an_external_metric(self):
         behavior = {"scaleDown": {"stabilizationWindowSeconds": 600}}
-        values = {"workers": {"decode": {"autoscaling": {"enabled": True, "scaler": "hpa", "behavior": behavior}}}}
+        values = {**LINE_1_2, "workers": {"decode": {"autoscaling": {"enabled": True, "scaler": "hpa", "behavior": behavior}}}}
         hpa = find(render_chart(["disagg-k8s.yaml"], values, show_only=[HPA]), "HorizontalPodAutoscaler")
         assert hpa["apiVersion"] == "autoscaling/v2"
         # Decode's slots per replica: max_batch_size 1280, no attention DP (FACTS.md, disagg-k8s decode).
@@ -157,7 +159,7 @@ class TestDynamoScalers:
         assert find(objects, "HorizontalPodAutoscaler")["spec"]["metrics"] == [cpu]
 
     def test_should_filter_on_the_dynamo_namespace_with_dots_made_dashes(self):
-        values = {"fullnameOverride": "gpt.oss", "workers": {"worker": {"autoscaling": {"enabled": True}}},
+        values = {**LINE_1_2, "fullnameOverride": "gpt.oss", "workers": {"worker": {"autoscaling": {"enabled": True}}},
                   "frontend": {"autoscaling": {"enabled": True}}}
         objects = render_chart(["agg.yaml"], values, show_only=[SCALED_OBJECT])
         assert find(objects, "ScaledObject", "gpt.oss-frontend")["spec"]["triggers"][0]["metadata"]["query"] == FRONTEND_INFLIGHT
@@ -363,7 +365,7 @@ class TestPlanner:
 
 class TestReadout:
     def test_should_print_range_gpus_scaler_and_metric_in_notes(self):
-        values = {"workers": {"worker": {"autoscaling": {"enabled": True, "maxReplicas": 3}}}}
+        values = {**LINE_1_2, "workers": {"worker": {"autoscaling": {"enabled": True, "maxReplicas": 3}}}}
         notes = render_notes(["agg.yaml"], values)
         assert ("workers.worker: 1-3 replicas, 4-12 GPUs, ScaledObject gpt-oss-worker on "
                 "DynamoGraphDeploymentScalingAdapter gpt-oss-trtllmworker; metric " + AGG_INFLIGHT + ", 3200 per replica\n"
@@ -371,7 +373,7 @@ class TestReadout:
         assert "owns its replica count" in notes
 
     def test_should_print_what_prometheus_adapter_must_answer_in_notes(self):
-        notes = render_notes(["agg.yaml"], {"frontend": {"autoscaling": {"enabled": True, "scaler": "hpa"}}})
+        notes = render_notes(["agg.yaml"], {**LINE_1_2, "frontend": {"autoscaling": {"enabled": True, "scaler": "hpa"}}})
         assert ("prometheus-adapter must answer it with (rules: docs/monitoring.md): sum(max by (namespace, pod, "
                 'worker_id, model) (dynamo_frontend_inflight_requests{namespace="llm",dynamo_namespace="llm-gpt-oss"}))\n'
                 "      its series come from the Dynamo platform's dynamo-frontend PodMonitor or monitoring.podMonitor") in notes
@@ -387,7 +389,7 @@ class TestReadout:
 
 
     def test_should_print_ranges_gpus_metric_and_planner_in_the_plan_command(self):
-        values = {"workers": {"decode": {"autoscaling": {"enabled": True, "maxReplicas": 4, "scaler": "hpa"}}},
+        values = {**LINE_1_2, "workers": {"decode": {"autoscaling": {"enabled": True, "maxReplicas": 4, "scaler": "hpa"}}},
                   "frontend": {"autoscaling": {"enabled": True, "maxReplicas": 3}}}
         result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "plan.py"), "values/disagg-k8s.yaml",
                                  "--set-json", json.dumps(values)], capture_output=True, text=True, cwd=REPO_ROOT)

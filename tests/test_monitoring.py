@@ -327,7 +327,9 @@ class TestTokenCost:
                              "cost": {"enabled": True, "gpuHourPrice": {"GB200": 3.0}, "window": "1h"}}}
 
     def rules(self, overlay: str, values: dict | None = None) -> list[dict]:
-        objects = render_chart([overlay], deep_merge(self.VALUES, values or {}), show_only=[PROMETHEUS_RULE])
+        # The 1.2 line's worker components (prefill, decode, tensorrt_llm); the 1.6 line's: tests/test_dynamo_metrics.py.
+        objects = render_chart([overlay], deep_merge(deep_merge(self.VALUES, {"dynamo": {"releaseLine": "1.2"}}), values or {}),
+                               show_only=[PROMETHEUS_RULE])
         groups = find(objects, "PrometheusRule")["spec"]["groups"]
         return [rule for group in groups if group["name"].endswith(".cost") for rule in group["rules"]]
 
