@@ -42,7 +42,7 @@ def tiers(runs: list[str]) -> set[str]:
 class TestWorkflows:
     def test_should_cover_every_tier_that_ci_runs(self):
         # .ci/run: every tier in parallel workers, then the serial tests alone (README, docs/testing.md).
-        assert 'python -m pytest -n 3 --dist loadgroup -m "not serial"' in CI_RUN
+        assert 'python -m pytest -n 3 --dist loadfile -m "not serial"' in CI_RUN
         assert "python -m pytest -m serial" in CI_RUN
         assert set().union(*(tiers(runs) for _, runs in JOBS)) == {"not e2e and not cluster", "e2e", "cluster"}
 

@@ -15,7 +15,7 @@ import pytest
 from tests.cluster import kube
 from tests.helpers import RUNTIMES, dgd_pods, dgd_workers, find, render_chart, skip_for_missing_part
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.serial]  # the fake GPU nodes' capacity: other tests' pods would hold it
 
 # The component label of the GPU pods, by runtime.
 GPU_COMPONENT = {"dynamo": "worker", "trtllm-serve": "trtllm-serve"}

@@ -94,8 +94,9 @@ class TestInstallFromRegistry:
 
         # The download Job outlives its run (no ttlSecondsAfterFinished): the upgrade must not patch its
         # immutable pod template, whose helm.sh/chart label changes. The previous version ran Dynamo 1.2.1, and
-        # an upgrade moves one minor at most: the 1.2 line keeps it (the previous chart knows no releaseLine).
-        values = release.values("agg.yaml", {"dynamo": {"releaseLine": "1.2"}})
+        # an upgrade moves one minor at most: it keeps the line the previous chart deployed (1.2 before the lines).
+        previous = find(release.manifest(), "DynamoGraphDeployment")["metadata"].get("annotations") or {}
+        values = release.values("agg.yaml", {"dynamo": {"releaseLine": previous.get("gpt-oss/dynamo-release-line", "1.2")}})
         upgraded = release.helm.upgrade(published["ref"], release.name, values, namespace=release.namespace,
                                         chart_version=VERSION, plain_http=True, timeout=180, wait="hookOnly")
 

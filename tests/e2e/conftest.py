@@ -96,15 +96,6 @@ class StackRun:
                            "host_leftovers": self.host_leftovers, **brief}, indent=1)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
-def pytest_collection_modifyitems(config, items):
-    # Under `--dist loadgroup` each e2e file runs in one worker: its module-scoped stacks start once, not per worker.
-    here = Path(__file__).parent
-    for item in items:
-        if Path(item.fspath).parent == here:
-            item.add_marker(pytest.mark.xdist_group(f"e2e-{Path(item.fspath).stem}"))
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     """Attach every process log of the case to a failed e2e test's report."""

@@ -47,7 +47,9 @@ def cost(prometheus_release, e2e_python, tokenizer_dir, tmp_path_factory):
     try:
         base = e2e_plan.scaled_overlay_values(load_values([OVERLAY]), run_dir)
         base["frontend"].update({"httpPort": PORT, "urlOverride": f"http://127.0.0.1:{PORT}"})
-        objects = render_chart([OVERLAY], deep_merge(base, VALUES), namespace=NAMESPACE)
+        # The components here are the main venv's ai-dynamo 1.2.1: the 1.2 line's worker component names.
+        objects = render_chart([OVERLAY], deep_merge(deep_merge(base, VALUES), {"dynamo": {"releaseLine": "1.2"}}),
+                               namespace=NAMESPACE)
         plan = e2e_plan.build_plan(objects, run_dir, e2e_python, tmp_dir, namespace=NAMESPACE)
         plan["jobs"] = []
         pods = stand_in_pods(plan, "gpt-oss", NAMESPACE)
