@@ -7,15 +7,6 @@ import pytest
 
 from tests.helpers import REPO_ROOT
 
-# pytest-xdist names each worker process after its test (setproctitle). Helm's Go SDK takes its server-side-apply
-# field manager from the process name, and the API server refuses that one ("[pytest-xdist running] tests/...",
-# NUL-padded): helm upgrade failed in workers. The workers keep their names.
-try:
-    import xdist.remote
-    xdist.remote.setproctitle = lambda title: None
-except ImportError:
-    pass
-
 
 def pytest_addoption(parser):
     parser.addoption(
