@@ -9,6 +9,7 @@ import yaml
 
 from ci.gptoss_ci import sync_trtllm_fields as sync
 from tests.helpers import (DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, OVERLAYS, REPO_ROOT, ChartRenderError, Refusal,
+                           dynamo_line_values,
                            assert_refused, dgd_workers, find, refusal_params, render_chart)
 
 # The whole extra-engine-args YAML of each role, as FACTS.md lists it (flags folded into keys:
@@ -195,20 +196,13 @@ class TestEngineKeyList:
         assert "enable_mixed_sampler" not in text
 
 
-def dynamo_line(line: str) -> dict:
-    """Values selecting a Dynamo release line: its image tag, and dynamo.releaseLine where the chart has it."""
-    chart = yaml.safe_load((REPO_ROOT / "charts" / "gpt-oss" / "values.yaml").read_text())
-    values = {"image": {"tag": {"1.2": "1.2.1", "1.6": "1.6.1"}[line]}}
-    if "releaseLine" in chart["dynamo"]:
-        values["releaseLine"] = line
-    return {"dynamo": values}
 
 
 # The TensorRT-LLM release each runtime runs (DYNAMO-RELEASES-FACTS.md section 0: Dynamo 1.2.x pins 1.3.0rc14,
 # 1.6.x 1.3.0rc29; trtllm-serve runs its image's release). Values that select it, and the release.
 RUNS = [
-    ("dynamo-1.2-line", "agg.yaml", dynamo_line("1.2"), "workers.worker", "1.3.0rc14"),
-    ("dynamo-1.6-line", "agg.yaml", dynamo_line("1.6"), "workers.worker", "1.3.0rc29"),
+    ("dynamo-1.2-line", "agg.yaml", dynamo_line_values("1.2"), "workers.worker", "1.3.0rc14"),
+    ("dynamo-1.6-line", "agg.yaml", dynamo_line_values("1.6"), "workers.worker", "1.3.0rc29"),
     ("trtllm-serve-1.2.0", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.2.0"}}},
      "trtllmServe", "1.2.0"),
     ("trtllm-serve-1.3.0rc29", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.3.0rc29"}}},
@@ -234,7 +228,7 @@ class TestTrtllmRelease:
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
     def test_should_render_every_engine_of_the_1_6_line(self, overlay):
         """Each overlay's engine YAML passes the chart's check on Dynamo 1.6.1 and holds only 1.3.0rc29 keys."""
-        objects = render_chart([overlay], dynamo_line("1.6"), show_only=["templates/engine/configmap-engine.yaml"])
+        objects = render_chart([overlay], dynamo_line_values("1.6"), show_only=["templates/engine/configmap-engine.yaml"])
         fields = chart_field_list("1.3.0rc29")
         for role, text in find(objects, "ConfigMap")["data"].items():
             config = yaml.safe_load(text)

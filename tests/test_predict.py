@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS
+from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dynamo_line_values
 from tools.predict import aiconfigurator_inputs, format_release_match, read_target, release_match
 
 HAVE_AICONFIGURATOR = importlib.util.find_spec("aiconfigurator") is not None
@@ -81,14 +81,6 @@ def test_should_cover_every_overlay():
     assert sorted(EXPECTED_INPUTS) == sorted(EXPECTED_NOT_MODELED) == OVERLAYS
 
 
-def dynamo_line(line: str) -> dict:
-    """Values selecting a Dynamo release line: its image tag, and dynamo.releaseLine where the chart has it."""
-    import yaml
-    chart = yaml.safe_load((REPO_ROOT / "charts" / "gpt-oss" / "values.yaml").read_text())
-    values = {"image": {"tag": {"1.2": "1.2.1", "1.6": "1.6.1"}[line]}}
-    if "releaseLine" in chart["dynamo"]:
-        values["releaseLine"] = line
-    return {"dynamo": values}
 
 
 # aiconfigurator 0.12.0's trtllm databases per GPU (aiconfigurator_core/systems/query_versions.yaml: current
@@ -100,7 +92,7 @@ class TestTensorRTLLMRelease:
     """--predict states the TensorRT-LLM release the target runs against the one the database measured."""
 
     @pytest.mark.parametrize("overlay,values,release", [
-        ("agg.yaml", dynamo_line("1.2"), "1.3.0rc14"), ("agg.yaml", dynamo_line("1.6"), "1.3.0rc29"),
+        ("agg.yaml", dynamo_line_values("1.2"), "1.3.0rc14"), ("agg.yaml", dynamo_line_values("1.6"), "1.3.0rc29"),
         ("trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.2.0"}}}, "1.2.0"),
         ("trtllm-serve-low-latency.yaml", {}, "1.3.0rc29")], ids=["1.2-line", "1.6-line", "serve-1.2.0", "serve"])
     def test_should_read_the_release_that_runs(self, overlay, values, release):
