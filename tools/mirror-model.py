@@ -34,11 +34,12 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 CHART = REPO / "charts" / "gpt-oss"
-# The chart's own module (the download Job runs it too): one implementation of the manifest and the clients.
-sys.dont_write_bytecode = True
-sys.path.insert(0, str(CHART / "files"))
-import model_copy  # noqa: E402
-from model_copy import MANIFEST, TIKTOKEN_PATH, CopyError  # noqa: E402
+if __name__ == "__main__":  # run as a file: import tools.gptoss from the checkout's root, as tools/plan.py does
+    sys.path[0] = str(REPO)
+# The chart's own module (the download Job runs it too), linked into tools.gptoss: one implementation of the
+# manifest and the clients.
+from tools.gptoss import model_copy  # noqa: E402
+from tools.gptoss.model_copy import MANIFEST, TIKTOKEN_PATH, CopyError  # noqa: E402
 
 # Files at least this large get an image layer of their own; smaller ones share one.
 OWN_LAYER = 64 * 1024 * 1024

@@ -1,0 +1,1 @@
+../../charts/gpt-oss/files/model_copy.py
