@@ -23,10 +23,24 @@ def pytest_addoption(parser):
 
 
 def pytest_runtest_setup(item):
-    # A serial test restarts the API server or the node under every other worker's test: never in a pytest-xdist worker.
-    if item.get_closest_marker("serial") and hasattr(item.config, "workerinput"):
-        pytest.fail("a serial test cannot run in a pytest-xdist worker: run `-n N -m 'not serial'`, then `-m serial` "
-                    "without -n", pytrace=False)
+    # A serial test restarts the API server or etcd under every other worker's test, and a node test needs the one
+    # node of its host to itself: neither runs in a pytest-xdist worker.
+    if not hasattr(item.config, "workerinput"):
+        return
+    for marker in ("serial", "node"):
+        if item.get_closest_marker(marker):
+            pytest.fail(f"a {marker} test cannot run in a pytest-xdist worker: run `-n N -m 'not serial and not node'`, "
+                        f"then `-m {marker}` without -n (bash ci/test-tiers.sh runs them all)", pytrace=False)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    # A pytest-xdist worker keeps its process title. xdist renames it after each test (setproctitle, which aiperf
+    # needs installed); Helm's Go SDK reads its server-side-apply field manager from that same memory, NUL-padded when
+    # the new name is shorter than the interpreter's path, and the API server refuses such a field manager.
+    for plugin in session.config.pluginmanager.get_plugins():
+        if type(plugin).__name__ == "WorkerInteractor":  # the worker's copy of xdist.remote, run by execnet
+            type(plugin).run_one_test.__globals__["setproctitle"] = lambda title: None
 
 
 def pytest_configure(config):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -10,6 +11,7 @@ from tests.helpers import REPO_ROOT
 
 WORKFLOWS = sorted((REPO_ROOT / ".github" / "workflows").glob("*.yaml"))
 CI_RUN = (REPO_ROOT / ".ci" / "run").read_text()
+TEST_TIERS = (REPO_ROOT / "ci" / "test-tiers.sh").read_text()
 
 
 def jobs() -> list[tuple[str, list[str]]]:
@@ -41,9 +43,12 @@ def tiers(runs: list[str]) -> set[str]:
 
 class TestWorkflows:
     def test_should_cover_every_tier_that_ci_runs(self):
-        # .ci/run: every tier in parallel workers, then the serial tests alone (README, docs/testing.md).
-        assert 'python -m pytest -n 3 --dist loadfile -m "not serial"' in CI_RUN
-        assert "python -m pytest -m serial" in CI_RUN
+        # .ci/run runs ci/test-tiers.sh: every tier in parallel workers, then the serial tests alone, and the node
+        # tests beside both against a control plane of their own (README, docs/testing.md).
+        assert "bash ci/test-tiers.sh" in CI_RUN
+        assert '"$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node"' in TEST_TIERS
+        assert '"$PYTHON" -m pytest -m serial' in TEST_TIERS
+        assert '"$PYTHON" -m pytest -m node' in TEST_TIERS
         assert set().union(*(tiers(runs) for _, runs in JOBS)) == {"not e2e and not cluster", "e2e", "cluster"}
 
     def test_should_install_what_ci_installs_across_the_jobs(self):
@@ -72,6 +77,14 @@ class TestWorkflows:
         assert tiers(['python -m pytest -m "not e2e and not cluster"']) == {"not e2e and not cluster"}
         assert tiers(["python -m pytest -m cluster -v", "SKIP_TESTS=1 PYTHON=python bash ci/lint.sh"]) == {"cluster"}
         assert tiers(["bash ci/lint.sh"]) == {"not e2e and not cluster"}
+
+
+def test_should_keep_the_process_title_in_a_pytest_xdist_worker(worker_id):
+    """Helm's Go SDK reads its server-side-apply field manager from the process title (tests/conftest.py)."""
+    if worker_id == "master":
+        pytest.skip("not in a pytest-xdist worker")
+    title = (Path("/proc/self/cmdline")).read_bytes()
+    assert b"pytest-xdist" not in title, title
 
 
 def test_should_collect_every_offline_test_module(request):

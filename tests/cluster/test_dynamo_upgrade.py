@@ -57,11 +57,6 @@ def operator_deployment(k8s, namespace):
         k8s.apps.delete_namespaced_deployment(name, namespace)
 
 
-# Serial: pytest-xdist renames its workers after the running test (setproctitle, which aiperf needs installed), and
-# Helm's Go SDK takes its server-side-apply field manager from that process name, NUL-padded when the test's name is
-# shorter than the interpreter's path; the API server refuses it ("fieldManager: Invalid value ... U+0000"). This is
-# the upgrade that applies; a worker's name made it fail in CI.
-@pytest.mark.serial
 class TestMinorSteps:
     def test_should_refuse_skipping_from_1_2_to_1_6(self, release, k8s):
         release.install("agg.yaml", LINE_1_2)

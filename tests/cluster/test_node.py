@@ -47,7 +47,7 @@ from tests.helpers import (DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, de
 if TYPE_CHECKING:
     from tests.e2e.fake_hub import FakeHub
 
-pytestmark = [pytest.mark.cluster, pytest.mark.serial]  # one node per host; tests restart its kubelet
+pytestmark = [pytest.mark.cluster, pytest.mark.node]  # one node per host; tests restart its kubelet
 
 NODE = real.NODE
 BIG_SIZE = 24 * 1024 * 1024  # large enough that the interruptions below land mid-file at START and SLOW
@@ -253,6 +253,7 @@ def helm_test(release: Release, run: Run, k8s: kube.Kube, only: list[str] | None
         run.facts["helm_test"] = {"ok": True}
     except Exception as error:
         run.facts["helm_test"] = {"ok": False, "error": str(error)}
+        run.evidence = real.describe(k8s, run.namespace)  # the test pods' states and events, while they last
     run.seconds["helm test"] = round(time.monotonic() - started, 1)
     snapshot_pods(k8s, run)
 
