@@ -148,9 +148,13 @@ class TestBenchmarkSafety:
         assert env["ARTIFACTS_ROOT"] == "/artifacts"
         assert env["READY_TIMEOUT_SECONDS"] == "3600"
         # The cache read-only (issue 36: the benchmark never changes the served copy); its own folder of the claim,
-        # perf/, writable for the artifacts.
+        # perf/, writable for the artifacts. One volume of the claim: a second one would be mounted once for both,
+        # read-only or not as the kubelet picks, and creating the subPath then fails (seen on the node tier).
         assert {"name": "model-cache", "mountPath": "/model-cache", "readOnly": True} in container["volumeMounts"]
-        assert {"name": "benchmark-artifacts", "mountPath": "/artifacts", "subPath": "perf"} in container["volumeMounts"]
+        assert {"name": "model-cache", "mountPath": "/artifacts", "subPath": "perf"} in container["volumeMounts"]
+        volumes = benchmark_job(["agg.yaml"])["spec"]["template"]["spec"]["volumes"]
+        claims = [v for v in volumes if "persistentVolumeClaim" in v]
+        assert claims == [{"name": "model-cache", "persistentVolumeClaim": {"claimName": "gpt-oss-model-cache"}}]
 
     def test_should_use_the_dynamo_image_unless_another_is_given(self):
         image = lambda job: job["spec"]["template"]["spec"]["containers"][0]["image"]  # noqa: E731

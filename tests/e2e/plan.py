@@ -366,11 +366,11 @@ def benchmark_artifacts_root(container: dict) -> str:
     """Where the benchmark's artifacts land on this machine: its artifacts mount is a subPath of the cache claim
     (mounted read-only at the cache's mountPath), so that folder of the cache."""
     env = literal_env(container.get("env"))
-    mounts = {m["name"]: m for m in container["volumeMounts"]}
-    artifacts = mounts.get("benchmark-artifacts")
-    if artifacts is None or env["ARTIFACTS_ROOT"] != artifacts["mountPath"] or "subPath" not in artifacts:
+    artifacts = next((m for m in container["volumeMounts"] if m["mountPath"] == env["ARTIFACTS_ROOT"]), None)
+    if artifacts is None or "subPath" not in artifacts:
         return env["ARTIFACTS_ROOT"]
-    return f"{mounts['model-cache']['mountPath'].rstrip('/')}/{artifacts['subPath']}"
+    cache = next(m for m in container["volumeMounts"] if m["name"] == artifacts["name"] and "subPath" not in m)
+    return f"{cache['mountPath'].rstrip('/')}/{artifacts['subPath']}"
 
 
 def _with_jobs(objects: list[dict], run_dir: Path, tmp_dir: Path, base_env: dict, services: list[dict],
