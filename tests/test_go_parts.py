@@ -18,8 +18,8 @@ from tests.helpers import REPO_ROOT
 
 
 class TestGoParts:
-    def test_should_pin_kubernetes_1_36_and_etcd_3_6(self):
-        assert GO_PARTS.pinned_versions("kubernetes")["k8s.io/kubernetes"] == "v1.36.3"
+    def test_should_pin_kubernetes_1_37_and_etcd_3_6(self):
+        assert GO_PARTS.pinned_versions("kubernetes")["k8s.io/kubernetes"] == "v1.37.2"
         # etcd's own module: its pin does not move with Kubernetes' (1.37 requires etcd's v3.7 modules)
         assert GO_PARTS.pinned_versions("kubernetes/etcd")["go.etcd.io/etcd/server/v3"] == "v3.6.16"
 
@@ -27,15 +27,15 @@ class TestGoParts:
         versions = GO_PARTS.pinned_versions("kubernetes")
         for module in ("k8s.io/api", "k8s.io/apimachinery", "k8s.io/apiserver", "k8s.io/client-go",
                        "k8s.io/component-base", "k8s.io/kubelet", "k8s.io/kube-proxy", "k8s.io/cri-api"):
-            assert versions[module] == "v0.36.3", module
+            assert versions[module] == "v0.37.2", module
 
     def test_should_stamp_the_binaries_with_the_pinned_version(self):
         spec = json.loads((REPO_ROOT / "ci/go/kubernetes/build.json").read_text())
         flags = [GO_PARTS.expand(flag, GO_PARTS.pinned_versions("kubernetes")) for flag in spec["ldflags"]]
         for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
-            assert f"{package}.gitVersion=v1.36.3" in flags
+            assert f"{package}.gitVersion=v1.37.2" in flags
             assert f"{package}.gitMajor=1" in flags
-            assert f"{package}.gitMinor=36" in flags
+            assert f"{package}.gitMinor=37" in flags
         assert set(spec["binaries"]) == {"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet",
                                          "kube-proxy", "etcd"}
 

@@ -7,7 +7,7 @@
 A part is a folder ci/go/<part>/ holding a go.mod (with `tool` lines naming its main packages), its go.sum and a
 build.json: {"binaries": {"<name>": "<main package>"}, "ldflags": [...], "env": {...}}. A binary whose pins must
 differ from the part's (etcd beside Kubernetes) comes from a nested module: "<folder>:<main package>". An ldflag may name the
-version a module is pinned at in go.mod: {version:MODULE}, {major:MODULE}, {minor:MODULE} (v1.36.3 -> 1, 36), so
+version a module is pinned at in go.mod: {version:MODULE}, {major:MODULE}, {minor:MODULE} (v1.37.2 -> 1, 37), so
 the stamp cannot drift from the pin. Each part is built into $GPT_OSS_GO_CACHE (default ~/.cache/gpt-oss/go)
 /<part>-<key>/bin, where key hashes build.json and every go.mod and go.sum of the part: a changed pin builds anew, an unchanged one
 is reused. go.sum is checked by the go command (-mod=readonly), so a module whose hash differs fails the build.

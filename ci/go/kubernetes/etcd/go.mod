@@ -1,5 +1,5 @@
-// etcd for the control plane, in a module of its own, so its pin is its own: Kubernetes v1.37 requires etcd's v3.7
-// modules, which would lift the server to v3.7 in ../go.mod (ci/go_parts.py builds both into one folder).
+// etcd for the control plane, in a module of its own: Kubernetes v1.37 requires etcd v3.7 modules, which would
+// lift the server to v3.7 in ../go.mod; the control plane runs etcd v3.6 (ci/go_parts.py builds both into one folder).
 module gpt-oss.local/ci/go/kubernetes/etcd
 
 go 1.26.0
