@@ -472,10 +472,12 @@ class TestLinksAndLeftovers:
     def test_should_mount_the_cache_read_only_in_the_benchmark(self):
         benchmark = find(render_chart(["agg.yaml"], show_only=[BENCHMARK_JOB]), "Job", "gpt-oss-benchmark")
         benchmark = benchmark["spec"]["template"]["spec"]
-        mounts = {m["name"]: m for m in benchmark["containers"][0]["volumeMounts"]}
-        assert mounts["model-cache"].get("readOnly") is True
-        volume = next(v for v in benchmark["volumes"] if v["name"] == "model-cache")
-        assert volume["persistentVolumeClaim"]["readOnly"] is True
+        claim = [m for m in benchmark["containers"][0]["volumeMounts"] if m["name"] == "model-cache"]
+        # The claim is one volume (two volumes of one claim are mounted once, read-only or not at the kubelet's
+        # pick): read-only where the copy is, writable only in the benchmark's own folder beside it.
+        assert {"name": "model-cache", "mountPath": "/model-cache", "readOnly": True} in claim
+        writable = [m for m in claim if not m.get("readOnly")]
+        assert writable == [{"name": "model-cache", "mountPath": "/artifacts", "subPath": "perf"}]
 
 
 # --- 8. OCI names with ':' ---------------------------------------------------------------------------------------------
