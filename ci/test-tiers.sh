@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Every tier, as CI runs it (the README's test command): two control planes on 127.0.0.1 (ci/control-plane.py), one
-# for the cluster tier and one with the kubelet node for the node tests, which run beside everything else:
+# Every tier, as CI runs it (the README's test command), on three control planes on 127.0.0.1 (ci/control-plane.py),
+# so that nothing one group of tests does reaches another and all three groups run at once:
 #   cluster plane: pytest -n 3 --dist loadfile -m "not serial and not node"   (every tier, three workers)
-#                  then pytest -m serial                                        (the tests that restart its API server
-#                                                                                or etcd, or hold its GPU nodes: alone)
-#   node plane:    pytest -m node, from the start to the end of both           (one node per host, in one process)
-# With CI=true a plane or node that cannot start fails the run, and so does a cluster test that would skip for want
-# of a part (tests/helpers.py skip_for_missing_part); elsewhere they skip, saying why. Every run happens; any failure
-# fails the script. Whatever happens, both planes stop, and then nothing they started may still run.
+#   serial plane:  pytest -m serial   (the tests that restart the API server or etcd, or hold the fake GPU nodes)
+#   node plane:    pytest -m node     (the kubelet node: one per host, one process)
+# The serial and node runs print their output after the workers' run. With CI=true a plane or node that cannot start
+# fails the run, and so does a cluster test that would skip for want of a part (tests/helpers.py
+# skip_for_missing_part); elsewhere they skip, saying why. Every run happens; any failure fails the script. Whatever
+# happens, the planes stop, and then nothing they started may still run.
 # PYTHON: the interpreter with the test extras (default: python). Extra arguments go to every pytest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,13 +21,16 @@ state_folder() {
   echo "$folder"
 }
 cluster_plane="$(state_folder cluster)"
+serial_plane="$(state_folder serial)"
 node_plane="$(state_folder node)"
-node_log="$PWD/.envtest/node-tests.log"
+logs="$PWD/.envtest"
+background=()
 
 stop_planes() {
-  [[ -n "${node_tests:-}" ]] && kill -- "$node_tests" 2>/dev/null && wait "$node_tests" 2>/dev/null
-  "$PYTHON" ci/control-plane.py stop --dir "$node_plane"
-  "$PYTHON" ci/control-plane.py stop --dir "$cluster_plane"
+  for pid in "${background[@]}"; do kill -- "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
+  for plane in "$node_plane" "$serial_plane" "$cluster_plane"; do
+    "$PYTHON" ci/control-plane.py stop --dir "$plane"
+  done
   "$PYTHON" ci/control-plane.py leftovers || exit 1
 }
 trap stop_planes EXIT
@@ -43,17 +46,19 @@ start_plane() {
   fi
 }
 start_plane "$cluster_plane" GPT_OSS_NODE=0
+start_plane "$serial_plane" GPT_OSS_NODE=0
 start_plane "$node_plane"
 
 status=0
-mkdir -p "$(dirname "$node_log")"
-echo "node tests: running beside the others against their own control plane; their output follows the others'"
-KUBECONFIG="$node_plane/kubeconfig" "$PYTHON" -m pytest -m node "$@" >"$node_log" 2>&1 &
-node_tests=$!
-export KUBECONFIG="$cluster_plane/kubeconfig"
-"$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node" "$@" || status=1
-"$PYTHON" -m pytest -m serial "$@" || status=1
-wait "$node_tests" || status=1
-node_tests=""
-cat "$node_log"
+mkdir -p "$logs"
+echo "serial and node tests: running beside the others, each group on its own control plane; their output follows"
+KUBECONFIG="$serial_plane/kubeconfig" "$PYTHON" -m pytest -m serial "$@" >"$logs/serial-tests.log" 2>&1 &
+background+=($!)
+KUBECONFIG="$node_plane/kubeconfig" "$PYTHON" -m pytest -m node "$@" >"$logs/node-tests.log" 2>&1 &
+background+=($!)
+KUBECONFIG="$cluster_plane/kubeconfig" "$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node" "$@" \
+  || status=1
+for pid in "${background[@]}"; do wait "$pid" || status=1; done
+background=()
+cat "$logs/serial-tests.log" "$logs/node-tests.log"
 exit "$status"

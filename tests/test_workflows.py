@@ -43,8 +43,8 @@ def tiers(runs: list[str]) -> set[str]:
 
 class TestWorkflows:
     def test_should_cover_every_tier_that_ci_runs(self):
-        # .ci/run runs ci/test-tiers.sh: every tier in parallel workers, then the serial tests alone, and the node
-        # tests beside both against a control plane of their own (README, docs/testing.md).
+        # .ci/run runs ci/test-tiers.sh: every tier in parallel workers, the serial tests and the node tests, at once,
+        # each group on a control plane of its own (README, docs/testing.md).
         assert "bash ci/test-tiers.sh" in CI_RUN
         assert '"$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node"' in TEST_TIERS
         assert '"$PYTHON" -m pytest -m serial' in TEST_TIERS
