@@ -75,22 +75,14 @@ def trtllm_component_names(python: str | None = None) -> dict[str, str]:
     """{mode: Dynamo component} the dynamo.trtllm worker of the installed ai-dynamo registers, read from its source
     (dynamo/trtllm/args.py DEFAULT_ENDPOINT_COMPONENT and DEFAULT_PREFILL_COMPONENT; importing it needs tensorrt_llm).
     python: read the ai-dynamo of that interpreter (a release line's own venv) instead of this process's."""
-    import importlib.util
     import re as _re
     import subprocess
 
-    folder = None
-    if python:
-        found = subprocess.run([python, "-c", "import importlib.util as u; s = u.find_spec('dynamo.trtllm'); "
-                                "print(s.submodule_search_locations[0] if s else '')"],
-                               capture_output=True, text=True, timeout=60)
-        folder = found.stdout.strip() or None
-    else:
-        try:
-            spec = importlib.util.find_spec("dynamo.trtllm")
-        except ModuleNotFoundError:  # no ai-dynamo at all
-            spec = None
-        folder = spec.submodule_search_locations[0] if spec else None
+    # Asked of the interpreter itself: without ai-dynamo at all, find_spec raises and nothing is printed.
+    ask = ("import importlib.util as u; s = u.find_spec('dynamo.trtllm'); "
+           "print(s.submodule_search_locations[0] if s else '')")
+    found = subprocess.run([python or sys.executable, "-c", ask], capture_output=True, text=True, timeout=60)
+    folder = found.stdout.strip() or None
     if folder is None:
         names = TRTLLM_COMPONENTS_1_2_1
     else:
@@ -320,7 +312,7 @@ def _dynamo_services(objects: list[dict], python: str, dynamo_env: dict, namespa
     name = dgd["metadata"]["name"]
     # Another interpreter's ai-dynamo (a release line's venv) is read through it; a path that is not there (the offline
     # tier's plans) reads this process's.
-    components = trtllm_component_names(python if python != sys.executable and Path(python).exists() else None)
+    components = trtllm_component_names(python if Path(python).exists() else None)
     assert dgd["apiVersion"] == "nvidia.com/v1beta1", "the e2e tier reads the v1beta1 layout"
     frontend_main = dgd_components(dgd)["Frontend"]["main"]
     frontend_argv = frontend_main["command"] + frontend_main.get("args", [])
