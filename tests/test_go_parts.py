@@ -55,6 +55,18 @@ class TestGoParts:
         assert GO_PARTS.built("kubernetes") is None
 
 
+    def test_should_drop_older_pins_builds_and_keep_the_current_one(self, tmp_path, monkeypatch):
+        monkeypatch.setenv("GPT_OSS_GO_CACHE", str(tmp_path))
+        current = GO_PARTS.bin_dir("helm").parent
+        for folder in (current / "bin", tmp_path / "helm-0123456789abcdef/bin", tmp_path / "helmfile-0123/bin",
+                       tmp_path / "kubernetes-0123456789abcdef/bin", tmp_path / ".helm-abandoned"):
+            folder.mkdir(parents=True)
+        GO_PARTS.drop_other_keys("helm")
+        # the scratch folder is young: another checkout may be building into it now
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            [".helm-abandoned", current.name, "helmfile-0123", "kubernetes-0123456789abcdef"])
+
+
 class TestProcesses:
     @pytest.fixture()
     def fake_kubelet(self, tmp_path):

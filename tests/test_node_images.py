@@ -52,6 +52,24 @@ class TestNodeImages:
             images.pip_requirements(image, rendered)
 
 
+    def test_should_drop_every_ref_no_current_image_needs(self):
+        # `ctr images ls` as the node's containerd printed it after a serving image was rebuilt: CRI's
+        # sha256:<config> ID of the older import still pinned its 655 MiB layer, and the chart's older tag lingered.
+        listing = """\
+REF                                                                     TYPE                                       DIGEST                                                                  SIZE      PLATFORMS   LABELS
+ghcr.io/gpt-oss-chart/model-fetch:0.5.0                                 application/vnd.oci.image.manifest.v1+json sha256:8cbee886b5e5e9fa64f87511faee62c5d8de81ee21200a48446b812cd29b94d0 1.3 GiB   linux/amd64 io.cri-containerd.image=managed
+ghcr.io/gpt-oss-chart/model-fetch:0.5.1                                 application/vnd.oci.image.manifest.v1+json sha256:8cbee886b5e5e9fa64f87511faee62c5d8de81ee21200a48446b812cd29b94d0 1.3 GiB   linux/amd64 io.cri-containerd.image=managed
+gpt-oss.test/node-images/serving:fd1683ea1b2b2ab2                       application/vnd.oci.image.manifest.v1+json sha256:8ef2d2f210ee74ff3c59e047c51e8efea60727ebc367a948bb96b9223cc82aca 654.7 MiB linux/amd64 io.cri-containerd.image=managed
+sha256:1615b52f33480d53e6e81d99d0439dfbda7ceff2f45364b23e63683b06d64e0b application/vnd.oci.image.manifest.v1+json sha256:02de1dd12556db220770aab89c343ab630dc3ac0312eb729095a048fc29162bf 654.7 MiB linux/amd64 io.cri-containerd.image=managed
+sha256:ab6b29322b099e75173c6b6de6cad2b954d6938584d0c9047f4e98e02025ba95 application/vnd.oci.image.manifest.v1+json sha256:8ef2d2f210ee74ff3c59e047c51e8efea60727ebc367a948bb96b9223cc82aca 654.7 MiB linux/amd64 io.cri-containerd.image=managed
+"""
+        current = {"ghcr.io/gpt-oss-chart/model-fetch:0.5.1", "gpt-oss.test/node-images/serving:fd1683ea1b2b2ab2"}
+        assert images.stale_refs(listing, current) == [
+            "ghcr.io/gpt-oss-chart/model-fetch:0.5.0",
+            "sha256:1615b52f33480d53e6e81d99d0439dfbda7ceff2f45364b23e63683b06d64e0b",
+        ]
+
+
 class TestTrtllmServeStandIn:
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
     def test_should_read_the_rendered_command_line(self, overlay):

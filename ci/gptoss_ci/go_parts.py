@@ -88,6 +88,7 @@ def build(part: str) -> Path:
     done = built(part)
     if done:
         print(f"{part}: cached in {done}", flush=True)
+        drop_other_keys(part)
         return done
     spec = json.loads((PARTS / part / "build.json").read_text())
     versions = pinned_versions(part)
@@ -113,7 +114,21 @@ def build(part: str) -> Path:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"{part}: built {', '.join(spec['binaries'])} in {time.monotonic() - started:.0f}s -> {target / 'bin'}",
           flush=True)
+    drop_other_keys(part)
     return target / "bin"
+
+
+def drop_other_keys(part: str) -> None:
+    """Older pins' builds of the part are never used again (kubernetes is ~480 MB a key): a disk that held every
+    pin CI ever built filled up. A scratch folder of a build that died goes too, unless it is an hour young
+    (another checkout may be building the same part now)."""
+    current = bin_dir(part).parent
+    for folder in cache_root().glob(f"{part}-*"):
+        if folder != current and folder.name[len(part) + 1:].isalnum():
+            shutil.rmtree(folder, ignore_errors=True)
+    for scratch in cache_root().glob(f".{part}-*"):
+        if time.time() - scratch.stat().st_mtime > 3600:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main() -> int:

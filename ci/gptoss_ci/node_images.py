@@ -438,7 +438,7 @@ def build(cache: Path, only: list[str] | None = None) -> int:
 
 def import_images(cache: Path, address: str, namespace: str = "k8s.io") -> list[str]:
     """Import each built archive the containerd lacks (its content name carries the key), tag it with its
-    rendered names, and drop older keys' images; returns what is missing (unbuilt)."""
+    rendered names, and drop every other image; returns what is missing (unbuilt)."""
     ctr = ["ctr", "--address", address, "--namespace", namespace]
     present = set(run([*ctr, "images", "ls", "-q"]).stdout.split())
     missing, current = [], set()
@@ -453,10 +453,22 @@ def import_images(cache: Path, address: str, namespace: str = "k8s.io") -> list[
             print(f"  imported {planned.image.name} in {time.monotonic() - started:.0f}s", flush=True)
         for name in planned.names:
             run([*ctr, "images", "tag", "--force", planned.content_ref, name])
-    stale = [ref for ref in present if ref.startswith("gpt-oss.test/node-images/") and ref not in current]
+            current.add(name)
+    stale = stale_refs(run([*ctr, "images", "ls"]).stdout, current)
     if stale:
-        run([*ctr, "images", "rm", *stale])
+        # --sync: the blobs and unpacked layers are gone before the tests start, not at some later collection
+        run([*ctr, "images", "rm", "--sync", *stale])
     return missing
+
+
+def stale_refs(listing: str, current: set[str]) -> list[str]:
+    """The refs in `ctr images ls` output that no current image needs. The root is this node's alone, so that is
+    every ref but the current names and the image IDs CRI gave their manifests (`sha256:<config>`, which
+    pin an older import's GiB layer forever once its names have moved on), and the tags older charts rendered."""
+    rows = [line.split() for line in listing.splitlines()[1:] if line.strip()]
+    digests = {row[2] for row in rows if row[0] in current}
+    return sorted(row[0] for row in rows if row[0] not in current
+                  and not (row[0].startswith("sha256:") and row[2] in digests))
 
 
 def main() -> int:
