@@ -1,12 +1,12 @@
 """Chart.yaml: installable offline and from Git, and consistent with the image it runs."""
 import re
 
-import yaml
 
 from tests.helpers import CHART_DIR, REPO_ROOT, find, render_chart
+from tools.gptoss.yaml_text import load_yaml
 
-CHART = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
-VALUES = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
+CHART = load_yaml((CHART_DIR / "Chart.yaml").read_text())
+VALUES = load_yaml((CHART_DIR / "values.yaml").read_text())
 
 
 def test_should_take_no_chart_dependencies():

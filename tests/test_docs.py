@@ -14,9 +14,10 @@ import yaml
 
 from ci.gptoss_ci import gen_schema as gen
 from tests.helpers import CHART_DIR, REPO_ROOT
+from tools.gptoss.yaml_text import load_yaml
 
-SOURCE = yaml.safe_load((CHART_DIR / "values.schema.yaml").read_text())
-DEFAULTS = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
+SOURCE = load_yaml((CHART_DIR / "values.schema.yaml").read_text())
+DEFAULTS = load_yaml((CHART_DIR / "values.yaml").read_text())
 GENERATED = ["values.schema.json", "values.yaml", "README.md"]
 
 
@@ -113,7 +114,7 @@ class TestPort:
         assert "# gpu.perNode: only here" in lines
 
     def test_should_write_the_whole_source_back_as_the_same_schema(self):
-        assert yaml.safe_load("\n".join(gen.to_yaml(SOURCE))) == SOURCE
+        assert load_yaml("\n".join(gen.to_yaml(SOURCE))) == SOURCE
 
 
 class TestValuesComments:
@@ -142,7 +143,7 @@ class TestValuesComments:
 
     def test_should_leave_the_chart_values_unchanged(self):
         before = (CHART_DIR / "values.yaml").read_text()
-        assert yaml.safe_load(gen.annotate(before, SOURCE)) == DEFAULTS
+        assert load_yaml(gen.annotate(before, SOURCE)) == DEFAULTS
 
     def test_should_keep_every_comment_line_within_yamllint_width(self):
         lines = (CHART_DIR / "values.yaml").read_text().splitlines()

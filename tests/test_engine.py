@@ -11,6 +11,7 @@ from ci.gptoss_ci import sync_trtllm_fields as sync
 from tests.helpers import (DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, OVERLAYS, REPO_ROOT, ChartRenderError, Refusal,
                            dynamo_line_values,
                            assert_refused, dgd_workers, find, refusal_params, render_chart)
+from tools.gptoss.yaml_text import load_yaml
 
 # The whole extra-engine-args YAML of each role, as FACTS.md lists it (flags folded into keys:
 # --tensor-parallel-size -> tensor_parallel_size, --free-gpu-memory-fraction ->
@@ -133,7 +134,7 @@ EXPECTED_ENGINE = {
 
 def engine_configs(overlay):
     configmap = find(render_chart([overlay], show_only=[ENGINE_CONFIG]), "ConfigMap")
-    return {name.removesuffix(".yaml"): yaml.safe_load(text) for name, text in configmap["data"].items()}
+    return {name.removesuffix(".yaml"): load_yaml(text) for name, text in configmap["data"].items()}
 
 
 def chart_field_lists() -> dict:
@@ -141,7 +142,7 @@ def chart_field_lists() -> dict:
     "source"}}, "lists": {name: {"top": [...], "nested": {key: [...]}}}}."""
     text = (REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl").read_text()
     body = text.split('{{- define "gpt-oss.trtllmFieldLists" -}}\n', 1)[1].rsplit("{{- end }}", 1)[0]
-    return yaml.safe_load(body)
+    return load_yaml(body)
 
 
 def chart_field_list(release: str) -> dict:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-import yaml
 
 from ci.gptoss_ci import go_parts as GO_PARTS
 from tests.helpers import (CHART_DIR, NAMESPACE, OVERLAYS, RELEASE_NAME, VALUES_DIR, ChartRenderError,
                            render_chart)
+from tools.gptoss.yaml_text import load_yaml_all
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ class TestHelmCli:
     def test_should_render_what_the_sdk_renders(self, helm, overlay):
         result = cli_template(helm, "-f", str(VALUES_DIR / overlay))
         assert result.returncode == 0, result.stderr
-        from_cli = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+        from_cli = [doc for doc in load_yaml_all(result.stdout) if doc]
         from_sdk = render_chart(values_files=[overlay])
         key = lambda doc: (doc["kind"], doc["metadata"]["name"])  # noqa: E731
         assert sorted(from_cli, key=key) == sorted(from_sdk, key=key)

@@ -11,12 +11,11 @@ import re
 import subprocess
 import sys
 
-import helm_python
 import pytest
 import yaml
 
 from tests.helpers import (BENCHMARK_JOB, CHART_DIR, DGD, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, REPO_ROOT, SCRIPTS,
-                           ChartRenderError, Refusal, assert_refused, dgd_pods, find, load_chart, load_values,
+                           ChartRenderError, Refusal, assert_refused, dgd_pods, find,
                            refusal_params, render_chart, render_error, render_notes)
 
 MANIFEST = "5" * 64
@@ -315,7 +314,8 @@ class TestPlan:
     """tools/plan.py's model_source_lines: read back from the rendered objects."""
 
     @pytest.fixture(scope="class")
-    def plan_tool(self):
+    @classmethod
+    def plan_tool(cls):
         import tools.plan
         return tools.plan
 

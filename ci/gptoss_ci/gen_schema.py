@@ -211,7 +211,7 @@ def scalar(value) -> str:
     """A YAML scalar: plain when it reads back the same, else JSON (which YAML reads as a double-quoted scalar)."""
     if isinstance(value, str) and value and value == value.strip():
         try:
-            if yaml.safe_load(f"k: {value}") == {"k": value}:
+            if yaml.load(f"k: {value}", Loader=LOADER) == {"k": value}:
                 return value
         except yaml.YAMLError:
             pass

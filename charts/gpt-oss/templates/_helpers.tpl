@@ -86,3 +86,19 @@ Usage: securityContext: {{ include "gpt-oss.readOnlyContainerSecurityContext" . 
 {{- define "gpt-oss.readOnlyContainerSecurityContext" -}}
 {{- toYaml (merge (dict "readOnlyRootFilesystem" true) (deepCopy .Values.securityContext.container)) }}
 {{- end }}
+
+{{/*
+A helper's text, computed once per render: the first call keeps it on the root context, which Helm shares
+between the templates of one render, and later calls read it back. Only for helpers that read nothing but the
+root (no template sets .Values, and none builds a root of its own), so every call would give the same text.
+Usage: {{ include "gpt-oss.memo" (list "gpt-oss.computeX" .) }}
+*/}}
+{{- define "gpt-oss.memo" -}}
+{{- $helper := index . 0 }}
+{{- $root := index . 1 }}
+{{- $key := printf "gptOssMemo/%s" $helper }}
+{{- if not (hasKey $root $key) }}
+{{- $_ := set $root $key (include $helper $root) }}
+{{- end }}
+{{- get $root $key }}
+{{- end }}

@@ -19,6 +19,14 @@ follows gpu.type; gpt-oss.checkValues.gpu refuses a nodeArch or productLabel tha
 Usage: {{ $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
 */}}
 {{- define "gpt-oss.gpuFacts" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeGpuFacts" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.gpuFacts, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computeGpuFacts" . }} (templates read it through gpt-oss.gpuFacts)
+*/}}
+{{- define "gpt-oss.computeGpuFacts" -}}
 {{- $facts := get (include "gpt-oss.gpuTypes" . | fromYaml) .Values.gpu.type }}
 {{- range $key := list "nodeArch" "perNode" "productLabel" }}
 {{- $value := index $.Values.gpu $key }}
@@ -65,10 +73,7 @@ which Helm shares between the templates of one render, so a dozen templates read
 Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
 */}}
 {{- define "gpt-oss.plan" -}}
-{{- if not (hasKey . "gptOssPlan") }}
-{{- $_ := set . "gptOssPlan" (include "gpt-oss.computePlan" .) }}
-{{- end }}
-{{- get . "gptOssPlan" }}
+{{- include "gpt-oss.memo" (list "gpt-oss.computePlan" .) }}
 {{- end }}
 
 {{/*
@@ -315,6 +320,14 @@ terminationGracePeriodSeconds, computed here and nowhere else:
 Usage: {{ $shutdown := include "gpt-oss.gracefulShutdown" . | fromYaml }}
 */}}
 {{- define "gpt-oss.gracefulShutdown" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeGracefulShutdown" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.gracefulShutdown, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computeGracefulShutdown" . }} (templates read it through gpt-oss.gracefulShutdown)
+*/}}
+{{- define "gpt-oss.computeGracefulShutdown" -}}
 {{- $g := .Values.gracefulShutdown }}
 {{- $exitSeconds := 30 }}
 preStopSeconds: {{ int $g.preStopSeconds }}

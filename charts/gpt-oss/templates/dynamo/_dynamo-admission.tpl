@@ -8,6 +8,14 @@ imageVersion; source names the value it came from.
 Usage: {{ $runtime := include "gpt-oss.dynamoRuntimeVersion" . | fromYaml }}
 */}}
 {{- define "gpt-oss.dynamoRuntimeVersion" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeDynamoRuntimeVersion" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.dynamoRuntimeVersion, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computeDynamoRuntimeVersion" . }} (templates read it through gpt-oss.dynamoRuntimeVersion)
+*/}}
+{{- define "gpt-oss.computeDynamoRuntimeVersion" -}}
 {{- $ref := regexReplaceAll "@.*$" (include "gpt-oss.image" (include "gpt-oss.dynamoImage" . | fromYaml) | trim) "" }}
 {{- $tag := "" }}
 {{- if regexMatch ":[^:/]*$" $ref }}

@@ -104,6 +104,14 @@ The selected release line's record (gpt-oss.dynamoReleases, keyed by gpt-oss.dyn
 Usage: {{ $release := include "gpt-oss.dynamoRelease" . | fromYaml }}
 */}}
 {{- define "gpt-oss.dynamoRelease" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeDynamoRelease" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.dynamoRelease, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computeDynamoRelease" . }} (templates read it through gpt-oss.dynamoRelease)
+*/}}
+{{- define "gpt-oss.computeDynamoRelease" -}}
 {{- toYaml (get (include "gpt-oss.dynamoReleases" . | fromYaml) (include "gpt-oss.dynamoLine" .)) }}
 {{- end }}
 
@@ -125,6 +133,14 @@ The Dynamo runtime image, whole: dynamo.image with an empty tag replaced by the 
 Usage: {{ $image := include "gpt-oss.dynamoImage" . | fromYaml }}
 */}}
 {{- define "gpt-oss.dynamoImage" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeDynamoImage" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.dynamoImage, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computeDynamoImage" . }} (templates read it through gpt-oss.dynamoImage)
+*/}}
+{{- define "gpt-oss.computeDynamoImage" -}}
 {{- $image := deepCopy .Values.dynamo.image }}
 {{- if eq (toString $image.tag) "" }}
 {{- $_ := set $image "tag" (include "gpt-oss.dynamoRelease" . | fromYaml).runtime.tag }}

@@ -14,6 +14,14 @@ KV-aware routing (frontend.routerMode=kv) as the chart sets it up; empty map fie
 Usage: {{ $kv := include "gpt-oss.kvRouting" . | fromYaml }}
 */}}
 {{- define "gpt-oss.kvRouting" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeKvRouting" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.kvRouting, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computeKvRouting" . }} (templates read it through gpt-oss.kvRouting)
+*/}}
+{{- define "gpt-oss.computeKvRouting" -}}
 {{- $enabled := and (eq .Values.runtime "dynamo") (eq .Values.frontend.routerMode "kv") }}
 {{- $blockSize := 32 }}
 {{- $disaggregated := or .Values.workers.prefill.enabled .Values.workers.decode.enabled }}

@@ -8,6 +8,14 @@ disk (what each pod needs on disk); follow (the Job's log command, or empty).
 Usage: {{ $source := include "gpt-oss.modelSource" . | fromYaml }}
 */}}
 {{- define "gpt-oss.modelSource" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeModelSource" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.modelSource, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computeModelSource" . }} (templates read it through gpt-oss.modelSource)
+*/}}
+{{- define "gpt-oss.computeModelSource" -}}
 {{- $mc := .Values.modelCache }}
 {{- $imageVolume := and (eq $mc.source "oci") (eq $mc.oci.mount "imageVolume") }}
 {{- $claim := include "gpt-oss.modelCache.claimName" . }}

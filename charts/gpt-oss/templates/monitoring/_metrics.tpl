@@ -15,6 +15,14 @@ dynamo_frontend_stage_requests{stage=~"preprocess|route|dispatch"}); the 1.6.1 f
 Usage: {{ $metrics := include "gpt-oss.dynamoMetrics" . | fromYaml }}
 */}}
 {{- define "gpt-oss.dynamoMetrics" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeDynamoMetrics" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.dynamoMetrics, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computeDynamoMetrics" . }} (templates read it through gpt-oss.dynamoMetrics)
+*/}}
+{{- define "gpt-oss.computeDynamoMetrics" -}}
 {{- $lines := dict
   "1.2" (dict
     "frontendActive" "dynamo_frontend_inflight_requests"
