@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
+import json
+import os
 from pathlib import Path
 
 import jsonschema
@@ -27,6 +30,10 @@ if not hasattr(kubernetes_validate.utils.schema_contents, "cache_info"):
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Oldest and newest Kubernetes the chart declares: Chart.yaml kubeVersion ">=1.29.0-0", newest tested 1.37.
 KUBERNETES_VERSIONS = ["1.29.0", "1.37.0"]
+# Each CRD file's documents as JSON, under the sha256 of the file's bytes: YAML-parsing the megabytes of CRDs took
+# each pytest-xdist worker seconds of the offline tier's 40; json reads them in a fraction of that. A changed file
+# is a new name, never a stale read.
+PARSED_CRDS = REPO_ROOT / ".cache" / "crds-parsed"
 
 
 
@@ -54,11 +61,30 @@ def load_crds(dirs: tuple[Path, ...]) -> dict[tuple[str, str], dict]:
     crds = {}
     for folder in dirs:
         for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else ():
-            # libyaml's loader: the pure-Python one takes half a minute over these files.
-            for doc in yaml.load_all(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-                if doc and doc.get("kind") == "CustomResourceDefinition":
+            for doc in crd_documents(path):
+                if doc.get("kind") == "CustomResourceDefinition":
                     crds.setdefault((doc["spec"]["group"], doc["spec"]["names"]["kind"]), doc)
     return crds
+
+
+def crd_documents(path: Path) -> list[dict]:
+    """The file's YAML documents (empty ones left out), parsed once per content and kept as JSON."""
+    data = path.read_bytes()
+    parsed = PARSED_CRDS / f"{hashlib.sha256(data).hexdigest()}.json"
+    if parsed.is_file():
+        return json.loads(parsed.read_text())
+    # libyaml's loader: the pure-Python one takes half a minute over these files.
+    documents = [doc for doc in yaml.load_all(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if doc]
+    try:
+        text = json.dumps(documents)
+        if json.loads(text) == documents:  # JSON holds it exactly (no dates, no non-string keys)
+            PARSED_CRDS.mkdir(parents=True, exist_ok=True)
+            scratch = parsed.with_suffix(f".{os.getpid()}.tmp")
+            scratch.write_text(text)
+            scratch.replace(parsed)  # atomic: another worker reads a whole file or none
+    except (OSError, TypeError, ValueError):  # a read-only checkout, or a document JSON cannot hold
+        pass
+    return documents
 
 
 def missing_crd(group: str, kind: str, dirs: tuple[Path, ...]) -> str:

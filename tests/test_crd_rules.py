@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from tests import k8s_cel
+from tests import schemas
 from tests.helpers import REPO_ROOT
 from tests.schemas import CrdNotFound, crd_dirs, crd_errors, find_crd, load_crds, missing_crd, rule_sites, walk_rules
 
@@ -235,6 +236,21 @@ class TestCrdSource:
             (tmp_path / name / "keda.sh_scaledobjects.yaml").write_text(yaml.safe_dump(doc))
         crds = load_crds((tmp_path / "first", tmp_path / "second"))
         assert crds[("keda.sh", "ScaledObject")]["metadata"]["labels"] == {"found": "first"}
+
+    def test_should_read_a_changed_crd_file_anew_and_keep_only_what_json_holds(self, tmp_path, monkeypatch):
+        crd = _crd("keda.sh", "ScaledObject")
+        monkeypatch.setattr(schemas, "PARSED_CRDS", tmp_path / "parsed")
+        path = tmp_path / "scaledobjects.yaml"
+        path.write_text(yaml.safe_dump(crd))
+        assert schemas.crd_documents(path) == [crd]
+        assert len(list((tmp_path / "parsed").glob("*.json"))) == 1
+        crd["metadata"]["labels"] = {"changed": "yes"}
+        path.write_text(yaml.safe_dump(crd))
+        assert schemas.crd_documents(path) == [crd]  # new bytes, new name: never the earlier parse
+        dated = tmp_path / "dated.yaml"
+        dated.write_text("kind: CustomResourceDefinition\nreleased: 2026-11-26\n")
+        assert str(schemas.crd_documents(dated)[0]["released"]) == "2026-11-26"
+        assert len(list((tmp_path / "parsed").glob("*.json"))) == 2  # a date is no JSON: parsed, not kept
 
     def test_should_read_the_crds_from_the_folder_the_user_names(self, tmp_path, monkeypatch):
         crd = _crd("keda.sh", "ScaledObject")
