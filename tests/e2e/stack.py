@@ -4,11 +4,12 @@ usage: unshare --net -- python tests/e2e/stack.py PLAN.json RESULT.json
 
 Meant to run in a private network namespace that holds only `lo`: it brings `lo` up, starts the
 services (frontend, mockers, each with the environment the Dynamo operator would give it: tests/e2e/plan.py)
-in order, waiting for a service that names an address it `listens` on (the platform's etcd and NATS, which the
-Dynamo components connect to at start, where a cluster would restart them until it answers), runs the jobs one after the other (smoke test, benchmark) while watching
-that no service dies, then reads /v1/models and each mocker's request counters, stops every service
-(SIGTERM to its process group, SIGKILL after STOP_TIMEOUT) and kills whatever still carries the run's
-marker variable, recording it as a leftover. Every process writes to <run_dir>/logs/<name>.log.
+in order, waiting for a service that names an address it `listens` on (the platform's etcd and NATS: the Dynamo
+components connect at start and exit when refused, where a cluster would restart them until it answers). It runs
+the jobs one after the other (smoke test, benchmark) while watching that no service dies, then reads /v1/models
+and each mocker's request counters, stops every service (SIGTERM to its process group, SIGKILL after
+STOP_TIMEOUT) and kills whatever still carries the run's marker variable, recording it as a leftover. Every
+process writes to <run_dir>/logs/<name>.log.
 """
 from __future__ import annotations
 

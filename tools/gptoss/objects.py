@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 
-
 from tools.gptoss.yaml_text import load_yaml
 
 
