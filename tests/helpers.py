@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from tools.gptoss.objects import dgd_components, dgd_pods, dgd_workers, find, plan_document, plan_quantization  # noqa: F401,E501
-from tools.gptoss.render import (CHART_DIR, NAMESPACE, RELEASE_NAME, SAFE_LOADER, ChartRenderError,  # noqa: F401
+from tools.gptoss.render import (CHART_DIR, NAMESPACE, RELEASE_NAME, ChartRenderError,  # noqa: F401
                                  load_chart, parse_manifests, render_chart, render_manifests, render_notes)
 from tools.gptoss.values import (DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, RUNTIMES, TRTLLM_SERVE_OVERLAYS,  # noqa: F401
                                  VALUES_DIR, deep_merge, load_values)

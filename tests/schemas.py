@@ -17,10 +17,10 @@ from pathlib import Path
 import jsonschema
 import kubernetes_validate
 import pytest
-import yaml
 
 from tests import k8s_cel
 from ci.gptoss_ci import fetch_crds as crd_lookup
+from tools.gptoss.yaml_text import load_yaml_all
 
 # kubernetes-validate reads and parses a schema file and the version's _definitions.json (megabytes of JSON) on
 # every validate(); the files never change within a run, and jsonschema does not mutate what it reads.
@@ -74,7 +74,7 @@ def crd_documents(path: Path) -> list[dict]:
     if parsed.is_file():
         return json.loads(parsed.read_text())
     # libyaml's loader: the pure-Python one takes half a minute over these files.
-    documents = [doc for doc in yaml.load_all(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if doc]
+    documents = [doc for doc in load_yaml_all(data) if doc]
     try:
         text = json.dumps(documents)
         if json.loads(text) == documents:  # JSON holds it exactly (no dates, no non-string keys)

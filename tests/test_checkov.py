@@ -7,7 +7,7 @@ import yaml
 from ci.gptoss_ci import checkov
 from tests.helpers import (DGD, DYNAMO_OVERLAYS, PICKER_DEPLOYMENT, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods,
                            render_chart)
-from tools.gptoss.render import SAFE_LOADER
+from tools.gptoss.yaml_text import load_yaml_all
 from tests.schemas import kubernetes_errors
 
 CONFIG = REPO_ROOT / ".checkov.yaml"
@@ -143,18 +143,18 @@ class TestScanInput:
         load_scan_script().write_scan_input(overlay, tmp_path / "scan")
         pods = {}
         for api in ("v1beta1",):
-            docs = list(yaml.load_all((tmp_path / "scan" / f"dgd-pods-{api}.yaml").read_text(), Loader=SAFE_LOADER))
+            docs = load_yaml_all((tmp_path / "scan" / f"dgd-pods-{api}.yaml").read_text())
             pods[api] = sorted(d["metadata"]["name"].removesuffix(f"-{api}") for d in docs)
             for pod in docs:
                 assert kubernetes_errors(pod, "1.29.0") == [], pod["metadata"]["name"]
                 assert pod["spec"]["containers"][0]["name"] == "main"
         assert "gpt-oss-frontend" in pods["v1beta1"] and len(pods["v1beta1"]) >= 2
-        chart = list(yaml.load_all((tmp_path / "scan" / "chart.yaml").read_text(), Loader=SAFE_LOADER))
+        chart = load_yaml_all((tmp_path / "scan" / "chart.yaml").read_text())
         assert {"Job", "Pod", "ConfigMap", "PersistentVolumeClaim"} <= {o["kind"] for o in chart}
 
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
     def test_should_show_the_scanner_the_trtllm_serve_deployment(self, overlay, tmp_path):
         load_scan_script().write_scan_input(overlay, tmp_path / "scan")
         assert sorted(p.name for p in (tmp_path / "scan").iterdir()) == ["chart.yaml"]
-        chart = list(yaml.load_all((tmp_path / "scan" / "chart.yaml").read_text(), Loader=SAFE_LOADER))
+        chart = load_yaml_all((tmp_path / "scan" / "chart.yaml").read_text())
         assert {"Deployment", "Service", "Job", "Pod"} <= {o["kind"] for o in chart}

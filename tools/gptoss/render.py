@@ -1,16 +1,15 @@
 """Render the chart with Helm's own engine (helm-python-sdk binds Helm v4's Go SDK), memoized, and parse it."""
 from __future__ import annotations
 
-import pickle
 import json
+import pickle
 from pathlib import Path
 from typing import Iterable
 
 import helm_python
-import yaml
 
 from tools.gptoss.values import REPO_ROOT, load_values
-from tools.gptoss.yaml_text import SAFE_LOADER
+from tools.gptoss.yaml_text import load_yaml_all
 
 CHART_DIR = REPO_ROOT / "charts" / "gpt-oss"
 # The release the plan and the tests render by default: `helm install gpt-oss charts/gpt-oss -n llm`.
@@ -90,7 +89,7 @@ def parse_manifests(manifests: dict[str, str], show_only: Iterable[str] | None =
     for path in sorted(manifests):
         if not path.endswith(".yaml") or (wanted is not None and path not in wanted):
             continue
-        objects.extend(doc for doc in yaml.load_all(manifests[path], Loader=SAFE_LOADER) if doc)
+        objects.extend(doc for doc in load_yaml_all(manifests[path]) if doc)
     return objects
 
 

@@ -11,5 +11,5 @@ def load_yaml(text: str):
     return yaml.load(text, Loader=SAFE_LOADER)
 
 
-def load_yaml_all(text: str) -> list:
+def load_yaml_all(text: str | bytes) -> list:
     return list(yaml.load_all(text, Loader=SAFE_LOADER))

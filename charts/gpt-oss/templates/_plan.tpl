@@ -68,8 +68,7 @@ Usage: {{ range $role := include "gpt-oss.roleTable" . | fromYamlArray }}
 {{- end }}
 
 {{/*
-The plan of gpt-oss.computePlan, computed once per render: the first call keeps its text on the root context,
-which Helm shares between the templates of one render, so a dozen templates read one computation.
+The plan of gpt-oss.computePlan, computed once per render (gpt-oss.memo): a dozen templates read one computation.
 Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
 */}}
 {{- define "gpt-oss.plan" -}}
@@ -194,7 +193,14 @@ benchmark, sizing warnings, and the TensorRT-LLM release that runs ("" for an un
 Usage: {{ $doc := include "gpt-oss.planDocument" . | fromYaml }}
 */}}
 {{- define "gpt-oss.planDocument" -}}
-{{- if not (hasKey . "gptOssPlanDocument") }}
+{{- include "gpt-oss.memo" (list "gpt-oss.computePlanDocument" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.planDocument, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computePlanDocument" . }} (templates read it through gpt-oss.planDocument)
+*/}}
+{{- define "gpt-oss.computePlanDocument" -}}
 {{- $plan := include "gpt-oss.plan" . | fromYaml }}
 {{- $quantization := include "gpt-oss.quantization" . | fromYaml }}
 {{- $trtllmServe := eq .Values.runtime "trtllm-serve" }}
@@ -214,9 +220,7 @@ Usage: {{ $doc := include "gpt-oss.planDocument" . | fromYaml }}
 {{- $doc := dict "runtime" .Values.runtime "gpuType" .Values.gpu.type "totalGpus" (int $plan.totalGpus) "layout" $layout
   "roles" $roles "decodeSlots" (int $plan.decodeSlots) "benchmark" $benchmark
   "warnings" (include "gpt-oss.warnings" . | fromYamlArray) "trtllmRelease" (include "gpt-oss.trtllmRelease" .) }}
-{{- $_ := set . "gptOssPlanDocument" (toYaml $doc) }}
-{{- end }}
-{{- get . "gptOssPlanDocument" }}
+{{- toYaml $doc }}
 {{- end }}
 
 {{/*
