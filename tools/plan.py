@@ -18,7 +18,6 @@ command line or values file (one line on stderr).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -26,11 +25,12 @@ import yaml
 
 if __name__ == "__main__":  # run as a file: import tools.gptoss from the checkout's root, as the tests do
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
-from tools.gptoss.cli import HelmLikeParser, UsageError, add_values_options, one_line, release_and_values  # noqa: E402
+from tools.gptoss.cli import (HelmLikeParser, UsageError, add_values_options, one_line, refuse,  # noqa: E402
+                              release_and_values, write)
 from tools.gptoss.manifests import template_output  # noqa: E402
 from tools.gptoss.objects import dgd_components, dgd_workers, find, plan_document, plan_quantization  # noqa: E402
 from tools.gptoss.render import NAMESPACE, RELEASE_NAME, ChartRenderError, parse_manifests, render_manifests  # noqa: E402
-from tools.gptoss.values import ValuesError  # noqa: E402
+from tools.gptoss.values import ValuesError, deep_merge  # noqa: E402
 
 
 def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, namespace: str = NAMESPACE) -> str:
@@ -298,35 +298,24 @@ def main(argv=None) -> int:
         args = parser.parse_intermixed_args(argv)
         name, namespace, values = release_and_values(args)
         if args.api_version:
-            values.setdefault("dynamo", {})["apiVersion"] = args.api_version
+            values = deep_merge(values, {"dynamo": {"apiVersion": args.api_version}})
     except (UsageError, ValuesError) as error:
-        print(f"Error: {one_line(error)}", file=sys.stderr)
-        return 2
+        return refuse(one_line(error), 2)
     try:
         if args.manifests:
-            sys.stdout.write(template_output(render_manifests([], values, name=name, namespace=namespace)))
+            write(template_output(render_manifests([], values, name=name, namespace=namespace)))
             return 0
-        print(plan([], values, name=name, namespace=namespace))
+        write(plan([], values, name=name, namespace=namespace) + "\n")
         if args.predict:
             from tools.predict import PredictionError, format_prediction, predict
             try:
-                print(format_prediction(predict([], values, name=name, namespace=namespace)))
+                write(format_prediction(predict([], values, name=name, namespace=namespace)) + "\n")
             except PredictionError as error:
-                print(f"Error: {one_line(error)}", file=sys.stderr)
-                return 2
+                return refuse(one_line(error), 2)
     except ChartRenderError as error:
-        print(f"Error: {error}", file=sys.stderr)
-        return 1
+        return refuse(str(error), 1)
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        status = main()
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader went away (`| head -1`): what it read is all it wanted. Python's own flush at exit would
-        # raise again, so stdout points at /dev/null from here.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        status = 0
-    sys.exit(status)
+    sys.exit(main())

@@ -26,7 +26,8 @@ import yaml
 
 if __name__ == "__main__":  # run as a file: import tools.gptoss from the checkout's root, as the tests do
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
-from tools.gptoss.cli import HelmLikeParser, UsageError, add_values_options, one_line, release_and_values  # noqa: E402
+from tools.gptoss.cli import (HelmLikeParser, UsageError, add_values_options, one_line, refuse,  # noqa: E402
+                              release_and_values, write)
 from tools.gptoss.objects import dgd_workers, find, plan_document  # noqa: E402
 from tools.gptoss.render import NAMESPACE, RELEASE_NAME, ChartRenderError, parse_manifests, render_manifests  # noqa: E402
 from tools.gptoss.values import ValuesError  # noqa: E402
@@ -471,17 +472,14 @@ def main(argv=None) -> int:
         args = parser.parse_intermixed_args(argv)
         name, namespace, values = release_and_values(args)
     except (UsageError, ValuesError) as error:
-        print(f"Error: {one_line(error)}", file=sys.stderr)
-        return 2
+        return refuse(one_line(error), 2)
     try:
         result = predict([], values, best=not args.no_best, name=name, namespace=namespace)
     except ChartRenderError as error:
-        print(f"Error: {error}", file=sys.stderr)
-        return 1
+        return refuse(str(error), 1)
     except PredictionError as error:
-        print(f"Error: {one_line(error)}", file=sys.stderr)
-        return 2
-    print(json.dumps(result, indent=1) if args.json else format_prediction(result))
+        return refuse(one_line(error), 2)
+    write((json.dumps(result, indent=1) if args.json else format_prediction(result)) + "\n")
     return 0
 
 

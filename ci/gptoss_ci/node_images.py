@@ -97,10 +97,10 @@ def cache_dir(value: str | None = None) -> Path:
 def rendered_images() -> dict[str, str]:
     """role -> the image reference the chart renders for it (default values of one target per runtime)."""
     from tools.gptoss.objects import dgd_components, find
-    from tools.gptoss.render import render_chart
-    from tools.gptoss.values import DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS
-    serve = render_chart([TRTLLM_SERVE_OVERLAYS[0]])
-    dynamo = render_chart([DYNAMO_OVERLAYS[0]])
+    from tools.gptoss.render import parse_manifests, render_manifests
+    from tools.gptoss.values import overlay_runtime, overlays
+    serve, dynamo = (parse_manifests(render_manifests([next(o for o in overlays() if overlay_runtime(o) == runtime)]))
+                     for runtime in ("trtllm-serve", "dynamo"))
     job = next(o for o in serve if o["kind"] == "Job" and "model-download" in o["metadata"]["name"])
     deployment = find(serve, "Deployment")["spec"]["template"]["spec"]
     smoke = next(o for o in serve if o["kind"] == "Pod" and o["metadata"]["name"].endswith("smoke-test"))
