@@ -76,8 +76,8 @@ MERGE_CASES = {
     "set-file-into-a-list": ({"f.yaml": "hosts: [{host: a}, {host: b}]\n", "host.txt": "from-a-file\n"},
                              ["--set-file", "hosts[0].host={dir}/host.txt,c={dir}/host.txt"]),
     "documents-of-a-file": ({"f.yaml": "---\na: {x: 1}\n--- # two\na: {y: 2}\n---\n"}, []),
-    "yaml-1.1-scalars": ({"f.yaml": "y: 1\non: yes\nd: 2024-01-01\n1: x\nb: !!binary aGVsbG8=\nm: {<<: {p: 1}, q: 2}\n"},
-                         []),
+    "yaml-1.1-scalars": ({"f.yaml": "y: 1\non: yes\nd: 2024-01-01\n1: x\nb: !!binary aGVsbG8=\n"
+                                    "m: {<<: {p: 1}, q: 2}\n"}, []),
     "option-order": ({"f.yaml": "a: 1\n"}, ["--set", "a=2", "--set-string", "a=3", "--set-json", "a=4"]),
     "list-literal-replaces": ({"f.yaml": "a: [1, 2, 3]\n"}, ["--set-string", "a={x,y}"]),
     "key-through-a-string": ({"f.yaml": "a: text\n"}, ["--set", "a.b=1"]),

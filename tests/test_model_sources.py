@@ -316,8 +316,8 @@ class TestPlan:
     @pytest.fixture(scope="class")
     @classmethod
     def plan_tool(cls):
-        import tools.plan
-        return tools.plan
+        import tools.gptoss.plan
+        return tools.gptoss.plan
 
     @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1"])
     def test_should_say_where_from_how_checked_and_the_disk(self, plan_tool, api_version):

@@ -34,11 +34,12 @@ Result = collections.namedtuple("Result", "returncode stdout stderr")
 
 @pytest.fixture
 def run_tool(capsys, monkeypatch):
-    """Run tools/<tool>.py's main() in this process (renders are memoized), from the repository root."""
+    """Run tools/<tool>.py's main() (tools/gptoss/<tool>.py) in this process (renders are memoized), from the repository
+    root."""
     monkeypatch.chdir(REPO_ROOT)
 
     def run(*args: str, tool: str = "plan") -> Result:
-        code = importlib.import_module(f"tools.{tool}").main(list(args))
+        code = importlib.import_module(f"tools.gptoss.{tool}").main(list(args))
         out, err = capsys.readouterr()
         return Result(code, out, err)
     return run
@@ -97,7 +98,8 @@ class TestSetSyntax:
         assert values == {"l": ["a", "line 1\nline 2\n"], "m": "line 1\nline 2\n"}
         with pytest.raises(ValuesError) as refused:
             merged({}, set_file=[f"m={tmp_path / 'nope.txt'}"])
-        assert str(refused.value) == f"failed parsing --set-file data: open {tmp_path / 'nope.txt'}: no such file or directory"
+        assert str(refused.value) == (f"failed parsing --set-file data: open {tmp_path / 'nope.txt'}: no such file "
+                                      "or directory")
 
     def test_should_merge_files_then_set_json_then_set_then_set_string_then_set_file(self, tmp_path):
         first, second = tmp_path / "first.yaml", tmp_path / "second.yaml"
@@ -164,7 +166,8 @@ class TestSetSyntax:
 OVERLAYS_ARE = f"; the overlays, which -f also takes by name, are in values/: {', '.join(OVERLAYS)}"
 # (id, arguments, exit code, the exact first and only line on stderr)
 BAD_INPUT = [
-    ("missing-file", ["-f", "values/nope.yaml"], 2, f"Error: open values/nope.yaml: no such file or directory{OVERLAYS_ARE}"),
+    ("missing-file", ["-f", "values/nope.yaml"], 2,
+     f"Error: open values/nope.yaml: no such file or directory{OVERLAYS_ARE}"),
     ("missing-file-positional", ["values/values/x.yaml"], 2,
      f"Error: open values/values/x.yaml: no such file or directory{OVERLAYS_ARE}"),
     ("missing-overlay", ["-f", "ag.yaml"], 2, f"Error: open ag.yaml: no such file or directory{OVERLAYS_ARE}"),
@@ -224,7 +227,8 @@ class TestErrors:
                "YAML to JSON: yaml: line 1: did not find expected node content\n")
         assert (listed.returncode, listed.stderr) == (
             2, f"Error: failed to parse {tmp_path / 'list.yaml'}: cannot unmarshal yaml document: error unmarshaling "
-               "JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface {}\n")
+               "JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface "
+               "{}\n")
 
     def test_should_refuse_a_values_file_that_is_not_utf8_in_one_line(self, tmp_path):
         (tmp_path / "latin1.yaml").write_bytes(b"gpu:\n  type: \"\xe9\"\n")
@@ -334,7 +338,8 @@ class TestHostileValues:
                     "set-index": ["--set", "a" + "[0]" * int(depth) + "=1"]}[kind]
         result = run_script("-f", "values/agg.yaml", *argument)
         where = {"file": f"failed to parse {tmp_path / 'deep.yaml'}: ",
-                 "set-json": f"failed parsing --set-json data {argument[1]}: ", "set-index": "failed parsing --set data: "}
+                 "set-json": f"failed parsing --set-json data {argument[1]}: ",
+                 "set-index": "failed parsing --set data: "}
         assert (result.returncode, result.stderr) == (2, f"Error: {where[kind]}values nested deeper than 100 levels\n")
 
     @pytest.mark.parametrize("source", ["large-file", "dev-zero"])
@@ -402,33 +407,61 @@ class TestManifests:
 class TestStandAlone:
     @staticmethod
     def imports(path) -> set[str]:
-        tree = ast.parse(path.read_text())
+        """The modules a file imports, a relative import as the absolute name in the checkout (tools.gptoss.x)."""
+        package = path.relative_to(REPO_ROOT).parent.parts
         names = set()
-        for node in ast.walk(tree):
+        for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 names |= {alias.name for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module:
+            elif isinstance(node, ast.ImportFrom) and node.level:
+                base = ".".join(package[:len(package) - node.level + 1])
+                names |= ({f"{base}.{node.module}"} if node.module else {f"{base}.{a.name}" for a in node.names})
+            elif isinstance(node, ast.ImportFrom):
                 names.add(node.module)
         return names
 
     def test_should_never_import_from_tests(self):
         modules = {path.relative_to(REPO_ROOT).as_posix(): self.imports(path) for path in TOOLS.rglob("*.py")}
-        assert len(modules) >= 8
+        assert len(modules) >= 10
         assert {path: sorted(n for n in names if n == "tests" or n.startswith("tests."))
                 for path, names in modules.items()} == {path: [] for path in modules}
 
+    def test_should_import_the_package_as_its_scripts_and_the_tests_name_it(self):
+        # A script's folder is first on sys.path: tools/*.py import `gptoss`, and the package's modules import
+        # each other relatively, so the same code is `gptoss` under a script and `tools.gptoss` under the tests.
+        for path in TOOLS.rglob("*.py"):
+            named = {n for n in self.imports(path) if n.split(".")[0] in ("tools", "gptoss")}
+            if path.parent == TOOLS:
+                assert named and all(n.split(".")[0] == "gptoss" for n in named), (path, named)
+            else:
+                source = path.read_text()
+                assert "from tools." not in source and "import tools" not in source and "gptoss." not in "".join(
+                    line for line in source.splitlines() if line.startswith(("from ", "import "))), path
+
     def test_should_import_without_a_cycle(self):
         graph = {}
-        for path in TOOLS.rglob("*.py"):
+        for path in (TOOLS / "gptoss").glob("*.py"):
             module = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts)
             graph[module] = {n for n in self.imports(path) if n.startswith("tools.")}
-        assert "tools.plan" not in graph["tools.predict"]
-        assert all(not names & {"tools.plan", "tools.predict"}
-                   for module, names in graph.items() if module.startswith("tools.gptoss"))
+        assert "tools.gptoss.plan" not in graph["tools.gptoss.predict"]
+        assert "tools.gptoss.predict" in graph["tools.gptoss.plan"]
 
         def reaches(start, goal, seen=()):
             return any(n == goal or (n not in seen and reaches(n, goal, (*seen, n))) for n in graph.get(start, ()))
         assert [m for m in graph if reaches(m, m)] == []
+
+    def test_should_edit_no_sys_path_and_load_no_file_by_path(self):
+        # Programs run as `python tools/<name>.py`; nothing finds code by its path.
+        edits = [f"{path.relative_to(REPO_ROOT)}:{node.lineno}" for folder in (TOOLS,) for path in folder.rglob("*.py")
+                 for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Attribute)
+                 and node.attr == "path" and isinstance(node.value, ast.Name) and node.value.id == "sys"]
+        assert edits == []
+        by_path = {"spec_from_file_location", "SourceFileLoader", "run_path", "load_source"}
+        loads = [f"{path.relative_to(REPO_ROOT)}:{node.lineno}"
+                 for folder in (TOOLS, REPO_ROOT / "ci", REPO_ROOT / "tests") for path in folder.rglob("*.py")
+                 for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, (ast.Attribute, ast.Name))
+                 and getattr(node, "attr", getattr(node, "id", "")) in by_path]
+        assert loads == []
 
     def test_should_run_from_a_checkout_without_tests(self, tmp_path):
         for folder in ("charts", "values", "tools"):

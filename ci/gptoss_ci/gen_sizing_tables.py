@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from tools.predict import BACKEND, GEMM_MODE, MODEL, MOE_MODES, SYSTEMS, _quiet, aiconfigurator_version, moe_mode
+from tools.gptoss.predict import BACKEND, GEMM_MODE, MODEL, MOE_MODES, SYSTEMS, aiconfigurator_version, moe_mode, quiet
 
 from . import REPO
 
@@ -77,7 +77,7 @@ def tables() -> tuple[dict, str]:
 
 def render() -> str:
     import yaml
-    with _quiet():
+    with quiet():
         data, database = tables()
     model = f"aiconfigurator {aiconfigurator_version()} ({database} SILICON database)"
     body = yaml.safe_dump({"model": model, "gpus": data}, sort_keys=False, width=200).rstrip("\n")
@@ -110,3 +110,7 @@ def main(argv: list[str]) -> int:
     TARGET.write_text(text)
     print(f"wrote {TARGET.relative_to(REPO)}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -13,8 +13,8 @@ import re
 import sys
 from pathlib import Path
 
-from tools.gptoss.render import NAMESPACE, RELEASE_NAME
-from tools.gptoss.values import merge_values
+from .render import NAMESPACE, RELEASE_NAME
+from .values import merge_values
 
 # chartutil.ValidateReleaseName (Helm v4): a DNS-1123 subdomain of at most 53 characters.
 RELEASE_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"

@@ -7,8 +7,8 @@ from typing import Iterable
 
 import helm_python
 
-from tools.gptoss.values import REPO_ROOT, load_values
-from tools.gptoss.yaml_text import load_yaml_all
+from .values import REPO_ROOT, load_values
+from .yaml_text import load_yaml_all
 
 CHART_DIR = REPO_ROOT / "charts" / "gpt-oss"
 # The release the plan and the tests render by default: `helm install gpt-oss charts/gpt-oss -n llm`.
