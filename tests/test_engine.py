@@ -185,9 +185,10 @@ class TestEngineKeyList:
         target = REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl"
         before = target.read_text()
         try:
-            subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "sync-trtllm-fields.py"),
-                            str(shared_dir / "trtllm" / "llmargs-fields.json")], check=True, capture_output=True)
-            assert target.read_text() == before, "run ci/sync-trtllm-fields.py and commit the result"
+            subprocess.run([sys.executable, "-m", "ci.gptoss_ci.sync_trtllm_fields",
+                            str(shared_dir / "trtllm" / "llmargs-fields.json")], check=True, capture_output=True,
+                           cwd=REPO_ROOT)
+            assert target.read_text() == before, "run python -m ci.gptoss_ci.sync_trtllm_fields and commit the result"
         finally:
             target.write_text(before)
 
@@ -278,7 +279,7 @@ class TorchLlmArgs(BaseLlmArgs, PackagedBase):
 
 
 class TestFieldReader:
-    """ci/sync-trtllm-fields.py reads pydantic fields from a wheel's source with ast, across modules."""
+    """python -m ci.gptoss_ci.sync_trtllm_fields reads pydantic fields from a wheel's source with ast, across modules."""
 
     @pytest.fixture()
     def wheel(self, tmp_path):

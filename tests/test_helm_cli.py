@@ -1,5 +1,5 @@
 """The helm CLI users run, built from its pinned module (ci/go/helm), renders what the SDK the tests use renders,
-and refuses what it refuses. Skips where the CLI is not built (`python ci/go_parts.py build helm`); CI builds it."""
+and refuses what it refuses. Skips where the CLI is not built (`python -m ci.gptoss_ci.go_parts build helm`); CI builds it."""
 from __future__ import annotations
 
 import subprocess
@@ -18,7 +18,7 @@ from tools.gptoss.yaml_text import load_yaml_all
 def helm() -> str:
     folder = GO_PARTS.built("helm")
     if folder is None:
-        pytest.skip("the helm CLI is not built: python ci/go_parts.py build helm")
+        pytest.skip("the helm CLI is not built: python -m ci.gptoss_ci.go_parts build helm")
     return str(folder / "helm")
 
 

@@ -330,8 +330,8 @@ EXPECTED_PUBLISHED = {
 
 @pytest.fixture(scope="module")
 def rows():
-    """ci/compare-published.py's rows by (ISL, OSL, GPU)."""
-    result = subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "compare-published.py"), "--json"],
+    """ci.gptoss_ci.compare_published's rows by (ISL, OSL, GPU)."""
+    result = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.compare_published", "--json"],
                             capture_output=True, text=True, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stderr[-2000:]
     return {(r["isl"], r["osl"], r["gpu"]): r for r in json.loads(result.stdout)}
@@ -359,4 +359,4 @@ class TestSizingTables:
     def test_should_be_what_the_pinned_model_predicts(self):
         # Regenerates the tables in memory (a few minutes) and compares with the chart's copy.
         from ci.gptoss_ci import gen_sizing_tables as module
-        assert module.render() == module.TARGET.read_text(), "stale: run ci/gen-sizing-tables.py"
+        assert module.render() == module.TARGET.read_text(), "stale: run python -m ci.gptoss_ci.gen_sizing_tables"

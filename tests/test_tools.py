@@ -26,6 +26,7 @@ from tools.gptoss.manifests import template_output
 from tools.gptoss.values import ValuesError, merge_values
 
 TOOLS = REPO_ROOT / "tools"
+CI = REPO_ROOT / "ci"
 CHECK_VALUES_AT = "execution error at (gpt-oss/templates/validation/check-values.yaml:4:4): "
 
 
@@ -451,17 +452,33 @@ class TestStandAlone:
         assert [m for m in graph if reaches(m, m)] == []
 
     def test_should_edit_no_sys_path_and_load_no_file_by_path(self):
-        # Programs run as `python tools/<name>.py`; nothing finds code by its path.
-        edits = [f"{path.relative_to(REPO_ROOT)}:{node.lineno}" for folder in (TOOLS,) for path in folder.rglob("*.py")
+        # Programs run as `python tools/<name>.py` and `python -m ci.gptoss_ci.<module>`; nothing finds code by path.
+        edits = [f"{path.relative_to(REPO_ROOT)}:{node.lineno}" for folder in (TOOLS, CI) for path in folder.rglob("*.py")
                  for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Attribute)
                  and node.attr == "path" and isinstance(node.value, ast.Name) and node.value.id == "sys"]
         assert edits == []
         by_path = {"spec_from_file_location", "SourceFileLoader", "run_path", "load_source"}
         loads = [f"{path.relative_to(REPO_ROOT)}:{node.lineno}"
-                 for folder in (TOOLS, REPO_ROOT / "ci", REPO_ROOT / "tests") for path in folder.rglob("*.py")
+                 for folder in (TOOLS, CI, REPO_ROOT / "tests") for path in folder.rglob("*.py")
                  for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, (ast.Attribute, ast.Name))
                  and getattr(node, "attr", getattr(node, "id", "")) in by_path]
         assert loads == []
+
+    def test_should_run_each_ci_program_as_a_module(self):
+        # No command files beside the package: each program is `python -m ci.gptoss_ci.<module>`, its main called
+        # by the module's __main__ block (a package's: its __main__.py).
+        assert sorted(path.name for path in CI.glob("*.py")) == ["__init__.py"]
+        programs = [path for path in (CI / "gptoss_ci").rglob("*.py")
+                    if any(isinstance(node, ast.FunctionDef) and node.name == "main"
+                           for node in ast.parse(path.read_text()).body)]
+        assert len(programs) >= 16
+        for path in programs:
+            runner = path.with_name("__main__.py") if path.name == "__init__.py" else path
+            assert 'if __name__ == "__main__":' in runner.read_text() or runner.name == "__main__.py" and \
+                runner.is_file(), f"{path.relative_to(REPO_ROOT)} has a main no __main__ block calls"
+        result = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.go_parts", "--help"], capture_output=True,
+                                text=True, cwd=REPO_ROOT, timeout=60)
+        assert result.returncode == 0 and "{build,where,list}" in result.stdout, result.stderr
 
     def test_should_run_from_a_checkout_without_tests(self, tmp_path):
         for folder in ("charts", "values", "tools"):

@@ -1,6 +1,6 @@
 """Scan every overlay's rendered objects with Checkov, plus the DGD's pods as the operator will create them.
 
-    python ci/checkov.py [--checkov PATH] [--markdown]
+    python -m ci.gptoss_ci.checkov [--checkov PATH] [--markdown]
 
 Renders each values/ overlay (helm-python-sdk, as the tests do) into a scratch folder: the chart's objects,
 and for both DGD API versions the frontend and worker pod templates written out as Pods (tools.gptoss.objects.dgd_pods),
@@ -167,3 +167,7 @@ def main() -> int:
                   f"{summary['skipped']} |")
     print(f"checkov {version}: {unwaived} unwaived failure(s)")
     return 1 if unwaived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

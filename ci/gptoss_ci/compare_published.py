@@ -1,6 +1,6 @@
 """Compare aiconfigurator's predictions with TensorRT-LLM's published gpt-oss-120b throughput.
 
-usage: ci/compare-published.py [--json]   (needs requirements-predict.txt; a few minutes on 2 cores)
+usage: python -m ci.gptoss_ci.compare_published [--json]   (needs requirements-predict.txt; a few minutes on 2 cores)
 
 The published figures are TensorRT-LLM's perf-overview table (FACTS.md, "Published throughput"): output
 tokens/s/GPU at maximum load, measured with trtllm-bench; attention DP, CUDA graphs, KV cache fp8 on Blackwell
