@@ -241,7 +241,7 @@ def _parse_into(parse: Callable[[str], dict], expression: str, base: dict) -> di
     Helm's parser reads `base`, written as `path=<stand-in>` pairs, and the expression after them in one call, so
     the expression meets the values so far as strvals.ParseInto would have them: a list keeps its other items, a
     map its other keys; a map where the expression indexes a list, or a scalar where it names a key, is refused
-    (the message calls a scalar a string). The stand-ins are swapped back after. Unlike Helm, under --set and
+    (the message calls a number, or under --set-string any scalar, a string). The stand-ins are swapped back after. Unlike Helm, under --set and
     --set-string an empty list from before takes no list in its first item (`a[0][0]=x` on `a: []` is refused).
     --set-file: the pairs are read by the --set-string parser (a stand-in is no file), and each value the expression
     sets is the file Helm's reader read for the same path, reading the expression alone.
