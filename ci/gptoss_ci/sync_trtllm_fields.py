@@ -80,7 +80,7 @@ REPLACEMENTS = {
 REMOVALS = {
     "fail_fast_on_attention_window_too_large": "only the TensorRT engine backend's arguments keep it, and the chart "
                                                "runs the PyTorch backend",
-    "sampler_type": "TorchSampler is the sampler from then on",
+    "sampler_type": "TorchSampler is the default sampler from then on",
 }
 # How a list was read, from what its file's `source` says, first match: (phrase, tag for test ids, a user's words).
 BASES = [

@@ -602,7 +602,7 @@ Usage: {{ $keys := include "gpt-oss.trtllmKeyHistory.1.3.0rc29" . | fromYaml }}
 "enable_sleep": "enable_sleep was replaced by sleep_config in 1.3.0rc14"
 "fail_fast_on_attention_window_too_large": "fail_fast_on_attention_window_too_large was removed in 1.3.0rc14: only the TensorRT engine backend's arguments keep it, and the chart runs the PyTorch backend"
 "kv_cache_config.onboard_blocks": "kv_cache_config.onboard_blocks was removed in 1.3.0rc14"
-"sampler_type": "sampler_type was removed in 1.3.0rc29: TorchSampler is the sampler from then on"
+"sampler_type": "sampler_type was removed in 1.3.0rc29: TorchSampler is the default sampler from then on"
 "speculative_config.acceptance_length_threshold": "speculative_config.acceptance_length_threshold was replaced by speculative_config.acceptance_rate_threshold in 1.3.0rc29, a rate in [0, 1] now"
 "speculative_config.acceptance_window": "speculative_config.acceptance_window was replaced by speculative_config.acceptance_rate_window_size in 1.3.0rc29"
 "speculative_config.decoding_type=DraftTarget": "speculative_config.decoding_type: DraftTarget was replaced by Draft_Target in 1.3.0rc14"
