@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from ci.gptoss_ci import sync_trtllm_fields as sync
+from tools import plan as plan_tool
 from tests.helpers import (DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, Refusal,
                            assert_refused, dgd_workers, dynamo_line_values, find, plan_document, refusal_params,
                            render_chart, render_error, render_notes)
@@ -423,6 +424,27 @@ class TestKeysTheReleasesChanged:
         error = render_error("agg.yaml", with_engine(dynamo_line_values(line), "workers.worker", {key: True}))
         assert (f"workers.worker.engine.{key} is not an engine key of TensorRT-LLM {LINE_RELEASES[line]} (the release "
                 f"inside the Dynamo {line} line's runtime; {said}") in error, error
+
+
+class TestPlanTool:
+    """The issue's check, as a user runs it: sleep_config (1.3.0rc14's) refused on trtllm-serve 1.2.1, naming 1.2.1,
+    and taken on 1.3.0rc29; the plan names the list that checked it."""
+
+    @pytest.mark.parametrize("release", ["1.2.1", "1.3.0rc29"])
+    def test_should_refuse_sleep_config_on_1_2_1_only(self, capsys, monkeypatch, release):
+        monkeypatch.chdir(REPO_ROOT)
+        code = plan_tool.main(["-f", "values/trtllm-serve-low-latency.yaml", "--set", f"trtllmServe.image.tag={release}",
+                               "--set-json", 'trtllmServe.engine={"sleep_config":{}}'])
+        out, err = capsys.readouterr()
+        if release == "1.2.1":
+            assert code == 1 and out == ""
+            assert ("trtllmServe.engine.sleep_config is not an engine key of TensorRT-LLM 1.2.1 (the release of "
+                    "trtllmServe.image.tag=1.2.1; sleep_config arrived in 1.3.0rc14; 1.2.1 has enable_sleep instead)") in err
+        else:
+            assert code == 0, err
+            assert '"sleep_config": {}' in out
+            assert ("  Engine YAML: checked against the engine keys of TensorRT-LLM 1.3.0rc29, the release of "
+                    "trtllmServe.image.tag=1.3.0rc29 (its list assembled") in out
 
 
 LLM_ARGS = """
