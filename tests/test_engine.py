@@ -260,8 +260,8 @@ RUNS = [
      "the release inside the Dynamo 1.2 line's runtime"),
     ("dynamo-1.6-line", "agg.yaml", dynamo_line_values("1.6"), "workers.worker", "1.3.0rc29",
      "the release inside the Dynamo 1.6 line's runtime"),
-    *((f"trtllm-serve-{release}", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": release}}},
-       "trtllmServe", release, f"the release of trtllmServe.image.tag={release}") for release in SERVE_RELEASES),
+    ("trtllm-serve-1.2.0", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.2.0"}}},
+     "trtllmServe", "1.2.0", "the release of trtllmServe.image.tag=1.2.0"),
 ]
 
 
@@ -573,6 +573,10 @@ ENGINE_REFUSALS = [
     Refusal("engine-nested-config-not-a-map", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"engine": {"moe_config": 1}}},
             "trtllmServe.engine.moe_config=1 is not a map: TensorRT-LLM reads it as a moe_config config; allowed: a map of "
             "backend,"),
+    # trtllm-serve's own rule on kv_cache_config runs first (its concern), and lets a non-map through to this one.
+    Refusal("engine-nested-config-not-a-map-on-trtllm-serve", "trtllm-serve-low-latency.yaml",
+            {"trtllmServe": {"engine": {"kv_cache_config": 1}}},
+            "trtllmServe.engine.kv_cache_config=1 is not a map: TensorRT-LLM reads it as a kv_cache_config config", extra=True),
     Refusal("engine-nested-key-unknown", "agg.yaml", {"workers": {"worker": {"engine": {"moe_config": {"backends": "CUTLASS"}}}}},
             "workers.worker.engine.moe_config.backends is not a key of moe_config in TensorRT-LLM 1.3.0rc29 (the release "
             "inside the Dynamo 1.6 line's runtime); allowed: backend, max_num_tokens,"),

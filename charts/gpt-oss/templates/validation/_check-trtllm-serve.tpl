@@ -25,7 +25,8 @@ Usage: {{ include "gpt-oss.checkValues.trtllmServe" . }}
 
 {{- /* The engine YAML's keys: gpt-oss.checkValues.engine, against the release of trtllmServe.image.tag. */}}
 {{- /* Rule: the engine YAML leaves the KV cache's memory fraction to trtllmServe.freeGpuMemoryFraction. */}}
-{{- if hasKey (get (default dict $t.engine) "kv_cache_config" | default dict) "free_gpu_memory_fraction" }}
+{{- $kvCache := get (default dict $t.engine) "kv_cache_config" }}
+{{- if and (kindIs "map" $kvCache) (hasKey $kvCache "free_gpu_memory_fraction") }}
 {{- fail (print "trtllmServe.engine.kv_cache_config.free_gpu_memory_fraction would silently override "
   "--kv_cache_free_gpu_memory_fraction; set trtllmServe.freeGpuMemoryFraction instead") }}
 {{- end }}
