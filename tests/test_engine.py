@@ -541,7 +541,7 @@ def test_should_know_every_key_aiconfigurator_writes_for_the_release(release):
     from importlib.resources import files
     text = (files("aiconfigurator") / "generator" / "config" / "backend_templates" / "trtllm"
             / f"extra_engine_args.{release}.yaml.j2").read_text()
-    fields, owner, nested = chart_field_list(release), None, {}
+    fields, owner, nested = chart_keys(release), None, {}
     for line in text.splitlines():
         if match := re.match(r"([a-z_]+):", line):
             owner = match.group(1)
