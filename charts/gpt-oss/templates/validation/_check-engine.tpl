@@ -1,4 +1,4 @@
-{{- /* Engine rules: each extra-engine-args YAML has TensorRT-LLM keys only, and the benchmark fits the engines. */}}
+{{- /* Engine rules: each extra-engine-args YAML has keys of the TensorRT-LLM release that reads it only, and the benchmark fits the engines. */}}
 
 {{/*
 Each engine YAML against the keys of the TensorRT-LLM release that reads it (gpt-oss.engineKeyList: the Dynamo
