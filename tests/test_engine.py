@@ -379,13 +379,11 @@ CHANGES = [
     Change("backend", {"backend": "tensorrt"}, "backend=tensorrt is not accepted by",
            {r: "backend takes only pytorch from 1.3.0rc14 on" for r in ("1.3.0rc14", "1.3.0rc29")},
            accepted={"backend": "pytorch"}),
-    Change("decoding_type-Eagle3", {"speculative_config": {"decoding_type": "Eagle3"}},
-           "speculative_config.decoding_type=Eagle3 is not accepted by",
-           {r: "speculative_config.decoding_type: Eagle3 arrived in 1.3.0rc14" for r in ("1.2.0", "1.2.1")}, accepted={}),
+    # decoding_type Eagle3 on 1.2.x: ENGINE_REFUSALS.
     Change("decoding_type-DraftTarget", {"speculative_config": {"decoding_type": "DraftTarget"}},
            "speculative_config.decoding_type=DraftTarget is not accepted by",
-           {r: "speculative_config.decoding_type: DraftTarget was replaced by Draft_Target in 1.3.0rc14"
-            for r in ("1.3.0rc14", "1.3.0rc29")}, accepted={}),
+           {"1.3.0rc14": "speculative_config.decoding_type: DraftTarget was replaced by Draft_Target in 1.3.0rc14"},
+           accepted={}),
 ]
 REFUSED = [(change, release) for change in CHANGES for release in change.refused]
 
