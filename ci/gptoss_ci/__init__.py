@@ -13,15 +13,17 @@ REPO = Path(__file__).resolve().parents[2]
 CI = REPO / "ci"
 
 
-def write_generated(target: Path, text: str, check: bool, program: str) -> int:
-    """A generator's last step: write `text` to `target`; with check, write nothing and return 1 when the file is
-    stale, naming the program (`python -m ci.gptoss_ci.<program>`) that refreshes it."""
+def write_generated(target: Path, text: str, check: bool, program: str, source: str = "", what: str = "") -> int:
+    """A generator's last step: write `text` to `target` (saying `what` it holds); with check, write nothing and return
+    1 when the file differs from what its `source` gives, naming the program (`python -m ci.gptoss_ci.<program>`)
+    that refreshes it."""
     shown = target.relative_to(REPO) if target.is_relative_to(REPO) else target
     if check:
         if target.read_text() != text:
-            print(f"{shown} is stale: run python -m ci.gptoss_ci.{program}", file=sys.stderr)
+            print(f"{shown} {f'differs from {source}' if source else 'is stale'}: run python -m ci.gptoss_ci.{program}",
+                  file=sys.stderr)
             return 1
         return 0
     target.write_text(text)
-    print(f"wrote {shown}")
+    print(f"wrote {shown}" + (f": {what}" if what else ""))
     return 0

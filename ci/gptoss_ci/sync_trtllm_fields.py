@@ -39,7 +39,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from . import REPO
+from . import REPO, write_generated
 
 TARGET = REPO / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl"
 SHARED = REPO.parent / "shared" / "trtllm"
@@ -600,15 +600,8 @@ def main(argv=None) -> int:
         print(f"{args.release}: {source['wheel']} (sha256 {source['sha256']}) "
               + ("differs from its list:\n" + "\n".join(differences) if differences else "matches its list"))
         return 1 if differences else 0
-    wanted = chart_text(trtllm_dir)
-    if args.check:
-        if TARGET.read_text() != wanted:
-            print(f"{TARGET.relative_to(REPO)} differs from {trtllm_dir}: run python -m ci.gptoss_ci.sync_trtllm_fields", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(wanted)
-    print(f"wrote {TARGET.relative_to(REPO)}: lists of {', '.join(release_files(trtllm_dir))}, and the shared one")
-    return 0
+    return write_generated(TARGET, chart_text(trtllm_dir), args.check, "sync_trtllm_fields", source=str(trtllm_dir),
+                           what=f"lists of {', '.join(release_files(trtllm_dir))}, and the shared one")
 
 
 if __name__ == "__main__":
