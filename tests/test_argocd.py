@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -162,3 +164,22 @@ class TestSyncWaves:
         dgd_wave = wave(find(objects, "DynamoGraphDeployment"))
         monitors = [o for o in objects if o["kind"] == "PodMonitor"]
         assert monitors and all(wave(o) >= dgd_wave for o in monitors)
+
+
+class TestLocalOverride:
+    """docs/gitops.md: an example is tried against another repository by changing repoURL and targetRevision only."""
+
+    def documented_command(self) -> str:
+        text = (REPO_ROOT / "docs" / "gitops.md").read_text()
+        command = re.search(r"^(sed -e .*?) \| kubectl create -f -$", text, re.M | re.S)
+        assert command, "docs/gitops.md no longer shows the sed override"
+        return command.group(1).replace("\\\n", " ")
+
+    @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
+    def test_should_give_the_documented_override_by_sed(self, name):
+        from tests.cluster.gitops import local_application
+        command = self.documented_command().replace("examples/argocd/agg.yaml", f"examples/argocd/{name}")
+        overridden = yaml.safe_load(subprocess.run(["bash", "-c", command], cwd=REPO_ROOT, check=True,
+                                                   capture_output=True, text=True).stdout)
+        assert overridden == local_application(name, "file:///srv/git/gpt-oss.git", "main")
+        assert overridden != load_application(name)
