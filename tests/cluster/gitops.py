@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import json
 import subprocess
 import threading
 import time
@@ -168,29 +169,42 @@ class Loop:
         self.thread.join(10)
 
 
-def finish_job_pods(k8s: kube.Kube, namespace: str) -> list[str]:
-    """The kubelet's part for the download Jobs' pods on API-only nodes: a pod bound to a node is reported as run to
-    completion (exit 0), so the real Job controller completes the Job. The download itself is the node tier's
-    (tests/cluster/test_node.py); here only Argo CD's handling of the Job is under test. Returns the pods finished."""
-    finished = []
-    for pod in k8s.core.list_namespaced_pod(namespace, label_selector="batch.kubernetes.io/job-name").items:
-        if not pod.spec.node_name or pod.status.phase != "Pending":
+# The API-only nodes ci/control-plane.py makes: its reaper finishes the deletion of their pods.
+REAPED = {f"gpt-oss-{profile}-{index}" for profile, spec in json.loads(
+    (REPO_ROOT / "ci" / "gpu-node-profiles.json").read_text())["profiles"].items() for index in range(spec["nodes"])}
+
+
+def act_as_kubelet(k8s: kube.Kube, namespace: str) -> list[str]:
+    """The kubelet's part on API-only nodes, for every pod the scheduler bound: a Job's pod is reported as run to
+    completion (exit 0), so the real Job controller completes the Job; any other pod as running and Ready, so the real
+    Deployment controller counts it available. Nothing runs: the download and the servers are the node tier's
+    (tests/cluster/test_node.py); here only how Argo CD and the controllers handle these objects is under test.
+    Returns the pods acted on."""
+    acted = []
+    for pod in k8s.core.list_namespaced_pod(namespace).items:
+        if pod.metadata.deletion_timestamp and pod.spec.node_name not in REAPED:
+            # ci/control-plane.py's reaper confirms deletions on the nodes it made; this does it on the others
+            k8s.core.delete_namespaced_pod(pod.metadata.name, namespace, grace_period_seconds=0)
+            continue
+        if not pod.spec.node_name or pod.status.phase != "Pending" or pod.metadata.deletion_timestamp:
             continue
         stamp = now().isoformat()
+        job = "batch.kubernetes.io/job-name" in (pod.metadata.labels or {})
 
-        def terminated(containers):
-            return [{"name": c.name, "image": c.image, "imageID": "", "ready": False, "restartCount": 0,
-                     "started": False, "state": {"terminated": {"exitCode": 0, "reason": "Completed",
-                                                                "startedAt": stamp, "finishedAt": stamp}}}
-                    for c in containers or []]
-        statuses, init = terminated(pod.spec.containers), terminated(pod.spec.init_containers)
+        def statuses(containers, done):
+            state = ({"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": stamp, "finishedAt": stamp}}
+                     if done else {"running": {"startedAt": stamp}})
+            return [{"name": c.name, "image": c.image, "imageID": "", "ready": not done, "restartCount": 0,
+                     "started": not done, "state": state} for c in containers or []]
+        ready = "False" if job else "True"
+        conditions = [{"type": kind, "status": status, "lastTransitionTime": stamp} for kind, status in (
+            ("PodScheduled", "True"), ("Initialized", "True"), ("ContainersReady", ready), ("Ready", ready))]
         k8s.core.patch_namespaced_pod_status(pod.metadata.name, namespace, {"status": {
-            "phase": "Succeeded", "startTime": stamp, "containerStatuses": statuses, "initContainerStatuses": init,
-            "conditions": [{"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": stamp},
-                           {"type": "Initialized", "status": "True", "reason": "PodCompleted",
-                            "lastTransitionTime": stamp}]}})
-        finished.append(pod.metadata.name)
-    return finished
+            "phase": "Succeeded" if job else "Running", "startTime": stamp, "conditions": conditions,
+            "containerStatuses": statuses(pod.spec.containers, job),
+            "initContainerStatuses": statuses(pod.spec.init_containers, True)}})
+        acted.append(pod.metadata.name)
+    return acted
 
 
 # What the Dynamo operator writes on a DGD it admits and reconciles (v1beta1; its source in ../shared/dynamo/operator:

@@ -28,8 +28,10 @@ pytestmark = pytest.mark.argocd
 NAMESPACE = "gpt-oss"  # every example's destination
 APPLICATIONS = sorted(path.name for path in gitops.EXAMPLES.glob("*.yaml"))
 SYNC_TIMEOUT = 240
-# The targets the day-two commits change: one Dynamo, one trtllm-serve.
-DYNAMO_APP, SERVE_APP = "agg.yaml", "trtllm-serve-low-latency.yaml"
+# The Dynamo target the day-two commits change; the trtllm-serve one is whichever got the GPUs (serve_app).
+DYNAMO_APP = "agg.yaml"
+SERVE_APPS = [name for name in APPLICATIONS
+              if RUNTIMES[value_files(gitops.load_example(name))[-1].name] == "trtllm-serve"]
 # The chart's own refusal (templates/validation/_check-hardware.tpl) of the invalid commit below.
 REFUSAL = "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=amd64; allowed: gpu.nodeArch=arm64"
 
@@ -152,9 +154,12 @@ def destination(k8s):
     k8s.core.delete_namespace(NAMESPACE)
     for volume in volumes:
         k8s.core.delete_persistent_volume(volume)
-    # Bounded: a later run on the same cluster needs the name again.
-    kube.wait_for(f"namespace {NAMESPACE} deleted", lambda: not any(
-        n.metadata.name == NAMESPACE for n in k8s.core.list_namespace().items), 90)
+    # Bounded: a later run on the same cluster needs the name again. Pods on a node the reaper does not know (the surge
+    # node) are confirmed gone by the stand-in kubelet, as their kubelet would.
+    def gone():
+        gitops.act_as_kubelet(k8s, NAMESPACE)
+        return not any(n.metadata.name == NAMESPACE for n in k8s.core.list_namespace().items)
+    kube.wait_for(f"namespace {NAMESPACE} deleted", gone, 90)
 
 
 class FirstSync:
@@ -185,7 +190,7 @@ def first_sync(k8s, argocd, repo, destination):
                    | {("v1", "Pod"), ("autoscaling/v2", "HorizontalPodAutoscaler")})
     recorder = gitops.Recorder(k8s.api_client, NAMESPACE, kinds)
     acted: dict = {}
-    kubelet = gitops.Loop(lambda: gitops.finish_job_pods(k8s, NAMESPACE))
+    kubelet = gitops.Loop(lambda: gitops.act_as_kubelet(k8s, NAMESPACE))
     operator = gitops.Loop(lambda: stand_in_operator(k8s, acted))
     result = FirstSync(k8s, repo, recorder, acted)
     try:
@@ -222,6 +227,21 @@ def delete_application(k8s: kube.Kube, name: str) -> None:
     except Exception as error:
         if not kube.is_not_found(error):
             raise
+
+
+def available(k8s: kube.Kube, name: str) -> bool:
+    deployment = next(o for o in rendered(name) if o["kind"] == "Deployment")
+    return bool(((k8s.get(deployment, NAMESPACE) or {}).get("status") or {}).get("availableReplicas"))
+
+
+@pytest.fixture(scope="module")
+def serve_app(k8s, first_sync) -> str:
+    """The trtllm-serve example whose pod got the plane's one 8-GPU B200 node (both ask for it): its Deployment is
+    available, so a wave after the Deployment's (the HPA's) can start."""
+    names = kube.wait_for("a trtllm-serve Deployment available", lambda: [
+        name for name in SERVE_APPS if available(k8s, name)], 60)
+    assert len(names) == 1, names
+    return names[0]
 
 
 # --- every example synced ---------------------------------------------------------------------------------------------
@@ -318,11 +338,37 @@ class TestEveryExample:
         if RUNTIMES[overlay_of(name)] == "dynamo":
             # PVC bound, Job complete; Argo CD has no health check for a DGD (nor a PDB or ConfigMap).
             assert health == "Healthy", summary(app)
-        else:
-            # No kubelet runs the trtllm-serve pod here, so its Deployment never becomes available.
+        elif available(k8s, name):  # its pod got the B200 node, and the stand-in kubelet reports it Ready
+            assert health == "Healthy", summary(app)
+        else:  # the other trtllm-serve target's pod waits for GPUs: its Deployment is not available
             assert health == "Progressing", summary(app)
             assert [r["kind"] for r in app["status"]["resources"]
                     if r.get("health", {}).get("status") == "Progressing"] == ["Deployment"], summary(app)
+
+
+SURGE_NODE = "gpt-oss-argocd-b200-surge"
+
+
+def add_node_like(k8s: kube.Kube, model: str, name: str) -> None:
+    """An API-only node with the labels, taints and status of `model` (ci/control-plane.py makes them alike)."""
+    node = k8s._dict(k8s.core.read_node(model))
+    k8s.core.create_node({"metadata": {"name": name, "labels": {**node["metadata"]["labels"],
+                                                                 "kubernetes.io/hostname": name}},
+                          "spec": {"taints": node["spec"].get("taints") or []}})
+    k8s.core.patch_node_status(name, {"status": {key: node["status"][key] for key in (
+        "capacity", "allocatable", "conditions")}})
+    # Admission adds the not-ready taint on create; the model node's taints are the ones it should have.
+    k8s.core.patch_node(name, [{"op": "replace", "path": "/spec/taints", "value": node["spec"].get("taints") or []}])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def remove_surge_node(k8s, cluster_access):
+    yield
+    try:
+        k8s.core.delete_node(SURGE_NODE)
+    except Exception as error:
+        if not kube.is_not_found(error):
+            raise
 
 
 # --- day two, by Git ----------------------------------------------------------------------------------------------
@@ -369,43 +415,58 @@ class TestDayTwo:
             live_before["metadata"]["uid"], live_before["metadata"]["generation"], live_before["spec"])
         fixed = repo.revert()
         argo.refresh(DYNAMO_APP)
-        app = argo.wait_synced(DYNAMO_APP, fixed)
+        # The revert renders what runs: Synced at the new revision without another sync.
+        app = argo.wait(DYNAMO_APP, f"Synced at {fixed[:10]}", lambda app: app["status"]["sync"]["status"] == "Synced"
+                        and app["status"]["sync"]["revision"] == fixed)
         assert not [c for c in app["status"].get("conditions") or [] if c["type"] == "ComparisonError"]
+        assert op(app)["syncResult"]["revision"] == running
         assert refused != fixed
 
-    def test_should_put_back_a_deployment_scaled_by_hand(self, k8s, first_sync):
+    def test_should_put_back_a_deployment_scaled_by_hand(self, k8s, first_sync, serve_app):
         argo = Argo(k8s)
-        deployment = next(o for o in rendered(SERVE_APP) if o["kind"] == "Deployment")
+        deployment = next(o for o in rendered(serve_app) if o["kind"] == "Deployment")
         name = deployment["metadata"]["name"]
         assert deployment["spec"]["replicas"] == 1
+        scaled = gitops.now().replace(microsecond=0)
         k8s.apps.patch_namespaced_deployment_scale(name, NAMESPACE, {"spec": {"replicas": 2}})
         kube.wait_for("self-heal to put replicas back to 1", lambda: k8s.apps.read_namespaced_deployment(
-            name, NAMESPACE).spec.replicas == 1, 60, interval=0.5, explain=lambda: summary(argo.get(SERVE_APP)))
-        app = argo.wait(SERVE_APP, "Synced after self-heal", lambda app: app["status"]["sync"]["status"] == "Synced"
+            name, NAMESPACE).spec.replicas == 1, 60, interval=0.5, explain=lambda: summary(argo.get(serve_app)))
+        app = argo.wait(serve_app, "Synced after self-heal", lambda app: app["status"]["sync"]["status"] == "Synced"
                         and op(app).get("phase") == "Succeeded")
-        assert op(app)["syncResult"]["revision"] == first_sync.revision
+        # The sync that put it back was the controller's own (self-heal), started after the scale.
+        assert op(app)["operation"]["initiatedBy"].get("automated") is True, op(app)["operation"]
+        assert gitops.timestamp(op(app)["startedAt"]) >= scaled, (op(app)["startedAt"], scaled)
 
-    def test_should_leave_replicas_to_an_hpa(self, k8s, first_sync):
+    def test_should_leave_replicas_to_an_hpa(self, k8s, first_sync, serve_app):
         argo, repo = Argo(k8s), first_sync.repo
         values = {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}
-        objects = rendered(SERVE_APP, values)
+        objects = rendered(serve_app, values)
         deployment = next(o for o in objects if o["kind"] == "Deployment")
         hpa = next(o for o in objects if o["kind"] == "HorizontalPodAutoscaler")
         assert "replicas" not in deployment["spec"] and (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (
             1, 2)
-        commit = repo.commit(f"values/{overlay_of(SERVE_APP)}", lambda text: text.replace(
+        # Turning autoscaling on changes the engine config, so the Deployment rolls (maxSurge 1, maxUnavailable 0):
+        # the new pod needs 8 more B200 GPUs while the old one runs, and Argo CD applies the HPA (wave 1) only once
+        # the Deployment (wave 0) is available again. The plane has one 8-GPU B200 node, which the other trtllm-serve
+        # target's pod waits for: that Application goes, and a second B200 node gives the rollout its room.
+        for other in SERVE_APPS:
+            if other != serve_app:
+                delete_application(k8s, other)
+                kube.wait_for(f"{app_name(other)} deleted", lambda: argo.get(other) is None, 60)
+        add_node_like(k8s, "gpt-oss-b200-0", SURGE_NODE)
+        commit = repo.commit(f"values/{overlay_of(serve_app)}", lambda text: text.replace(
             "trtllmServe:\n", "trtllmServe:\n  autoscaling:\n    enabled: true\n    scaler: hpa\n", 1),
             "trtllm-serve low latency: an HPA scales the Deployment")
-        argo.refresh(SERVE_APP)
-        argo.wait_synced(SERVE_APP, commit)
+        argo.refresh(serve_app)
+        argo.wait_synced(serve_app, commit)
         name = deployment["metadata"]["name"]
         assert k8s.get(hpa, NAMESPACE) is not None
         k8s.apps.patch_namespaced_deployment_scale(name, NAMESPACE, {"spec": {"replicas": 2}})
         scaled = gitops.now()
-        app = argo.wait_reconciled_after(SERVE_APP, scaled)
+        app = argo.wait_reconciled_after(serve_app, scaled)
         time.sleep(5)  # beyond the controller's self-heal delay (--self-heal-timeout-seconds 2)
         assert k8s.apps.read_namespaced_deployment(name, NAMESPACE).spec.replicas == 2
-        app = argo.get(SERVE_APP)
+        app = argo.get(serve_app)
         assert app["status"]["sync"]["status"] == "Synced", summary(app)
         assert op(app)["syncResult"]["revision"] == commit
 
