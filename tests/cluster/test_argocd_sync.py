@@ -86,6 +86,7 @@ class Argo:
 
     def wait_reconciled_after(self, name: str, moment, timeout: float = 90) -> dict:
         """A comparison that started after `moment` (reconciledAt has whole seconds: one second later)."""
+        time.sleep(max(0.0, moment.timestamp() + 1.1 - time.time()))  # else it may count as one of the same second
         self.refresh(name)
         return self.wait(name, f"a reconciliation after {moment:%H:%M:%S}", lambda app: (
             (gitops.timestamp(app["status"].get("reconciledAt")) or moment).timestamp() >= moment.timestamp() + 1
@@ -330,7 +331,8 @@ class TestEveryExample:
                 lambda d: d if d and d.get("status", {}).get("observedGeneration") else None)(
                     k8s.get(deployment, NAMESPACE)), 60)
             assert live["status"]["conditions"], live["status"]
-            moment = gitops.now()
+            # When it last wrote them: a comparison after that has seen its status.
+            moment = max(gitops.timestamp(c["lastUpdateTime"]) for c in live["status"]["conditions"])
         app = argo.wait_reconciled_after(name, moment)
         assert app["status"]["sync"]["status"] == "Synced", summary(app)
         assert app["status"]["sync"]["revision"] == first_sync.revision
