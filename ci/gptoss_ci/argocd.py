@@ -230,3 +230,7 @@ def main() -> int:
         return 1
     print(f"stopped the Argo CD recorded in {state}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
