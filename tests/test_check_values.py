@@ -134,10 +134,10 @@ class TestAcceptedAlternatives:
         assert render_chart(["agg.yaml"], values)
 
     def test_should_accept_a_digest_with_a_runtime_version(self):
-        values = {"dynamo": {"releaseLine": "1.2", "image": {"tag": "sha256:0123abcd"}, "runtimeVersionOverride": "1.2.1"}}
+        values = {"dynamo": {"releaseLine": "1.2", "image": {"tag": "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"}, "runtimeVersionOverride": "1.2.1"}}
         dgd = next(o for o in render_chart(["agg.yaml"], values, show_only=[DGD]) if o["kind"] == "DynamoGraphDeployment")
         main = dgd["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]
-        assert main["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime@sha256:0123abcd"
+        assert main["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime@sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"
         assert {c["runtimeVersionOverride"] for c in dgd["spec"]["components"]} == {"1.2.1"}
 
     def test_should_accept_w4a16_on_hopper(self):

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from tests.helpers import CHART_DIR, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, dgd_components, render_chart
+from tests.helpers import NETWORK_POLICY_ON, CHART_DIR, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, dgd_components, render_chart
 
 API_VERSIONS = ["nvidia.com/v1beta1"]
 
@@ -115,38 +115,76 @@ class TestHardening:
         assert not mounts["/model-cache"].get("readOnly")
 
 
+KUBE_DNS = [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+             "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}]
+API_SERVER = NETWORK_POLICY_ON["apiServer"]["to"]
+NATS = [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "nats"}}}]
+ETCD = [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "etcd"}}}]
+PROMETHEUS = [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]
+RELEASE = {"app.kubernetes.io/name": "gpt-oss", "app.kubernetes.io/instance": "gpt-oss"}
+
+
+def tcp(*ports):
+    return [{"port": port, "protocol": "TCP"} for port in ports]
+
+
 class TestNetworkPolicy:
+    """Every path the NetworkPolicies allow, as docs/security.md lists them: nothing goes anywhere unnamed."""
+
     def policies(self, values=None, overlay="disagg-k8s.yaml"):
-        objects = render_chart([overlay], {"networkPolicy": {"enabled": True, **(values or {})}},
+        values = values or {}
+        objects = render_chart([overlay], {**values, "networkPolicy": {**NETWORK_POLICY_ON, **values.get("networkPolicy", {})}},
                                show_only=[NETWORK_POLICIES])
         return {o["metadata"]["name"]: o["spec"] for o in objects if o["kind"] == "NetworkPolicy"}
 
     def test_should_render_none_by_default(self):
         assert not [o for o in render_chart(["agg.yaml"], show_only=[NETWORK_POLICIES]) if o["kind"] == "NetworkPolicy"]
 
-    def test_should_deny_everything_but_dns_for_every_pod_of_the_release(self):
+    def test_should_deny_everything_but_dns_at_kube_dns_for_every_pod_of_the_release(self):
         deny = self.policies()["gpt-oss-default-deny"]
-        assert deny["podSelector"] == {"matchLabels": {"app.kubernetes.io/name": "gpt-oss", "app.kubernetes.io/instance": "gpt-oss"}}
+        assert deny["podSelector"] == {"matchLabels": RELEASE}
         assert deny["policyTypes"] == ["Ingress", "Egress"] and "ingress" not in deny
-        assert deny["egress"] == [{"ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]}]
+        assert deny["egress"] == [{"to": KUBE_DNS, "ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]}]
 
-    def test_should_let_clients_reach_the_frontend_port_and_serving_pods_each_other(self):
-        serving = self.policies({"clients": [{"namespaceSelector": {"matchLabels": {"team": "apps"}}}]})["gpt-oss-serving"]
-        assert serving["podSelector"]["matchExpressions"] == [
-            {"key": "app.kubernetes.io/component", "operator": "In", "values": ["frontend", "worker"]}]
-        clients, peers = serving["ingress"]
-        assert clients == {"ports": [{"port": 8000, "protocol": "TCP"}],
-                           "from": [{"namespaceSelector": {"matchLabels": {"team": "apps"}}}]}
-        assert peers == {"from": [{"podSelector": serving["podSelector"]}]}
-        assert serving["egress"][0] == {"to": [{"podSelector": serving["podSelector"]}]}
-        assert {p["port"] for p in serving["egress"][1]["ports"]} == {443, 6443, 2379, 4222}
+    def test_should_let_clients_reach_only_the_entry_port(self):
+        clients = [{"namespaceSelector": {"matchLabels": {"team": "apps"}}}]
+        entry = self.policies({"networkPolicy": {"clients": clients}})["gpt-oss-entry"]
+        assert entry == {"podSelector": {"matchLabels": {**RELEASE, "app.kubernetes.io/component": "frontend"}},
+                         "policyTypes": ["Ingress"], "ingress": [{"ports": tcp(8000), "from": clients}]}
+
+    def test_should_let_the_dynamo_pods_reach_each_other_and_the_platform_at_its_named_peers_only(self):
+        serving = self.policies()["gpt-oss-serving"]
+        assert serving["podSelector"] == {"matchLabels": RELEASE, "matchExpressions": [
+            {"key": "app.kubernetes.io/component", "operator": "In", "values": ["frontend", "worker", "planner"]}]}
+        assert serving["ingress"] == [{"from": [{"podSelector": serving["podSelector"]}]}]
+        assert serving["egress"] == [{"to": [{"podSelector": serving["podSelector"]}]},
+                                     {"to": API_SERVER, "ports": tcp(443, 6443)},
+                                     {"to": NATS, "ports": tcp(4222)},
+                                     {"to": ETCD, "ports": tcp(2379)}]
+
+    def test_should_open_no_platform_egress_whose_peers_are_empty(self):
+        serving = self.policies({"networkPolicy": {"nats": {"to": [], "ports": [4222]},
+                                                   "etcd": {"to": [], "ports": [2379]}}})["gpt-oss-serving"]
+        assert serving["egress"][1:] == [{"to": API_SERVER, "ports": tcp(443, 6443)}]
+
+    def test_should_let_prometheus_scrape_the_podmonitor_ports_and_the_planner_read_prometheus(self):
+        policies = self.policies({"monitoring": {"podMonitor": {"enabled": True}}, "planner": {"enabled": True}})
+        assert policies["gpt-oss-serving"]["ingress"][1] == {"from": PROMETHEUS, "ports": [
+            {"port": "http", "protocol": "TCP"}, {"port": "system", "protocol": "TCP"}]}
+        assert policies["gpt-oss-planner"] == {
+            "podSelector": {"matchLabels": {**RELEASE, "app.kubernetes.io/component": "planner"}}, "policyTypes": ["Egress"],
+            "egress": [{"to": PROMETHEUS, "ports": tcp(9090)}]}
 
     def test_should_let_the_download_reach_https_and_the_tests_only_the_frontend(self):
         policies = self.policies()
-        assert policies["gpt-oss-model-download"]["egress"] == [{"ports": [{"port": 443, "protocol": "TCP"}]}]
+        assert policies["gpt-oss-model-download"]["egress"] == [{"ports": tcp(443)}]
         clients = policies["gpt-oss-test-clients"]
-        assert clients["egress"][0]["to"][0]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "frontend"
-        assert clients["egress"][0]["ports"] == [{"port": 8000, "protocol": "TCP"}]
+        assert clients["egress"] == [{"to": [{"podSelector": {"matchLabels": {**RELEASE, "app.kubernetes.io/component": "frontend"}}}],
+                                      "ports": tcp(8000)}]
+
+    def test_should_open_the_port_of_a_proxy_from_a_secret(self):
+        values = {"modelCache": {"proxy": {"existingSecret": "corp-proxy", "existingSecretPort": 8080}}}
+        assert self.policies(values)["gpt-oss-model-download"]["egress"] == [{"ports": tcp(443, 8080)}]
 
     def test_should_let_clients_reach_trtllm_serve_and_nothing_reach_the_dynamo_platform(self):
         policies = self.policies(overlay="trtllm-serve-max-throughput.yaml")
@@ -155,11 +193,16 @@ class TestNetworkPolicy:
         assert serving["egress"] == [{"to": [{"podSelector": serving["podSelector"]}]}]
         target = policies["gpt-oss-test-clients"]["egress"][0]["to"][0]["podSelector"]["matchLabels"]
         assert target["app.kubernetes.io/component"] == "trtllm-serve"
+        assert policies["gpt-oss-entry"]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "trtllm-serve"
+
+    def test_should_need_no_api_server_peer_where_no_pod_calls_the_api(self):
+        values = {"runtime": "trtllm-serve", "networkPolicy": {"enabled": True}}
+        assert render_chart(["trtllm-serve-max-throughput.yaml"], values, show_only=[NETWORK_POLICIES])
 
     def test_should_select_pods_by_the_labels_the_chart_puts_on_them(self):
-        objects = render_chart(["disagg-k8s.yaml"], {"networkPolicy": {"enabled": True}})
+        objects = render_chart(["disagg-k8s.yaml"], {"networkPolicy": NETWORK_POLICY_ON, "planner": {"enabled": True}})
         labels = {name: spec_labels for name, spec_labels in _pod_labels(objects)}
-        assert {labels[n]["app.kubernetes.io/component"] for n in labels} >= {"frontend", "worker", "model-download",
+        assert {labels[n]["app.kubernetes.io/component"] for n in labels} >= {"frontend", "worker", "planner", "model-download",
                                                                           "smoke-test", "benchmark"}
 
 

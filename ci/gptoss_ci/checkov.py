@@ -38,8 +38,10 @@ CONFIG = REPO / ".checkov.yaml"
 
 # Besides every overlay as it ships: one target per runtime with every optional component on, so the pods
 # only they render (the SLA planner, the endpoint picker) are scanned too.
+# NetworkPolicies need the Kubernetes API's peers when a pod calls it (an address made up for the scan).
+NETWORK_POLICY = {"enabled": True, "apiServer": {"to": [{"ipBlock": {"cidr": "10.0.0.10/32"}}]}}
 OPTIONAL_COMPONENTS = {
-    "networkPolicy": {"enabled": True},
+    "networkPolicy": NETWORK_POLICY,
     "monitoring": {"podMonitor": {"enabled": True}},
     "ingress": {"enabled": True, "hosts": [{"host": "gpt-oss.example.com", "paths": [{"path": "/"}]}]},
     "httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway"}]},
@@ -61,7 +63,7 @@ SCAN_TARGETS = {overlay: {} for overlay in OVERLAYS} | {
     "agg.yaml + model from an OCI image volume": {"modelCache": {
         "source": "oci", "manifestSha256": "5" * 64,
         "oci": {"repository": "registry.example.com/models/gpt-oss-120b", "digest": "sha256:" + "d" * 64}}},
-    "disagg-k8s.yaml + model from S3 with a workload identity": {"networkPolicy": {"enabled": True}, "modelCache": {
+    "disagg-k8s.yaml + model from S3 with a workload identity": {"networkPolicy": NETWORK_POLICY, "modelCache": {
         "source": "s3", "manifestSha256": "5" * 64, "proxy": {"httpsProxy": "http://proxy.example.com:3128"},
         "caBundle": {"configMap": "corp-ca"}, "s3": {"bucket": "models", "serviceAccount": {
             "create": True, "annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/reader"}}}}},

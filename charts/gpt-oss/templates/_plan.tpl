@@ -312,6 +312,8 @@ says why their figures differ. */}}
   (ternary "GPU serves" "GPUs serve" (eq $prefillGpus 1)) $prefillRate $isl $concurrency $osl $itl (int $perGpu) $neededRate $tables.model) }}
 {{- end }}
 {{- $warnings = concat $warnings (include "gpt-oss.autoscalingWarnings" . | fromYamlArray) }}
+{{- /* What the values let through that the chart would otherwise refuse, or that holds only if kept true (issue 44). */}}
+{{- $warnings = concat $warnings (include "gpt-oss.safetyWarnings" . | fromYamlArray) }}
 {{- toYaml $warnings }}
 {{- end }}
 
