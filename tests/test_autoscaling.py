@@ -356,7 +356,7 @@ class TestPlanner:
             ["get", "patch"], ["gpt-oss-trtllmprefillworker", "gpt-oss-trtllmdecodeworker"])
         assert rules[("nvidia.com", "dynamographdeployments")] == (["get"], ["gpt-oss"])
         assert rules[("discovery.k8s.io", "endpointslices")] == (["list", "watch"], None)
-        assert ("", "pods") not in rules
+        assert rules[("", "pods")] == (["list"], None)  # read only: the planner never patches a pod
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpt-oss-planner", "namespace": "llm"}]
         assert binding["roleRef"]["name"] == role["metadata"]["name"]
         pod = dgd_components(find(objects, "DynamoGraphDeployment"))["Planner"]["pod_spec"]

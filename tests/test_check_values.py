@@ -6,6 +6,7 @@ import pytest
 from tests import (test_autoscaling, test_benchmark, test_dynamo_release, test_engine, test_exposure, test_graceful_shutdown,
                    test_model_sources, test_monitoring, test_operator_admission, test_quantization, test_topology,
                    test_trtllm_serve)
+from tests import test_security
 from tests.helpers import (CHART_DIR, CHECK_VALUES, DGD, MODEL_CACHE_PVC, OVERLAYS, TRTLLM_SERVE_DEPLOYMENT, Refusal,
                            assert_refused, dgd_workers, fail_messages, find, refusal_params, render_chart, render_notes,
                            template_defines)
@@ -31,7 +32,7 @@ REFUSALS = {"sizes": SIZE_REFUSALS}
 # Every concern's table.
 TABLES = [module.REFUSALS for module in (test_autoscaling, test_benchmark, test_dynamo_release, test_engine, test_exposure, test_graceful_shutdown,
                                          test_model_sources, test_monitoring, test_operator_admission, test_quantization,
-                                         test_topology, test_trtllm_serve)] + [REFUSALS]
+                                         test_topology, test_trtllm_serve, test_security)] + [REFUSALS]
 
 
 @pytest.mark.parametrize("case", refusal_params(REFUSALS))

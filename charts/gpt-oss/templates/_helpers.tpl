@@ -127,7 +127,7 @@ Usage: {{ $grants := include "gpt-oss.privilegeGrants" . | fromYamlArray }}
 {{- $capabilities := get $container "capabilities" | default dict }}
 {{- $grants := list }}
 {{- if and (ne (toString (get $pod "runAsNonRoot")) "true") (ne (toString (get $container "runAsNonRoot")) "true") }}
-{{- $grants = append $grants (printf "securityContext.pod.runAsNonRoot=%s" (toJson (get $pod "runAsNonRoot"))) }}
+{{- $grants = append $grants (printf "securityContext.pod.runAsNonRoot=%s" (ternary (toJson (get $pod "runAsNonRoot")) "unset" (hasKey $pod "runAsNonRoot"))) }}
 {{- end }}
 {{- if eq (toString (get $container "runAsNonRoot")) "false" }}
 {{- $grants = append $grants "securityContext.container.runAsNonRoot=false" }}
@@ -144,13 +144,14 @@ Usage: {{ $grants := include "gpt-oss.privilegeGrants" . | fromYamlArray }}
 {{- $grants = append $grants "securityContext.container.privileged=true" }}
 {{- end }}
 {{- if ne (toString (get $container "allowPrivilegeEscalation")) "false" }}
-{{- $grants = append $grants (printf "securityContext.container.allowPrivilegeEscalation=%s" (toJson (get $container "allowPrivilegeEscalation"))) }}
+{{- $grants = append $grants (printf "securityContext.container.allowPrivilegeEscalation=%s"
+  (ternary (toJson (get $container "allowPrivilegeEscalation")) "unset" (hasKey $container "allowPrivilegeEscalation"))) }}
 {{- end }}
 {{- with get $capabilities "add" }}
 {{- $grants = append $grants (printf "securityContext.container.capabilities.add=%s" (toJson .)) }}
 {{- end }}
 {{- if not (has "ALL" (get $capabilities "drop" | default list)) }}
-{{- $grants = append $grants (printf "securityContext.container.capabilities.drop=%s (without ALL)" (toJson (get $capabilities "drop"))) }}
+{{- $grants = append $grants (printf "securityContext.container.capabilities.drop=%s (without ALL)" (toJson (get $capabilities "drop" | default list))) }}
 {{- end }}
 {{- toYaml $grants }}
 {{- end }}
@@ -188,7 +189,7 @@ Usage: {{ range include "gpt-oss.images" . | fromYamlArray }}
 {{- end }}
 {{- if .Values.benchmark.enabled }}
 {{- $images = append $images (ternary (dict "key" "benchmark.image" "image" (include "gpt-oss.image" .Values.benchmark.image))
-  (dict "key" "dynamo.image (benchmark.image.repository is empty)" "image" (include "gpt-oss.image" $dynamo)) (ne .Values.benchmark.image.repository "")) }}
+  (dict "key" "dynamo.image" "image" (include "gpt-oss.image" $dynamo)) (ne .Values.benchmark.image.repository "")) }}
 {{- end }}
 {{- toYaml $images }}
 {{- end }}

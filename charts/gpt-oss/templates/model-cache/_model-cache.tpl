@@ -348,8 +348,8 @@ openai/gpt-oss-120b:
 {{/*
 Where the pods that mount the model cache can run: singleNode (a ReadWriteOnce or ReadWriteOncePod claim, which one
 node (one pod) mounts at a time), pods (who mounts it), spans (true when those pods can land on more than one node, or
-be more than one pod for ReadWriteOncePod), why (what lets them spread) and pinnedBy (what keeps the serving pods on
-one node). gpt-oss.checkValues.placement refuses a single-node claim that spans; gpt-oss.safetyWarnings warns about one
+be more than one pod for ReadWriteOncePod), why (what lets them spread), pinnedBy (what keeps the serving pods on one
+node), holder (one node, or one pod) and fix (what keeps the serving pods on one node). gpt-oss.checkValues.placement refuses a single-node claim that spans; gpt-oss.safetyWarnings warns about one
 that does not.
 Usage: {{ $cache := include "gpt-oss.cachePlacement" . | fromYaml }}
 */}}
@@ -377,7 +377,7 @@ Usage: {{ $cache := include "gpt-oss.cachePlacement" . | fromYaml }}
 {{- $why := "" }}
 {{- if eq $mode "ReadWriteOncePod" }}
 {{- $spans = true }}
-{{- $why = printf "ReadWriteOncePod lets one pod mount it, and %d pods do" (len $pods) }}
+{{- $why = "more than one pod mounts it" }}
 {{- else if and (not $pinned) (or $unbounded (gt $serving 1)) }}
 {{- $spans = true }}
 {{- $why = printf "%s can land on different nodes (%s)" (ternary "the trtllm-serve pods" "the worker pods" $trtllmServe)
@@ -388,4 +388,6 @@ pods: {{ toYaml $pods | nindent 2 }}
 spans: {{ $spans }}
 why: {{ $why | quote }}
 pinnedBy: {{ ternary "workers.sameNode=true" "a single serving pod" $pinned | quote }}
+holder: {{ ternary "one pod" "one node" (eq $mode "ReadWriteOncePod") | quote }}
+fix: {{ ternary "trtllmServe.replicas=1 (no autoscaling)" "workers.sameNode=true" $trtllmServe | quote }}
 {{- end }}

@@ -25,9 +25,9 @@ Usage: {{ include "gpt-oss.checkValues.placement" . }}
 {{- $cache := include "gpt-oss.cachePlacement" . | fromYaml }}
 {{- /* Rule: a cache one node mounts is used only by pods that stay on one node. */}}
 {{- if and $cache.singleNode $cache.spans }}
-{{- fail (printf (print "modelCache.accessMode=%s lets one node mount the model cache at a time, but %s (it is mounted by %s), "
+{{- fail (printf (print "modelCache.accessMode=%s lets %s mount the model cache at a time, but %s (it is mounted by %s), "
   "so pods would wait in ContainerCreating (Multi-Attach error); allowed: modelCache.accessMode=ReadWriteMany, or "
-  "ReadWriteOnce with workers.sameNode=true and every pod on that node") .Values.modelCache.accessMode $cache.why
-  (join ", " $cache.pods)) }}
+  "ReadWriteOnce with %s and every pod on that node") .Values.modelCache.accessMode $cache.holder $cache.why
+  (join ", " $cache.pods) $cache.fix) }}
 {{- end }}
 {{- end }}

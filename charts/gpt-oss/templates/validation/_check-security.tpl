@@ -53,14 +53,14 @@ Usage: {{ include "gpt-oss.checkValues.security" . }}
   "values and modelCache.proxy.existingSecret=\"\"") $mc.proxy.existingSecret $mc.proxy.httpsProxy $mc.proxy.httpProxy) }}
 {{- end }}
 {{- $np := .Values.networkPolicy }}
-{{- $callers := list }}
-{{- if eq .Values.runtime "dynamo" }}{{ $callers = append $callers "the Dynamo frontend, workers and planner (discovery, scaling)" }}{{ end }}
-{{- if and (eq .Values.runtime "trtllm-serve") .Values.inferencePool.enabled }}{{ $callers = append $callers "the endpoint picker" }}{{ end }}
+{{- $callers := "" }}
+{{- if eq .Values.runtime "dynamo" }}{{ $callers = "the Dynamo frontend, workers and planner call it (discovery, scaling)" }}{{ end }}
+{{- if and (eq .Values.runtime "trtllm-serve") .Values.inferencePool.enabled }}{{ $callers = "the endpoint picker calls it" }}{{ end }}
 {{- /* Rule: NetworkPolicies open the Kubernetes API only to the peers the values name. */}}
 {{- if and $np.enabled $callers (not $np.apiServer.to) }}
-{{- fail (printf (print "networkPolicy.enabled=true needs networkPolicy.apiServer.to: %s call the Kubernetes API, and the "
+{{- fail (printf (print "networkPolicy.enabled=true needs networkPolicy.apiServer.to, the Kubernetes API's peers: %s, and the "
   "chart opens that egress only to the peers you name (the API server's endpoints are no pods: kubectl get endpointslices "
   "-n default -l kubernetes.io/service-name=kubernetes); allowed: NetworkPolicyPeers, e.g. [{ipBlock: {cidr: 10.0.0.10/32}}]")
-  (join " and " $callers)) }}
+  $callers) }}
 {{- end }}
 {{- end }}
