@@ -16,8 +16,8 @@ of one per leaf: the suite's 40-second budget (docs/testing.md).
 """
 from __future__ import annotations
 
-import copy
 import json
+import pickle
 import re
 
 import pytest
@@ -71,25 +71,23 @@ SOURCES = {
                     "proxy": {"httpsProxy": "http://proxy.example.com:3128", "noProxy": "10.0.0.0/8"},
                     "caBundle": {"configMap": "corp-ca"}, "download": {"pipInstall": ["tqdm==4.67.1"],
                                                                       "nodeSelector": {"pool": "cpu"}}},
+    # The Secret of keys would conflict with the workload identity; its names and keys have patterns, which the
+    # schema checks in every case.
     "s3": {"source": "s3", "manifestSha256": "5" * 64, "storageClassName": "fast",
            "s3": {"endpoint": "https://minio.example.com", "bucket": "models", "prefix": "gpt-oss/120b",
-                  "credentialsSecret": {"name": "s3-keys", "sessionTokenKey": "AWS_SESSION_TOKEN"}},
+                  "serviceAccount": {"create": True, "name": "model-reader",
+                                     "annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/reader"}}},
            "proxy": {"existingSecret": "corp-proxy"}, "caBundle": {"secret": "corp-ca"}},
-    "s3-identity": {"source": "s3", "manifestSha256": "5" * 64,
-                    "s3": {"bucket": "models", "serviceAccount": {
-                        "create": True, "name": "model-reader",
-                        "annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/reader"}}}},
     "oci-pull": {"source": "oci", "manifestSha256": "5" * 64,
                  "oci": {"repository": "registry.example.com/models/gpt-oss-120b", "digest": DIGEST, "mount": "pull",
                          "tokenService": "https://auth.example.com/token"}},
     "oci-image-volume": {"source": "oci", "manifestSha256": "5" * 64,
                          "oci": {"repository": "registry.example.com/models/gpt-oss-120b", "digest": DIGEST}},
-    "pvc": {"source": "pvc", "manifestSha256": "5" * 64, "existingClaim": "gpt-oss-copy"},
 }
-# Each model source once, with the runtime whose pods it changes most; the init containers, the download Job and the
-# benchmark are the same helpers in both runtimes. Both runtimes render every component of their own.
-CASES = [("dynamo", "huggingface"), ("dynamo", "s3-identity"), ("dynamo", "oci-image-volume"),
-         ("trtllm-serve", "s3"), ("trtllm-serve", "oci-pull"), ("trtllm-serve", "pvc")]
+# Each model source that writes strings of its own once, with either runtime: the download Job, the init containers
+# and the benchmark are the same helpers in both runtimes, and each runtime renders every component of its own. (Source
+# pvc adds only the claim's name, whose pattern the schema checks in every case.)
+CASES = [("dynamo", "huggingface"), ("dynamo", "oci-image-volume"), ("trtllm-serve", "s3"), ("trtllm-serve", "oci-pull")]
 
 
 def case_values(runtime: str, source: str) -> dict:
@@ -258,8 +256,10 @@ def test_should_keep_every_string_value_one_scalar_or_refuse_it(runtime, source)
         plain[path] = current if isinstance(current, str) and current else f"probe{index}"
         hostile[path] = f"{plain[path]}\n{MARKER}{index}: true"
 
+    frozen = pickle.dumps(full, protocol=pickle.HIGHEST_PROTOCOL)
+
     def values_with(text: dict, paths) -> dict:
-        values = copy.deepcopy(full)
+        values = pickle.loads(frozen)  # a deep copy, in C
         for path in paths:
             set_path(values, path, text[path])
         return values

@@ -349,8 +349,9 @@ openai/gpt-oss-120b:
 Where the pods that mount the model cache can run: singleNode (a ReadWriteOnce or ReadWriteOncePod claim, which one
 node (one pod) mounts at a time), pods (who mounts it), spans (true when those pods can land on more than one node, or
 be more than one pod for ReadWriteOncePod), why (what lets them spread), pinnedBy (what keeps the serving pods on one
-node), holder (one node, or one pod) and fix (what keeps the serving pods on one node). gpt-oss.checkValues.placement refuses a single-node claim that spans; gpt-oss.safetyWarnings warns about one
-that does not.
+node today), holder (one node, or one pod) and fix (the value that would keep them there).
+gpt-oss.checkValues.placement refuses a single-node claim that spans; gpt-oss.safetyWarnings warns about one that does
+not.
 Usage: {{ $cache := include "gpt-oss.cachePlacement" . | fromYaml }}
 */}}
 {{- define "gpt-oss.cachePlacement" -}}
