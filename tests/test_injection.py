@@ -78,16 +78,13 @@ SOURCES = {
                   "serviceAccount": {"create": True, "name": "model-reader",
                                      "annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/reader"}}},
            "proxy": {"existingSecret": "corp-proxy"}, "caBundle": {"secret": "corp-ca"}},
-    "oci-pull": {"source": "oci", "manifestSha256": "5" * 64,
-                 "oci": {"repository": "registry.example.com/models/gpt-oss-120b", "digest": DIGEST, "mount": "pull",
-                         "tokenService": "https://auth.example.com/token"}},
     "oci-image-volume": {"source": "oci", "manifestSha256": "5" * 64,
                          "oci": {"repository": "registry.example.com/models/gpt-oss-120b", "digest": DIGEST}},
 }
-# Each model source that writes strings of its own once, with either runtime: the download Job, the init containers
-# and the benchmark are the same helpers in both runtimes, and each runtime renders every component of its own. (Source
-# pvc adds only the claim's name, whose pattern the schema checks in every case.)
-CASES = [("dynamo", "huggingface"), ("dynamo", "oci-image-volume"), ("trtllm-serve", "s3"), ("trtllm-serve", "oci-pull")]
+# Each model source that renders strings of its own once, with either runtime: the download Job, the init containers
+# and the benchmark are the same helpers in both runtimes, and each runtime renders every component of its own. (Sources
+# pvc and oci with mount pull render only values with a pattern, which the schema checks in every case.)
+CASES = [("dynamo", "huggingface"), ("dynamo", "oci-image-volume"), ("trtllm-serve", "s3")]
 
 
 def case_values(runtime: str, source: str) -> dict:
