@@ -439,6 +439,7 @@ class TestEndpointPickerNetworkPolicy:
         assert matches(to_server["to"][0]["podSelector"]["matchLabels"], server_labels)
         assert to_server["ports"] == [{"port": 8000, "protocol": "TCP"}]
         assert {p["port"] for p in to_api["ports"]} == {443, 6443}
+        assert to_api["to"] == NETWORK_POLICY_ON["apiServer"]["to"]  # the API server's peers only, never any address
         scrape = find(objects, "NetworkPolicy", "gpt-oss-endpoint-picker-scrape")["spec"]
         assert matches(scrape["podSelector"]["matchLabels"], server_labels)
         assert matches(scrape["ingress"][0]["from"][0]["podSelector"]["matchLabels"], picker_labels)
