@@ -69,6 +69,9 @@ INFERENCE_POOL = "templates/endpoint-picker/inferencepool.yaml"
 # The one template that calls gpt-oss.checkValues: Helm reports every refusal there (line 4, column 4).
 CHECK_VALUES = "templates/validation/check-values.yaml"
 REFUSED_AT = f"execution error at ({CHART_DIR.name}/{CHECK_VALUES}:4:4): "
+# NetworkPolicies on, with the Kubernetes API's peer they need whenever a pod of the release calls it (an address the
+# tests make up: TEST-NET-style, nothing listens there).
+NETWORK_POLICY_ON = {"enabled": True, "apiServer": {"to": [{"ipBlock": {"cidr": "10.0.0.10/32"}}]}}
 
 
 

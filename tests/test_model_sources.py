@@ -14,7 +14,7 @@ import sys
 import pytest
 import yaml
 
-from tests.helpers import (BENCHMARK_JOB, CHART_DIR, DGD, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, REPO_ROOT, SCRIPTS,
+from tests.helpers import (NETWORK_POLICY_ON, BENCHMARK_JOB, CHART_DIR, DGD, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, REPO_ROOT, SCRIPTS,
                            ChartRenderError, Refusal, assert_refused, dgd_pods, find,
                            refusal_params, render_chart, render_error, render_notes)
 
@@ -257,7 +257,7 @@ class TestDownloadJobPerSource:
     def test_should_let_the_job_reach_only_its_source_ports(self, source, extra, ports):
         values = json.loads(json.dumps(SOURCES[source]))
         values.setdefault("modelCache", {}).update(extra.get("modelCache", {}))
-        values["networkPolicy"] = {"enabled": True}
+        values["networkPolicy"] = NETWORK_POLICY_ON
         policy = find(render_chart(["agg.yaml"], values,
                                    show_only=[NETWORK_POLICIES]), "NetworkPolicy", "gpt-oss-model-download")
         assert [p["port"] for p in policy["spec"]["egress"][0]["ports"]] == ports

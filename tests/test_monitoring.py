@@ -307,7 +307,7 @@ def test_should_refuse_what_would_read_nothing(case):
 
 
 class TestReleasesThatServeTheGauges:
-    @pytest.mark.parametrize("tag", ["1.3.0", "1.3.1rc2", "sha256:0123abcd", "1.3.0rc23"])
+    @pytest.mark.parametrize("tag", ["1.3.0", "1.3.1rc2", "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd", "1.3.0rc23"])
     def test_should_render_the_pool_on_a_release_with_the_gauges_or_an_unknown_one(self, tag):
         objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
                                                                    "trtllmServe": {"image": {"tag": tag},

@@ -11,7 +11,7 @@ import tarfile
 import pytest
 import yaml
 
-from tests.helpers import (CHART_DIR, OVERLAYS, REPO_ROOT, VALUES_DIR, ChartRenderError, dgd_pods, load_values,
+from tests.helpers import (NETWORK_POLICY_ON, CHART_DIR, OVERLAYS, REPO_ROOT, VALUES_DIR, ChartRenderError, dgd_pods, load_values,
                            render_chart)
 from tests.registry import load_release_tool
 
@@ -28,7 +28,7 @@ DGD_API_VERSIONS = ["nvidia.com/v1beta1"]
 OPTIONAL_COMPONENTS = {
     "defaults": {},
     "monitoring": {"monitoring": {"podMonitor": {"enabled": True}, "dashboard": {"enabled": True}}},
-    "networkPolicy": {"networkPolicy": {"enabled": True}},
+    "networkPolicy": {"networkPolicy": NETWORK_POLICY_ON},
     "autoscaling": {"frontend": {"autoscaling": {"enabled": True}}},
     "trtllmServeAutoscaling": {"trtllmServe": {"autoscaling": {"enabled": True}}},
     "planner": {"planner": {"enabled": True, "rbac": {"create": True}}},

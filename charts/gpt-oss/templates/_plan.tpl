@@ -314,6 +314,8 @@ says why their figures differ. */}}
 {{- end }}
 {{- $warnings = concat $warnings (include "gpt-oss.autoscalingWarnings" . | fromYamlArray) }}
 {{- $warnings = concat $warnings (include "gpt-oss.engineKeyWarnings" . | fromYamlArray) }}
+{{- /* What the values let through that the chart would otherwise refuse, or that holds only if kept true (issue 44). */}}
+{{- $warnings = concat $warnings (include "gpt-oss.safetyWarnings" . | fromYamlArray) }}
 {{- toYaml $warnings }}
 {{- end }}
 
