@@ -66,7 +66,7 @@ class TestWhereRefusalsPoint:
                      if path.is_file() and not path.name.startswith("_")]
         order = sorted(templates, key=lambda path: (path.count("/"), path), reverse=True)
         assert order[0] == f"gpt-oss/{CHECK_VALUES}"
-        assert "gpt-oss/templates/tests/job-benchmark.yaml" in order[1:]
+        assert "gpt-oss/templates/benchmark/job.yaml" in order[1:]
 
     def test_should_check_one_concern_per_define_from_one_list(self):
         defines = template_defines("_check-*.tpl")

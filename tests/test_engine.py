@@ -229,7 +229,7 @@ class TestTrtllmRelease:
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
     def test_should_render_every_engine_of_the_1_6_line(self, overlay):
         """Each overlay's engine YAML passes the chart's check on Dynamo 1.6.1 and holds only 1.3.0rc29 keys."""
-        objects = render_chart([overlay], dynamo_line_values("1.6"), show_only=["templates/engine/configmap-engine.yaml"])
+        objects = render_chart([overlay], dynamo_line_values("1.6"), show_only=["templates/engine/configmap.yaml"])
         fields = chart_field_list("1.3.0rc29")
         for role, text in find(objects, "ConfigMap")["data"].items():
             config = yaml.safe_load(text)

@@ -102,7 +102,7 @@ class TestDynamoShutdown:
 
 # Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
 # message; tests/test_check_values.py counts them against the fail calls.
-# gpt-oss.checkValues.gracefulShutdown (_check-shutdown.tpl).
+# gpt-oss.checkValues.gracefulShutdown (_check-graceful-shutdown.tpl).
 GRACEFUL_SHUTDOWN_REFUSALS = [
     Refusal("prestop-shorter-than-readiness", "agg.yaml", {"gracefulShutdown": {"preStopSeconds": 4}},
             "gracefulShutdown.preStopSeconds=4 is shorter than the readiness probe needs to report the pod draining (two "

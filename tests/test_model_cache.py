@@ -7,7 +7,7 @@ import pytest
 from tests.helpers import DGD, OVERLAYS, dgd_components, find, render_chart
 
 PVC = "templates/model-cache/persistentvolumeclaim.yaml"
-JOB = "templates/model-cache/job-model-download.yaml"
+JOB = "templates/model-cache/job.yaml"
 
 
 def download_job(values=None):

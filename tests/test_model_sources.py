@@ -34,7 +34,7 @@ SOURCES = {
                                 "oci": {"repository": REPOSITORY, "digest": DIGEST, "mount": "pull"}}},
     "pvc": {"modelCache": {"source": "pvc", "manifestSha256": MANIFEST, "existingClaim": "gpt-oss-weights"}},
 }
-JOB = "templates/model-cache/job-model-download.yaml"
+JOB = "templates/model-cache/job.yaml"
 
 
 def pods(objects: list[dict]) -> dict[str, dict]:
@@ -102,7 +102,7 @@ class TestEverySourceRenders:
 
 # Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
 # message; tests/test_check_values.py counts them against the fail calls.
-# gpt-oss.checkValues.modelSource (_check-model-cache.tpl): what each source needs, one way for credentials.
+# gpt-oss.checkValues.modelSource (_check-model-source.tpl): what each source needs, one way for credentials.
 MODEL_SOURCE_REFUSALS = [
     Refusal("removed-huggingface-hub-version", "agg.yaml", {"modelCache": {"download": {"huggingfaceHubVersion": "0.35.3"}}},
             "modelCache.download.huggingfaceHubVersion=0.35.3 was removed in 0.3.0: the download Job installs nothing at "

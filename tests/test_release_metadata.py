@@ -371,7 +371,7 @@ class TestUpgradeAcrossVersions:
 
         def download_job(chart) -> dict:
             rendered = chart.render(load_values(["agg.yaml"]), name="gpt-oss", namespace="llm", is_install=True)
-            return next(doc for doc in yaml.safe_load_all(rendered["gpt-oss/templates/model-cache/job-model-download.yaml"]) if doc)
+            return next(doc for doc in yaml.safe_load_all(rendered["gpt-oss/templates/model-cache/job.yaml"]) if doc)
 
         old, new = download_job(helm_python.Chart.load(previous)), download_job(helm_python.Chart.load(CHART_DIR))
         assert old["spec"]["template"]["metadata"]["labels"]["helm.sh/chart"] == "gpt-oss-0.1.0"

@@ -197,7 +197,7 @@ class TestPlacement:
 
 # Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
 # message; tests/test_check_values.py counts them against the fail calls.
-# gpt-oss.checkValues.gpu (_check-hardware.tpl): the nodes fit gpu.type.
+# gpt-oss.checkValues.gpu (_check-gpu.tpl): the nodes fit gpu.type.
 GPU_REFUSALS = [
     Refusal("gb200-on-amd64", "agg.yaml", {"gpu": {"nodeArch": "amd64"}},
             "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=amd64; allowed: gpu.nodeArch=arm64"),
