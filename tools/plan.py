@@ -104,14 +104,8 @@ def _model_pods(objects: list[dict]) -> dict[str, dict]:
         if kind in ("Job", "Deployment"):
             found[f"{kind} {name}"] = obj["spec"]["template"]["spec"]
         elif kind == "DynamoGraphDeployment":
-            for component in obj["spec"].get("components", []):
+            for component in obj["spec"]["components"]:
                 found[f"{name}/{component['name']}"] = component["podTemplate"]["spec"]
-            for key, service in obj["spec"].get("services", {}).items():
-                spec = dict(service["extraPodSpec"])
-                main = spec.pop("mainContainer")
-                # The operator gives the main container the service's envs too.
-                spec["containers"] = [dict(main, env=service.get("envs", []) + main.get("env", []))]
-                found[f"{name}/{key}"] = spec
     return {where: spec for where, spec in found.items()
             if any(v["name"] == "model-cache" for v in spec.get("volumes", []))}
 

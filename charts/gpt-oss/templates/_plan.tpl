@@ -130,7 +130,7 @@ Usage: {{ $plan := include "gpt-oss.computePlan" . | fromYaml }} (templates read
 {{- $requests := ternary (mul (int $bench.requestCountMultiplier) $concurrency) (int $bench.requestCount) (kindIs "invalid" $bench.requestCount) }}
 {{- $disaggregated := false }}
 {{- range $roles }}{{ if ne .mode "agg" }}{{ $disaggregated = true }}{{ end }}{{ end }}
-{{- /* DGD components beyond the frontend and workers (the planner), in neutral form for both writers. */}}
+{{- /* DGD components beyond the frontend and workers (the planner). */}}
 {{- $extraComponents := list }}
 {{- if and .Values.planner.enabled (ne .Values.runtime "trtllm-serve") }}
 {{- $extraComponents = append $extraComponents
