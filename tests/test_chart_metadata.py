@@ -56,7 +56,8 @@ class TestHelpers:
 class TestLayout:
     """Templates one folder per component (docs/contributing.md), with what every component shares on top."""
 
-    SHARED = ["NOTES.txt", "_checkov.tpl", "_helpers.tpl", "_plan.tpl", "_sizing-tables.tpl"]
+    SHARED = ["NOTES.txt", "_checkov.tpl", "_helpers.tpl", "_plan-document.tpl", "_plan-gpu.tpl", "_plan-shutdown.tpl",
+              "_plan-warnings.tpl", "_plan.tpl", "_sizing-tables.tpl"]
 
     def test_should_keep_only_shared_templates_on_top(self):
         assert sorted(p.name for p in (CHART_DIR / "templates").iterdir() if p.is_file()) == self.SHARED

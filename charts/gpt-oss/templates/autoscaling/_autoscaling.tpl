@@ -106,7 +106,7 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
   (dict "apiVersion" "nvidia.com/v1alpha1" "kind" "DynamoGraphDeploymentScalingAdapter" "name" $plan.frontend.adapter)) }}
 {{- range $plan.roles }}
 {{- $rows = append $rows (dict "key" .key "mode" .mode "valuesKey" .valuesKey "name" (printf "%s-%s" $fullname .key) "autoscaling"
-  (get $.Values.workers .key).autoscaling "gpusPerReplica" (int .gpusPerReplica) "defaultThreshold" (mul (int .maxBatchSize) (int .attentionDpRanks))
+  (get $.Values.workers .key).autoscaling "gpusPerReplica" (int .gpusPerReplica) "defaultThreshold" (int .slotsPerReplica)
   "target" (dict "apiVersion" "nvidia.com/v1alpha1" "kind" "DynamoGraphDeploymentScalingAdapter" "name" .adapter)) }}
 {{- end }}
 {{- end }}
