@@ -1,72 +1,6 @@
 {{- /* The model cache: where the weights come from, its claim or image volume, paths, and the init containers that wait for it or check it. */}}
 
 {{/*
-Everything the chart derives from modelCache.source, in one place (NOTES, the Job and every pod read it):
-source; imageVolume (an OCI image mounted read-only in every pod, no PVC); pvc (the pods mount a claim);
-job (the download Job renders); from (where the weights come from); check (how every copy is checked);
-disk (what each pod needs on disk); follow (the Job's log command, or empty).
-Usage: {{ $source := include "gpt-oss.modelSource" . | fromYaml }}
-*/}}
-{{- define "gpt-oss.modelSource" -}}
-{{- include "gpt-oss.memo" (list "gpt-oss.computeModelSource" .) }}
-{{- end }}
-
-{{/*
-The computation behind gpt-oss.modelSource, run once per render (gpt-oss.memo keeps its text).
-Usage: {{ include "gpt-oss.computeModelSource" . }} (templates read it through gpt-oss.modelSource)
-*/}}
-{{- define "gpt-oss.computeModelSource" -}}
-{{- $mc := .Values.modelCache }}
-{{- $imageVolume := and (eq $mc.source "oci") (eq $mc.oci.mount "imageVolume") }}
-{{- $claim := include "gpt-oss.modelCache.claimName" . }}
-{{- $pin := printf "a copy of another revision, or a manifest other than sha256 %s (modelCache.manifestSha256)" $mc.manifestSha256 }}
-{{- $from := "" }}
-{{- $check := "" }}
-{{- if eq $mc.source "huggingface" }}
-{{- $from = printf "the Hugging Face Hub at %s, %s@%s" (default "https://huggingface.co" $mc.huggingface.endpoint) .Values.model.id .Values.model.revision }}
-{{- $check = printf (print "the download Job checks every file against the Hub's sizes and hashes (sha256, git blob sha1)%s, "
-  "writes model-manifest.json, then the ready marker")
-  (ternary (printf ", refuses a manifest other than sha256 %s (modelCache.manifestSha256)" $mc.manifestSha256) "" (ne $mc.manifestSha256 "")) }}
-{{- else if eq $mc.source "s3" }}
-{{- $from = printf "s3://%s/%s at %s (a copy made by tools/mirror-model.py)" $mc.s3.bucket (trimAll "/" $mc.s3.prefix)
-  (default (printf "AWS %s" $mc.s3.region) $mc.s3.endpoint) }}
-{{- $check = printf "the download Job refuses %s, checks every file's size and sha256 as it arrives, then writes the ready marker" $pin }}
-{{- else if eq $mc.source "oci" }}
-{{- $from = printf "the OCI image %s@%s (a copy made by tools/mirror-model.py)%s" $mc.oci.repository $mc.oci.digest
-  (ternary ", mounted read-only in every pod (image volume, no PVC)" ", pulled by digest into the cache by the download Job" $imageVolume) }}
-{{- if $imageVolume }}
-{{- $check = printf (print "the verify-model init container of every worker refuses %s, and checks every file's sha256 before "
-  "the containers start (the frontend's checks the vocabulary)") $pin }}
-{{- else }}
-{{- $check = printf "the download Job checks every layer's digest, refuses %s, checks every file's sha256, then writes the ready marker" $pin }}
-{{- end }}
-{{- else }}
-{{- $from = printf "the copy already on the claim %s in %s" $claim (include "gpt-oss.modelPath" .) }}
-{{- $check = printf "the check Job refuses %s, checks every file's sha256 (nothing is fetched), then writes the ready marker" $pin }}
-{{- end }}
-{{- $disk := list }}
-{{- $weights := "the weights (~65 GB for openai/gpt-oss-120b without original/ and metal/)" }}
-{{- if $imageVolume }}
-{{- $disk = append $disk (printf "each node running a worker or the frontend holds the image, %s, in its container runtime's image store; no PVC" $weights) }}
-{{- $disk = append $disk "pods need no other disk for the model: the image volume is read-only" }}
-{{- else }}
-{{- $size := ternary (printf "%s, %s, kept on uninstall" $mc.size $mc.accessMode) "an existing claim" (not $mc.existingClaim) }}
-{{- $disk = append $disk (printf "PVC %s (%s) holds %s, shared by every pod; pods need no local disk for the model" $claim $size $weights) }}
-{{- if and (eq $mc.source "oci") (not $imageVolume) }}
-{{- $disk = append $disk "the download Job also keeps one image layer (the largest file) on that PVC while it unpacks it" }}
-{{- end }}
-{{- end }}
-{{- $job := and (not $imageVolume) $mc.download.enabled }}
-source: {{ $mc.source }}
-imageVolume: {{ $imageVolume }}
-pvc: {{ not $imageVolume }}
-job: {{ $job }}
-from: {{ $from | quote }}
-check: {{ $check | quote }}
-disk: {{ toYaml $disk | nindent 2 }}
-{{- end }}
-
-{{/*
 Name of the model-cache PVC: the existing claim when given, else the chart's own.
 Usage: {{ include "gpt-oss.modelCache.claimName" . }}
 */}}
@@ -135,25 +69,14 @@ instead of patching an immutable pod template.
 Usage: {{ include "gpt-oss.downloadJobName" . }}
 */}}
 {{- define "gpt-oss.downloadJobName" -}}
-{{- $source := pick .Values.modelCache "source" "manifestSha256" "huggingface" "s3" "oci" "proxy" "caBundle" }}
+{{- $source := pick .Values.modelCache "source" "manifestSha256" "proxy" "caBundle" }}
+{{- /* Each source's own values (modelCache.<source>, where it has any). */}}
+{{- range $name, $_ := include "gpt-oss.modelSources" . | fromYaml }}
+{{- with get $.Values.modelCache $name }}{{ $_ := set $source $name . }}{{ end }}
+{{- end }}
 {{- $inputs := dict "model" .Values.model "download" .Values.modelCache.download "source" $source "mountPath" .Values.modelCache.mountPath "claim"
   (include "gpt-oss.modelCache.claimName" .) "labels" (include "gpt-oss.labels" (dict "root" . "component" "model-download")) }}
 {{- printf "%s-model-download-%s" (include "gpt-oss.fullname" . | trunc 40 | trimSuffix "-") (toJson $inputs | sha256sum | trunc 8) }}
-{{- end }}
-
-{{/*
-Name of the ServiceAccount the download Job runs as (source s3 with a workload identity), or empty.
-Usage: {{ include "gpt-oss.modelFetchServiceAccount" . }}
-*/}}
-{{- define "gpt-oss.modelFetchServiceAccount" -}}
-{{- $sa := .Values.modelCache.s3.serviceAccount }}
-{{- if eq .Values.modelCache.source "s3" }}
-{{- if $sa.create }}
-{{- default (printf "%s-model-fetch" (include "gpt-oss.fullname" .)) $sa.name }}
-{{- else }}
-{{- $sa.name }}
-{{- end }}
-{{- end }}
 {{- end }}
 
 {{/*
@@ -304,31 +227,4 @@ Usage: {{ include "gpt-oss.registryAuthFiles" . }}
 {{- $files = append $files (printf "/var/run/secrets/registry/%d/config.json" $i) }}
 {{- end }}
 {{- join ":" $files }}
-{{- end }}
-
-{{/*
-TCP ports the download Job connects to, sorted: those of the source's URL (Hub or mirror, S3 endpoint, registry),
-the proxies and the vocabulary URL; 443 where a URL names none over HTTPS, 80 over HTTP.
-Usage: {{ include "gpt-oss.modelFetchPorts" . | fromYamlArray }}
-*/}}
-{{- define "gpt-oss.modelFetchPorts" -}}
-{{- $mc := .Values.modelCache }}
-{{- $urls := list }}
-{{- if eq $mc.source "huggingface" }}{{ $urls = append $urls (default "https://huggingface.co" $mc.huggingface.endpoint) }}{{ end }}
-{{- if eq $mc.source "s3" }}{{ $urls = append $urls (default "https://s3.amazonaws.com" $mc.s3.endpoint) }}{{ end }}
-{{- if eq $mc.source "oci" }}{{ $urls = append $urls
-  (printf "%s://%s" (ternary "http" "https" $mc.oci.plainHttp) (first (splitList "/" $mc.oci.repository))) }}{{ end }}
-{{- if .Values.model.tiktoken.stage }}{{ $urls = append $urls .Values.model.tiktoken.url }}{{ end }}
-{{- with $mc.proxy.httpsProxy }}{{ $urls = append $urls . }}{{ end }}
-{{- with $mc.proxy.httpProxy }}{{ $urls = append $urls . }}{{ end }}
-{{- $ports := list }}
-{{- range $urls }}
-{{- $url := urlParse . }}
-{{- $port := regexFind ":[0-9]+$" $url.host | trimPrefix ":" }}
-{{- $ports = append $ports (printf "%05d" (atoi (default (ternary "80" "443" (eq $url.scheme "http")) $port))) }}
-{{- end }}
-{{- /* Zero-padded, so that the string sort is numeric. */}}
-{{- $sorted := list }}
-{{- range sortAlpha (uniq $ports) }}{{ $sorted = append $sorted (atoi .) }}{{ end }}
-{{- toYaml $sorted }}
 {{- end }}
