@@ -120,7 +120,7 @@ class TestArtifactHubImages:
         assert all(set(entry) == {"name", "image"} for entry in entries)
         assert len({entry["name"] for entry in entries}) == len({entry["image"] for entry in entries}) == len(entries)
         assert all(re.fullmatch(r"[a-z0-9.-]+(/[a-z0-9._-]+)+:[0-9A-Za-z._-]+", entry["image"]) for entry in entries)
-        assert len(entries) == 7  # runtime, trtllm-serve, python, busybox, planner, endpoint picker, model-fetch
+        assert len(entries) == 6  # runtime, trtllm-serve, python, planner, endpoint picker, model-fetch
 
 
 class TestChartMetadata:

@@ -102,7 +102,7 @@ class TestHardening:
             for init in spec.get("initContainers", []):
                 assert init["securityContext"]["readOnlyRootFilesystem"] is True, (name, init["name"])
                 checked += 1
-        assert checked == 6  # download, smoke test, benchmark + wait-for-model in frontend, prefill, decode
+        assert checked == 6  # download, smoke test, benchmark + check-model in frontend, prefill, decode
 
     def test_should_give_the_download_job_writable_mounts_for_what_it_writes(self):
         [job] = render_chart(["agg.yaml"], show_only=[DOWNLOAD_JOB])

@@ -119,9 +119,9 @@ def model_source_lines(objects: list[dict]) -> list[str]:
     job_env = {e["name"]: e.get("value", "") for e in jobs[0]["spec"]["template"]["spec"]["containers"][0]["env"]} \
         if jobs else {}
     images = {v["image"]["reference"] for v in volumes.values() if "image" in v}
-    verify = next((c for spec in pods.values() for c in spec.get("initContainers", []) if c["name"] == "verify-model"),
-                  None)
-    env = job_env or {e["name"]: e.get("value", "") for e in (verify or {}).get("env", [])}
+    check = next((c for spec in pods.values() for c in spec.get("initContainers", []) if c["name"] == "check-model"),
+                 None)
+    env = job_env or {e["name"]: e.get("value", "") for e in (check or {}).get("env", [])}
     model = f"{env.get('MODEL_ID', '?')}@{env.get('MODEL_REVISION', '?')}"
     pinned = env.get("MANIFEST_SHA256", "")
     source = job_env.get("SOURCE") or ("oci" if images else "?")
@@ -138,14 +138,14 @@ def model_source_lines(objects: list[dict]) -> list[str]:
                       + (f", trusting {job_env['CA_BUNDLE_FILE']}" if "CA_BUNDLE_FILE" in job_env else ""))
     manifest = f"manifest sha256 {pinned}" if pinned else ""
     if images:
-        lines.append(f"    checked: verify-model init containers check every file against {manifest} before "
+        lines.append(f"    checked: check-model init containers check every file against {manifest} before "
                      f"the containers of {', '.join(sorted(w for w in pods if '/' in w or w.startswith('Deployment')))} start")
         lines.append("    disk: each node running them holds the image in its container runtime's image store; no PVC")
     else:
         against = " and ".join(x for x in ("the Hub's sizes and hashes" if source == "huggingface" else "", manifest) if x)
         job = f"Job {jobs[0]['metadata']['name']}" if jobs else "no Job (modelCache.download.enabled=false)"
         lines.append(f"    checked: {job} checks every file against {against}, then writes the ready marker the "
-                     "pods' wait-for-model init containers wait for")
+                     "pods' check-model init containers wait for")
         claims = sorted({v["persistentVolumeClaim"]["claimName"] for v in volumes.values()
                          if "persistentVolumeClaim" in v})
         for claim in claims:

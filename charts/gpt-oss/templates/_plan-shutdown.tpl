@@ -30,13 +30,14 @@ formula: {{ printf "%d = preStopSeconds %d + maxRequestSeconds %d + exitSeconds 
 
 {{/*
 The drain hooks of a serving container (port: its HTTP port; model: the name it serves): a preStop that marks the pod
-draining and waits gracefulShutdown.preStopSeconds before the kubelet sends SIGTERM, and a readiness probe that fails
-as soon as the mark exists (two probes 2 s apart), before the server stops or refuses anything; otherwise it is Ready
-once /v1/models lists the model (the Dynamo 1.2.1 frontend's /health answers 200 "healthy" before any worker has
-registered, and then a request would fail with "model not found").
+draining and waits gracefulShutdown.preStopSeconds before the kubelet sends SIGTERM, and a readiness probe,
+files/readiness_probe.py, that fails as soon as the mark exists (two probes 2 s apart), before the server stops or
+refuses anything; otherwise it is Ready once /v1/models lists the model (the Dynamo 1.2.1 frontend's /health answers
+200 "healthy" before any worker has registered, and then a request would fail with "model not found").
 Kubernetes takes a terminating pod out of its Service's ready endpoints at once; the wait covers the time kube-proxy,
 ingress controllers and endpoint pickers take to notice, and the failing probe tells those that read readiness
-(EndpointSlice `serving`, pod conditions). Needs /bin/sh and python3 in the image (every image the chart runs has them).
+(EndpointSlice `serving`, pod conditions). Needs /bin/sh and python3 in the image (every image the chart runs has them)
+and the scripts volume mounted at /opt/gpt-oss/scripts (gpt-oss.scriptsVolume).
 Usage: {{ include "gpt-oss.drainHooks" (dict "root" . "port" 8000 "model" "openai/gpt-oss-120b") | nindent 10 }}
 */}}
 {{- define "gpt-oss.drainHooks" -}}
@@ -48,12 +49,7 @@ lifecycle:
       command: ["/bin/sh", "-c", {{ printf "touch %s; sleep %d" $marker (int $shutdown.preStopSeconds) | quote }}]
 readinessProbe:
   exec:
-    command:
-      - /bin/sh
-      - -c
-      - {{ printf (print "test ! -e %s && exec python3 -c 'import json, urllib.request as u; models = "
-        "json.load(u.build_opener(u.ProxyHandler({})).open(\"http://127.0.0.1:%d/v1/models\", "
-        "timeout=2))[\"data\"]; raise SystemExit(\"%s\" not in [m[\"id\"] for m in models])'") $marker (int .port) .model | quote }}
+    command: ["python3", "/opt/gpt-oss/scripts/readiness_probe.py", {{ $marker | quote }}, {{ int .port | quote }}, {{ .model | quote }}]
   periodSeconds: 2
   timeoutSeconds: 3
   failureThreshold: 2

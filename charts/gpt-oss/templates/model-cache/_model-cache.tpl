@@ -1,4 +1,4 @@
-{{- /* The model cache: where the weights come from, its claim or image volume, paths, and the init containers that wait for it or check it. */}}
+{{- /* The model cache: its claim or image volume, paths, and the check-model init container that holds pods until it is ready. */}}
 
 {{/*
 Name of the model-cache PVC: the existing claim when given, else the chart's own.
@@ -80,7 +80,7 @@ Usage: {{ include "gpt-oss.downloadJobName" . }}
 {{- end }}
 
 {{/*
-Environment of the download Job and the verify-model check: the model, the pinned manifest, the vocabulary.
+Environment of the download Job and the check-model init container: the model, the pinned manifest, the vocabulary.
 Usage: {{ include "gpt-oss.modelCopyEnv" . | nindent 12 }}
 */}}
 {{- define "gpt-oss.modelCopyEnv" -}}
@@ -110,110 +110,59 @@ Usage: {{ include "gpt-oss.modelCopyEnv" . | nindent 12 }}
 {{- end }}
 
 {{/*
-Init container that holds a pod until the model cache is ready. With a PVC: waits for the download marker
-that names the revision (and the manifest sha256) this release pins, and the vocabulary, saying what it waits
-for; a marker of another revision or manifest, or a link, is not ready. With an image volume: checks the copy against its manifest
-(every file, or only `paths`) and fails the pod naming any file that differs.
-Usage: {{ include "gpt-oss.modelReadyContainer" (dict "root" . "paths" (list)) | nindent 8 }}
+The model-ready check of a serving pod, whole: the check-model init container. It runs files/check_model.py, the
+chart's one check of a copy, in the download image, as the source's record says (gpt-oss.modelSources, checker):
+marker (a PVC the download Job fills): wait until the Job's ready marker names the revision and manifest sha256
+this release pins, and the vocabulary is in place, saying what it waits for; verify (an image volume): check every
+file, or only `paths`, against the copy's manifest, and fail the pod naming any file that differs. The pod mounts
+the model-cache and scripts volumes (gpt-oss.modelCache.volume, gpt-oss.scriptsVolume).
+Usage: {{ include "gpt-oss.checkModelContainer" (dict "root" . "paths" (list)) | nindent 8 }}
 */}}
-{{- define "gpt-oss.modelReadyContainer" -}}
+{{- define "gpt-oss.checkModelContainer" -}}
 {{- $root := .root }}
-{{- if (include "gpt-oss.modelSource" $root | fromYaml).imageVolume }}
+{{- $source := include "gpt-oss.modelSource" $root | fromYaml }}
 {{- $image := $root.Values.modelCache.download.image }}
-- name: verify-model
+- name: check-model
   image: {{ include "gpt-oss.image" $image }}
   imagePullPolicy: {{ $image.pullPolicy }}
-  command: ["python3", "/opt/gpt-oss/scripts/download_model.py"]
+  command: ["python3", "/opt/gpt-oss/scripts/check_model.py"]
   env:
-    - name: SOURCE
-      value: verify
+    - name: CHECK
+      value: {{ $source.checker }}
+    {{- if eq $source.checker "verify" }}
     - name: COPY_NAME
       value: {{ printf "the image volume %s@%s" $root.Values.modelCache.oci.repository $root.Values.modelCache.oci.digest | quote }}
     {{- if .paths }}
     - name: VERIFY_PATHS
       value: {{ toJson .paths | quote }}
     {{- end }}
+    {{- else }}
+    # The marker must name what this release pins (the download Job writes it last, and removes it first).
+    - name: MARKER
+      value: {{ include "gpt-oss.modelMarker" $root | quote }}
+    - name: DOWNLOAD_JOB
+      value: {{ include "gpt-oss.downloadJobName" $root | quote }}
+    {{- end }}
     {{- include "gpt-oss.modelCopyEnv" $root | nindent 4 }}
   securityContext: {{ include "gpt-oss.readOnlyContainerSecurityContext" $root | nindent 4 }}
+  {{- if eq $source.checker "verify" }}
   resources: {{ toYaml $root.Values.modelCache.verify.resources | nindent 4 }}
+  {{- else }}
+  # Waiting reads one small file every 30 s (Python peaks at ~21 MiB doing it).
+  resources:
+    requests:
+      cpu: 10m
+      memory: 32Mi
+    limits:
+      memory: 64Mi
+  {{- end }}
   volumeMounts:
     - name: model-cache
-      mountPath: {{ include "gpt-oss.modelPath" $root }}
+      mountPath: {{ include "gpt-oss.modelCache.mountPoint" $root }}
       readOnly: true
     - name: scripts
       mountPath: /opt/gpt-oss/scripts
       readOnly: true
-{{- else }}
-- name: wait-for-model
-  image: {{ include "gpt-oss.image" $root.Values.waitForModel.image }}
-  imagePullPolicy: {{ $root.Values.waitForModel.image.pullPolicy }}
-  # The marker must name what this release pins (the download Job writes it last, and removes it first).
-  env:
-    - name: MARKER
-      value: {{ include "gpt-oss.modelMarker" $root | quote }}
-    - name: EXPECTED_REVISION
-      value: {{ $root.Values.model.revision | quote }}
-    {{- with $root.Values.modelCache.manifestSha256 }}
-    - name: EXPECTED_MANIFEST_SHA256
-      value: {{ . | quote }}
-    {{- end }}
-    {{- if $root.Values.model.tiktoken.stage }}
-    - name: VOCABULARY
-      value: {{ printf "%s/o200k_base.tiktoken" (include "gpt-oss.tiktokenDir" $root) | quote }}
-    {{- end }}
-  command:
-    - sh
-    - -c
-    - |
-      ready() {
-        [ -f "$MARKER" ] && [ ! -L "$MARKER" ] || return 1
-        grep -qF "\"revision\": \"$EXPECTED_REVISION\"" "$MARKER" || { echo "$MARKER names another revision than $EXPECTED_REVISION"; return 1; }
-        if [ -n "${EXPECTED_MANIFEST_SHA256:-}" ]; then
-          grep -qF "\"manifestSha256\": \"$EXPECTED_MANIFEST_SHA256\"" "$MARKER" ||{{/*
-          */}} { echo "$MARKER names another manifest than $EXPECTED_MANIFEST_SHA256"; return 1; }
-        fi
-        if [ -n "${VOCABULARY:-}" ]; then
-          [ -f "$VOCABULARY" ] && [ ! -L "$VOCABULARY" ] || return 1
-        fi
-      }
-      until ready; do
-        echo "waiting for $MARKER: the model-cache download Job ({{ include "gpt-oss.downloadJobName"
-          $root }}) writes it when {{ $root.Values.model.id }}@{{ $root.Values.model.revision }} is complete and checked"
-        sleep "${POLL_SECONDS:-30}"
-      done
-      echo "model cache ready: $MARKER"
-  securityContext: {{ include "gpt-oss.readOnlyContainerSecurityContext" $root | nindent 4 }}
-  resources:
-    requests:
-      cpu: 10m
-      memory: 16Mi
-    limits:
-      memory: 32Mi
-  volumeMounts:
-    - name: model-cache
-      mountPath: {{ $root.Values.modelCache.mountPath }}
-      readOnly: true
-{{- end }}
-{{- end }}
-
-{{/*
-The ready check of a worker pod: the whole copy (see gpt-oss.modelReadyContainer).
-Usage: {{ include "gpt-oss.waitForModelContainer" . | nindent 8 }}
-*/}}
-{{- define "gpt-oss.waitForModelContainer" -}}
-{{- include "gpt-oss.modelReadyContainer" (dict "root" . "paths" list) }}
-{{- end }}
-
-{{/*
-Volumes the ready check needs besides model-cache: the scripts ConfigMap, for the image-volume check.
-Usage: {{ include "gpt-oss.modelReadyVolumes" . | nindent 8 }}
-*/}}
-{{- define "gpt-oss.modelReadyVolumes" -}}
-{{- if (include "gpt-oss.modelSource" . | fromYaml).imageVolume }}
-- name: scripts
-  configMap:
-    name: {{ include "gpt-oss.scriptsConfigMap" . }}
-{{- end }}
 {{- end }}
 
 {{/*

@@ -73,7 +73,7 @@ oci:
     (ternary ", mounted read-only in every pod (image volume, no PVC)" ", pulled by digest into the cache by the download Job" $imageVolume)
     | quote }}
   {{- if $imageVolume }}
-  check: {{ printf (print "the verify-model init container of every worker refuses %s, and checks every file's sha256 before "
+  check: {{ printf (print "the check-model init container of every worker refuses %s, and checks every file's sha256 before "
     "the containers start (the frontend's checks the vocabulary)") $pin | quote }}
   jobTask: ""
   checker: verify
