@@ -338,7 +338,7 @@ class TestUnboundedWritesAndReads:
 
 class TestCredentialsOnTheWire:
     def test_should_drop_authorization_on_a_redirect_from_https_to_http(self, hubs, tmp_path, monkeypatch):
-        pytest.importorskip("cryptography", reason="the test CA needs cryptography (requirements-test.txt)")
+        pytest.importorskip("cryptography", reason="the test CA needs cryptography (requirements-test.txt installs it)")
         from tests.e2e.test_model_source_hub_mirror import make_test_ca
 
         ca_file, context = make_test_ca(tmp_path)

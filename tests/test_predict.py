@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dynamo_line_values
+from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dynamo_line_values, render_chart
 from tools.predict import aiconfigurator_inputs, format_release_match, read_target, release_match
 
 HAVE_AICONFIGURATOR = importlib.util.find_spec("aiconfigurator") is not None
@@ -301,6 +301,25 @@ class TestQuantizationModes:
             gpt_oss = frame[(frame.num_experts == 128) & (frame.hidden_size == 2880) & (frame.topk == 4)]
             measured[system] = tuple(sorted(m for m in gpt_oss.moe_dtype.unique() if "mxfp4" in m))
         assert measured == MEASURED_MOE_MODES
+
+
+class TestOneSetOfFigures:
+    """With --predict, the plan keeps the chart's prefill-bound verdict and reason and leaves its figures (read from
+    per-GPU tables) to the prediction of the rendered engines: one output, one set of figures (issue 46)."""
+
+    def test_should_leave_the_table_figures_to_the_prediction(self):
+        import tools.plan
+        objects = render_chart(["disagg-k8s.yaml"])
+        plain = tools.plan.warning_lines(objects)
+        predicted = tools.plan.warning_lines(objects, predicted=True)
+        assert any("1 prefill GPU serves about 15.0 requests/s" in line for line in plain)
+        assert not any("requests/s of 8192 tokens" in line or "30.2 ms/token" in line for line in predicted)
+        assert ("  WARNING: prefill-bound by the chart's per-GPU tables: the prediction below models the rendered engines, "
+                "and its prefill and decode requests/s stand for the tables' figures; expected: the Dynamo disagg recipe's "
+                "split (1 prefill GPU, 4 decode GPUs), kept as published; values/disagg-k8s-balanced.yaml splits the same "
+                "5 GPUs evenly") in predicted
+        # The other warnings stand as they are.
+        assert [line for line in predicted if "decode slots" in line] == [line for line in plain if "decode slots" in line]
 
 
 @needs_aiconfigurator

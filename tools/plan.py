@@ -33,8 +33,11 @@ from tools.gptoss.render import NAMESPACE, RELEASE_NAME, ChartRenderError, parse
 from tools.gptoss.values import ValuesError  # noqa: E402
 
 
-def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, namespace: str = NAMESPACE) -> str:
-    """The plan of one release: each part a function of the rendered objects (the plan document among them)."""
+def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, namespace: str = NAMESPACE,
+         predicted: bool = False) -> str:
+    """The plan of one release: each part a function of the rendered objects (the plan document among them).
+
+    predicted: a prediction follows (--predict); the warnings leave their table-read figures to it."""
     objects = parse_manifests(render_manifests(values_files, values, name=name, namespace=namespace))
     lines = runtime_lines(objects)
     lines += model_source_lines(objects)
@@ -42,7 +45,7 @@ def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, 
     lines += scaling_lines(objects)
     lines += monitoring_lines(objects)
     lines += benchmark_lines(objects, name, namespace)
-    lines += warning_lines(objects)
+    lines += warning_lines(objects, predicted)
     return "\n".join(lines)
 
 
@@ -250,9 +253,20 @@ def benchmark_lines(objects: list[dict], name: str = RELEASE_NAME, namespace: st
             "    " + " ".join(args)]
 
 
-def warning_lines(objects: list[dict]) -> list[str]:
-    """The plan document's sizing warnings (the chart's gpt-oss.warnings, which NOTES.txt lists too), one line each."""
+# The chart's prefill-bound warning reads per-GPU tables; --predict models the rendered engines. One output states
+# one set of figures: with a prediction, the warning keeps its verdict and reason and leaves the figures to it.
+PREFILL_BOUND = "prefill-bound: "
+PREDICTED_PREFILL_BOUND = ("prefill-bound by the chart's per-GPU tables: the prediction below models the rendered "
+                           "engines, and its prefill and decode requests/s stand for the tables' figures")
+
+
+def warning_lines(objects: list[dict], predicted: bool = False) -> list[str]:
+    """The plan document's sizing warnings (the chart's gpt-oss.warnings, which NOTES.txt lists too), one line each;
+    predicted: the prefill-bound one without its table-read figures (the prediction follows)."""
     warnings = plan_document(objects)["warnings"]
+    if predicted:
+        warnings = [PREDICTED_PREFILL_BOUND + (f"; expected: {w.split('; expected: ', 1)[1]}" if "; expected: " in w else "")
+                    if w.startswith(PREFILL_BOUND) else w for w in warnings]
     return [f"  WARNING: {w}" for w in warnings] or ["  No sizing warnings."]
 
 
@@ -300,7 +314,7 @@ def main(argv=None) -> int:
         if args.manifests:
             sys.stdout.write(template_output(render_manifests([], values, name=name, namespace=namespace)))
             return 0
-        print(plan([], values, name=name, namespace=namespace))
+        print(plan([], values, name=name, namespace=namespace, predicted=args.predict))
         if args.predict:
             from tools.predict import PredictionError, format_prediction, predict
             try:

@@ -182,7 +182,7 @@ def private_registry(tmp_path_factory):
         pytest.skip(f"cannot make a bcrypt htpasswd entry here (Python's crypt module): {error}")
     if not (password_hash or "").startswith("$2"):
         pytest.skip("this libcrypt makes no bcrypt hashes, which docker-registry's htpasswd needs")
-    pytest.importorskip("cryptography", reason="the test CA needs cryptography (requirements-test.txt)")
+    pytest.importorskip("cryptography", reason="the test CA needs cryptography (requirements-test.txt installs it)")
     import ssl
 
     from tests.e2e.test_model_source_hub_mirror import make_test_ca

@@ -4,6 +4,8 @@
 Sizing warnings: configurations that render and run, but badly. Uses FACTS.md's KV formula
 (18*L*1024*b + 18*min(L,128)*1024*b bytes per sequence of L tokens), GPU memory, and the per-GPU-type
 weights, prefill throughput and inter-token latency aiconfigurator predicted (gpt-oss.sizingTables).
+A target that warns on purpose (a published recipe kept as published) says why in
+benchmark.expectedWarnings, and the warning carries that reason.
 Returns a YAML list of sentences.
 Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
 */}}
@@ -29,6 +31,7 @@ models it): prefill's for prompts, decode's for tokens. */}}
 {{- $isl := int $bench.inputTokensMean }}
 {{- $osl := int $bench.outputTokensMean }}
 {{- $warnings := list }}
+{{- $expected := $bench.expectedWarnings }}
 {{- $slots := int $plan.decodeSlots }}
 {{- if gt $concurrency $slots }}
 {{- $parts := list }}
@@ -36,8 +39,8 @@ models it): prefill's for prompts, decode's for tokens. */}}
   (printf "%s: maxBatchSize %d x %d attention-DP ranks x %d replicas" .valuesKey (int .maxBatchSize) (int .attentionDpRanks)
   (int .replicas)) }}{{ end }}{{ end }}
 {{- $warnings = append $warnings
-  (printf "benchmark concurrency %d exceeds the %d decode slots (%s): %d requests will queue and inflate TTFT" $concurrency $slots (join "; " $parts)
-  (sub $concurrency $slots)) }}
+  (printf "benchmark concurrency %d exceeds the %d decode slots (%s): %d requests will queue and inflate TTFT%s" $concurrency $slots (join "; " $parts)
+  (sub $concurrency $slots) (ternary (printf "; expected: %s" $expected.decodeSlots) "" (ne $expected.decodeSlots ""))) }}
 {{- end }}
 {{- range $plan.roles }}
 {{- if ne .mode "prefill" }}
@@ -61,6 +64,10 @@ models it): prefill's for prompts, decode's for tokens. */}}
 {{- end }}
 {{- end }}
 {{- end }}
+{{- /* Prefill-bound: only where prefill has GPUs of its own (disaggregated). An aggregated worker prefills and decodes
+on the same GPUs, in turns: per-GPU tables cannot say which of the two it runs out of (tools/plan.py --predict models
+that). */}}
+{{- if $plan.disaggregated }}
 {{- /* Prefill tokens/s per GPU at the shortest tabulated prompt length that holds the benchmark's prompt. */}}
 {{- $rows := get $sizing.prefillTokensPerSecondPerGpu $prefillQuant }}
 {{- $prefillPerGpu := (last $rows).tokensPerSecondPerGpu }}
@@ -75,15 +82,16 @@ models it): prefill's for prompts, decode's for tokens. */}}
 {{- $prefillRate := divf (mul $prefillGpus (int $prefillPerGpu)) $isl }}
 {{- $neededRate := divf (mul $concurrency 1000) (mulf $osl $itl) }}
 {{- if lt (mulf $prefillRate 2) $neededRate }}
-{{- /* Read from per-GPU tables, not the rendered engines (tools/plan.py --predict models those): prefill in
-TensorRT-LLM's default 8192-token steps, decode on the tables' reference worker; the README's targets table
-says why their figures differ. */}}
+{{- /* Read from per-GPU tables, not the rendered engines (tools/plan.py --predict models those, and prints their
+figures instead of these): prefill 8192 tokens a step, decode on the tables' reference worker. */}}
 {{- $warnings = append $warnings
-  (printf (print "prefill-bound: %d prefill %s about %.1f requests/s of %d tokens (in TensorRT-LLM's default "
-  "8192-token steps), but %d users finishing %d tokens at %.1f ms/token (%d sequences per decode GPU) "
+  (printf (print "prefill-bound: %d prefill %s about %.1f requests/s of %d tokens (per-GPU tables, 8192 tokens a "
+  "prefill step), but %d users finishing %d tokens at %.1f ms/token (%d sequences per decode GPU) "
   "need about %.0f requests/s; expect TTFT to grow while requests queue for prefill (add prefill GPUs "
-  "or replicas; per-GPU tables of %s; tools/plan.py --predict models the rendered engines)") $prefillGpus
-  (ternary "GPU serves" "GPUs serve" (eq $prefillGpus 1)) $prefillRate $isl $concurrency $osl $itl (int $perGpu) $neededRate $tables.model) }}
+  "or replicas; per-GPU tables of %s; tools/plan.py --predict models the rendered engines)%s") $prefillGpus
+  (ternary "GPU serves" "GPUs serve" (eq $prefillGpus 1)) $prefillRate $isl $concurrency $osl $itl (int $perGpu) $neededRate $tables.model
+  (ternary (printf "; expected: %s" $expected.prefillBound) "" (ne $expected.prefillBound ""))) }}
+{{- end }}
 {{- end }}
 {{- $warnings = concat $warnings (include "gpt-oss.autoscalingWarnings" . | fromYamlArray) }}
 {{- toYaml $warnings }}
