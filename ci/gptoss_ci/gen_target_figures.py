@@ -40,16 +40,20 @@ def overlays() -> dict[str, bool]:
 
 
 def predictions() -> dict[str, dict]:
-    """Every overlay's prediction with its best configuration, and the trtllm-serve targets' on OTHER_GPU (with the
-    MoE backend the chart picks there, from the plan)."""
+    """Every overlay's prediction with its best configuration, and the trtllm-serve targets' on OTHER_GPU."""
+    from tools.predict import predict
+    return with_other_gpu({overlay: predict([str(REPO / "values" / overlay)]) for overlay in overlays()})
+
+
+def with_other_gpu(found: dict[str, dict]) -> dict[str, dict]:
+    """found, each trtllm-serve target's prediction with its prediction on OTHER_GPU (no best configuration) and the
+    MoE backend the chart picks there (from the plan)."""
     from tools.gptoss.objects import plan_document
     from tools.gptoss.render import render_chart
     from tools.predict import predict
-    found = {}
     for overlay, trtllm_serve in overlays().items():
-        files = [str(REPO / "values" / overlay)]
-        found[overlay] = predict(files)
-        if trtllm_serve:
+        if trtllm_serve and overlay in found:
+            files = [str(REPO / "values" / overlay)]
             other = predict(files, dict(OTHER_GPU), best=False)
             [role] = plan_document(render_chart(files, dict(OTHER_GPU)))["roles"]
             other["moe_backend"] = role["quantization"]["moeBackend"]
@@ -104,6 +108,10 @@ def predicted_header(version: str) -> str:
             "requests wait in the queue), ITL; vs best")
 
 
+def line_header(database: str) -> str:
+    return f"{LINE_PREDICTED}, tokens/s/user, TTFT (+ queued), ITL (database {database})"
+
+
 def rewrite_table(text: str, header_starts: dict[str, str], cells: dict[str, dict[str, str]],
                   headers: dict[str, str] | None = None) -> str:
     """The markdown table whose header has a cell starting with each of header_starts' values, with the cells of
@@ -147,8 +155,13 @@ def render(found: dict[str, dict]) -> dict[Path, str]:
                             "sol": {o: sol_cell(p) for o, p in found.items()}},
                            headers={"predicted": predicted_header(version)})
     targets = rewrite_table(TARGETS_DOC.read_text(), {"line": LINE_PREDICTED},
-                            {"line": {o: line_cell(p) for o, p in found.items()}})
+                            {"line": {o: line_cell(p) for o, p in found.items()}},
+                            headers={"line": line_header(next(iter(found.values()))["perf_database"])})
     return {README: readme, TARGETS_DOC: targets}
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
 def main(argv: list[str]) -> int:
@@ -156,11 +169,11 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         stale = [path for path, text in files.items() if path.read_text() != text]
         for path in stale:
-            print(f"{path.relative_to(REPO)}: predicted figures differ from tools/predict.py's: run "
-                  "ci/gen-target-figures.py", file=sys.stderr)
+            print(f"{_shown(path)}: predicted figures differ from tools/predict.py's: run ci/gen-target-figures.py",
+                  file=sys.stderr)
         return 1 if stale else 0
     for path, text in files.items():
         if path.read_text() != text:
             path.write_text(text)
-            print(f"wrote {path.relative_to(REPO)}")
+            print(f"wrote {_shown(path)}")
     return 0
