@@ -66,6 +66,7 @@ class Image:
     files: dict[str, str] = field(default_factory=dict)  # path in the image -> repo file
     links: dict[str, str] = field(default_factory=dict)  # path in the image -> symlink target
     config: dict = field(default_factory=dict)  # OCI image config (Entrypoint, Cmd, Env, WorkingDir)
+    busybox_links: bool = False  # a busybox-static image: link its applets (bin/sh, ...); part of every image's key
 
 
 IMAGES = [
@@ -181,7 +182,7 @@ def inputs(image: Image, rendered: dict[str, str]) -> dict:
         "base": base_inputs(image) if image.apt else None,
         "pip": pip_requirements(image, rendered),
         "files": {dest: hashlib.sha256((REPO / src).read_bytes()).hexdigest() for dest, src in image.files.items()},
-        "links": image.links, "config": image.config,
+        "links": image.links, "config": image.config, "busybox_links": image.busybox_links,
     }
 
 
@@ -246,6 +247,14 @@ def extract_debs(image: Image, root: Path, work: Path) -> None:
     for folder in ("tmp", "dev", "proc", "sys", "etc"):
         (root / folder).mkdir(exist_ok=True)
     (root / "tmp").chmod(0o1777)
+    if image.busybox_links:
+        busybox = root / "bin" / "busybox"
+        applets = run([str(busybox), "--list-full"]).stdout.split()
+        for applet in applets:  # e.g. bin/sh, usr/bin/env
+            link = root / applet
+            if not link.exists():
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to("/bin/busybox")
 
 
 def base_rootfs(image: Image, cache: Path) -> Path:
