@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write charts/gpt-oss/templates/engine/_trtllm-fields.tpl: the TensorRT-LLM engine keys per release.
+"""Write charts/gpt-oss/templates/engine/_trtllm-fields.tpl: the TensorRT-LLM engine keys of each release.
 
 The command of ci/gptoss_ci/sync_trtllm_fields.py (its docstring has the usage); the tests import that module.
 """

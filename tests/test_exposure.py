@@ -51,7 +51,7 @@ INGRESS = {"ingress": {"enabled": True, "className": "nginx",
 ROUTE = {"httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway", "namespace": "gateway-system"}],
                        "hostnames": ["gpt-oss.example.com"]}}
 # The picker reads gauges TensorRT-LLM serves from 1.3.0 on: the chart refuses the pool on the pinned 1.2.0.
-POOL = {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0"}}}
+POOL = {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0rc29"}}}
 # KV routing as the 1.2 line writes it (the 1.2.1 parsers check the flags; the 1.6 line's queue threshold:
 # tests/test_dynamo_release.py).
 LINE_1_2 = {"dynamo": {"releaseLine": "1.2"}}

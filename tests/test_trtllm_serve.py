@@ -393,7 +393,7 @@ TRTLLM_SERVE_REFUSALS = [
             "(trtllmServe.* configures this runtime) or set runtime=dynamo"),
     # Extra cases: the engine-key rules (gpt-oss.checkEngineKeys) on trtllmServe.engine, a Dynamo overlay switched.
     Refusal("guides-enable-mixed-sampler", LOW, {"trtllmServe": {"engine": {"enable_mixed_sampler": True}}},
-            "trtllmServe.engine.enable_mixed_sampler is not a TensorRT-LLM engine key", extra=True),
+            "trtllmServe.engine.enable_mixed_sampler is not an engine key of TensorRT-LLM 1.3.0rc29", extra=True),
     *(Refusal(f"engine-key-the-chart-writes-{key}", HIGH, {"trtllmServe": {"engine": {key: 1}}},
               f"trtllmServe.engine.{key} is set by the chart from trtllmServe.{field}; set that instead", extra=True)
       for key, field in [("max_batch_size", "maxBatchSize"), ("tensor_parallel_size", "gpus"),

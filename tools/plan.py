@@ -40,6 +40,7 @@ def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, 
     predicted: a prediction follows (--predict); the warnings leave their table-read figures to it."""
     objects = parse_manifests(render_manifests(values_files, values, name=name, namespace=namespace))
     lines = runtime_lines(objects)
+    lines += engine_key_lines(objects)
     lines += model_source_lines(objects)
     lines += exposure_lines(objects, namespace)
     lines += scaling_lines(objects)
@@ -94,6 +95,11 @@ def dynamo_lines(objects: list[dict], quantization: dict[str, str]) -> list[str]
             f"    engine ({engine_file}): " + json.dumps(yaml.safe_load(engine[engine_file]), sort_keys=True),
         ]
     return lines
+
+
+def engine_key_lines(objects: list[dict]) -> list[str]:
+    """Which TensorRT-LLM release's key list checked the engine YAML, as the plan document says."""
+    return [f"  Engine YAML: {plan_document(objects)['engineKeys']['summary']}"]
 
 
 # Model sources (modelCache.source): read from the rendered objects only, without the test helpers.

@@ -30,6 +30,7 @@ Usage: {{ include "gpt-oss.computePlanDocument" . }} (templates read it through 
   "requestCount" (int $plan.benchmark.requestCount) }}
 {{- $doc := dict "runtime" .Values.runtime "gpuType" .Values.gpu.type "totalGpus" (int $plan.totalGpus) "layout" $layout
   "roles" $roles "decodeSlots" (int $plan.decodeSlots) "benchmark" $benchmark
-  "warnings" (include "gpt-oss.warnings" . | fromYamlArray) "trtllmRelease" (include "gpt-oss.trtllmRelease" .) }}
+  "warnings" (include "gpt-oss.warnings" . | fromYamlArray) "trtllmRelease" (include "gpt-oss.trtllmRelease" .)
+  "engineKeys" (pick (include "gpt-oss.engineKeyList" . | fromYaml) "release" "list" "summary") }}
 {{- toYaml $doc }}
 {{- end }}

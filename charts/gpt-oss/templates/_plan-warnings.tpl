@@ -94,5 +94,6 @@ figures instead of these): prefill 8192 tokens a step, decode on the tables' ref
 {{- end }}
 {{- end }}
 {{- $warnings = concat $warnings (include "gpt-oss.autoscalingWarnings" . | fromYamlArray) }}
+{{- $warnings = concat $warnings (include "gpt-oss.engineKeyWarnings" . | fromYamlArray) }}
 {{- toYaml $warnings }}
 {{- end }}
