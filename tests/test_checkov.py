@@ -1,4 +1,4 @@
-"""The policy-scan set-up (ci/checkov.py, .checkov.yaml): waivers with reasons, and what the scanner is shown."""
+"""The policy-scan set-up (python -m ci.gptoss_ci.checkov, .checkov.yaml): waivers with reasons, and what the scanner is shown."""
 import re
 
 import pytest

@@ -480,7 +480,7 @@ class TestUpstreamSchemas:
 
 class TestPlanTool:
     def test_should_print_the_routes_the_budgets_and_the_router(self):
-        from tools.plan import plan
+        from tools.gptoss.plan import plan
         text = plan(["agg.yaml"], {**INGRESS, **ROUTE, **KV_AGG})
         assert "  Reach: Ingress gpt-oss https://gpt-oss.example.com/ -> Service gpt-oss-frontend:8000" in text
         assert ("  Reach: HTTPRoute gpt-oss on Gateway inference-gateway (gpt-oss.example.com) -> "
@@ -490,7 +490,7 @@ class TestPlanTool:
         assert "  Router: --router-mode kv --kv-cache-block-size 32" in text
 
     def test_should_fall_back_to_port_forward_and_name_the_pool(self):
-        from tools.plan import plan
+        from tools.gptoss.plan import plan
         assert ("  Reach: kubectl port-forward -n llm svc/gpt-oss-frontend 8000:8000 (no Ingress or HTTPRoute)"
                 in plan(["agg.yaml"], {}))
         text = plan(["trtllm-serve-low-latency.yaml"], {**ROUTE, **POOL})

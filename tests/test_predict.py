@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dynamo_line_values, render_chart
-from tools.predict import aiconfigurator_inputs, format_release_match, read_target, release_match
+from tools.gptoss.predict import aiconfigurator_inputs, format_release_match, read_target, release_match
 
 HAVE_AICONFIGURATOR = importlib.util.find_spec("aiconfigurator") is not None
 needs_aiconfigurator = pytest.mark.skipif(
@@ -223,7 +223,7 @@ TUNED = {"agg.yaml": "agg.yaml", "disagg-k8s.yaml": "disagg-k8s-balanced.yaml",
 
 @pytest.fixture(scope="module")
 def predictions():
-    from tools.predict import predict
+    from tools.gptoss.predict import predict
     return {overlay: predict([overlay]) for overlay in OVERLAYS}
 
 
@@ -262,7 +262,7 @@ class TestPredictions:
             assert p["limit"]["factor"] == pytest.approx(EXPECTED_LIMIT_FACTOR[overlay], rel=TOLERANCE)
 
     def test_should_print_in_the_docs_what_it_predicts(self, predictions):
-        # ci/gen-target-figures.py --check, on this module's predictions (plus the trtllm-serve targets on H200).
+        # python -m ci.gptoss_ci.gen_target_figures --check, on this module's predictions (plus the trtllm-serve targets on H200).
         from ci.gptoss_ci import gen_target_figures as figures
         rendered = figures.render(figures.with_other_gpu({o: dict(p) for o, p in predictions.items()}))
         assert [path.name for path, text in rendered.items() if path.read_text() != text] == []
@@ -287,7 +287,7 @@ class TestPredictions:
 
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
     def test_should_predict_trtllm_serve_on_h200(self, overlay):
-        from tools.predict import predict
+        from tools.gptoss.predict import predict
         p = predict([overlay], H200, best=False)
         got = (p["tokens_per_s_per_gpu"], p["tokens_per_s_per_user"], p["ttft_ms"], p["itl_ms"])
         assert got == pytest.approx(EXPECTED_H200_PREDICTION[overlay], rel=TOLERANCE)
@@ -322,7 +322,7 @@ class TestQuantizationModes:
 
         import aiconfigurator_core
         import pandas
-        from tools.predict import MEASURED_MOE_MODES
+        from tools.gptoss.predict import MEASURED_MOE_MODES
         data = Path(aiconfigurator_core.__file__).parent / "systems" / "data"
         measured = {}
         for system in MEASURED_MOE_MODES:
@@ -355,7 +355,7 @@ def literal_prediction(overlay: str) -> dict:
 
 
 class TestDocsFigures:
-    """The README's and docs/targets.md's predicted figures are the tool's (ci/gen-target-figures.py; with
+    """The README's and docs/targets.md's predicted figures are the tool's (python -m ci.gptoss_ci.gen_target_figures; with
     aiconfigurator, TestPredictions.test_should_print_in_the_docs_what_it_predicts runs it), down to its rounding,
     with the benchmark's own queue in the TTFT (issue 46)."""
 
@@ -363,7 +363,7 @@ class TestDocsFigures:
         from ci.gptoss_ci import gen_target_figures as figures
         rendered = figures.render({overlay: literal_prediction(overlay) for overlay in OVERLAYS})
         stale = [path.name for path, text in rendered.items() if path.read_text() != text]
-        assert stale == [], "run ci/gen-target-figures.py (with requirements-predict.txt)"
+        assert stale == [], "run python -m ci.gptoss_ci.gen_target_figures (with requirements-predict.txt)"
 
     def test_should_count_the_benchmarks_queue_in_the_ttft(self):
         from ci.gptoss_ci import gen_target_figures as figures
@@ -374,7 +374,7 @@ class TestDocsFigures:
 
     def test_should_round_as_the_tool_prints(self):
         from ci.gptoss_ci import gen_target_figures as figures
-        from tools.predict import format_prediction  # noqa: F401 (the tool whose rounding the docs follow)
+        from tools.gptoss.predict import format_prediction  # noqa: F401 (the tool whose rounding the docs follow)
         # agg's ITL is 19.65 ms: the tool prints 19.6 (the docs once said 19.7).
         assert figures.latency_figures(literal_prediction("agg.yaml")).endswith(", 19.6 ms")
         assert f"{19.65:.1f}" == "19.6"
@@ -388,7 +388,7 @@ class TestDocsFigures:
         monkeypatch.setattr(figures, "predictions", lambda: {o: literal_prediction(o) for o in OVERLAYS})
         assert figures.main(["--check"]) == 1
         assert capsys.readouterr().err.splitlines() == [
-            f"{tmp_path / name}: predicted figures differ from tools/predict.py's: run ci/gen-target-figures.py"
+            f"{tmp_path / name}: predicted figures differ from tools/predict.py's: run python -m ci.gptoss_ci.gen_target_figures"
             for name in ("README.md", "targets.md")]
         assert figures.main([]) == 0 and figures.main(["--check"]) == 0
 
@@ -398,10 +398,10 @@ class TestOneSetOfFigures:
     per-GPU tables) to the prediction of the rendered engines: one output, one set of figures (issue 46)."""
 
     def test_should_leave_the_table_figures_to_the_prediction(self):
-        import tools.plan
+        import tools.gptoss.plan as plan_module
         objects = render_chart(["disagg-k8s.yaml"])
-        plain = tools.plan.warning_lines(objects)
-        predicted = tools.plan.warning_lines(objects, predicted=True)
+        plain = plan_module.warning_lines(objects)
+        predicted = plan_module.warning_lines(objects, predicted=True)
         assert any("1 prefill GPU serves about 15.0 requests/s" in line for line in plain)
         assert not any("requests/s of 8192 tokens" in line or "30.2 ms/token" in line for line in predicted)
         assert ("  WARNING: prefill-bound by the chart's per-GPU tables: the prediction below models the rendered engines, "
@@ -439,8 +439,8 @@ EXPECTED_PUBLISHED = {
 
 @pytest.fixture(scope="module")
 def rows():
-    """ci/compare-published.py's rows by (ISL, OSL, GPU)."""
-    result = subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "compare-published.py"), "--json"],
+    """ci.gptoss_ci.compare_published's rows by (ISL, OSL, GPU)."""
+    result = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.compare_published", "--json"],
                             capture_output=True, text=True, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stderr[-2000:]
     return {(r["isl"], r["osl"], r["gpu"]): r for r in json.loads(result.stdout)}
@@ -457,7 +457,7 @@ class TestPublishedFigures:
             assert got[key][1] == pytest.approx(predicted, rel=TOLERANCE), key
 
     def test_should_state_the_error_the_plan_prints(self, rows):
-        from tools.predict import PUBLISHED_RATIO
+        from tools.gptoss.predict import PUBLISHED_RATIO
         for gpu, (short, long) in PUBLISHED_RATIO.items():
             assert (rows[(1000, 1000, gpu)]["ratio"], rows[(8192, 1024, gpu)]["ratio"]) == pytest.approx(
                 (short, long), abs=0.02), gpu
@@ -468,4 +468,4 @@ class TestSizingTables:
     def test_should_be_what_the_pinned_model_predicts(self):
         # Regenerates the tables in memory (a few minutes) and compares with the chart's copy.
         from ci.gptoss_ci import gen_sizing_tables as module
-        assert module.render() == module.TARGET.read_text(), "stale: run ci/gen-sizing-tables.py"
+        assert module.render() == module.TARGET.read_text(), "stale: run python -m ci.gptoss_ci.gen_sizing_tables"

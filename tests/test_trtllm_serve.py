@@ -354,8 +354,8 @@ class TestDynamoOnlyValues:
         assert find(render_chart([LOW], values, show_only=[TRTLLM_SERVE_DEPLOYMENT]), "Deployment")
 
     def test_should_keep_the_generated_defaults_current(self, tmp_path, monkeypatch):
-        script = REPO_ROOT / "ci" / "sync-dynamo-defaults.py"
-        assert subprocess.run([sys.executable, str(script), "--check"], capture_output=True).returncode == 0
+        assert subprocess.run([sys.executable, "-m", "ci.gptoss_ci.sync_dynamo_defaults", "--check"], capture_output=True,
+                              cwd=REPO_ROOT).returncode == 0
         from ci.gptoss_ci import sync_dynamo_defaults as sync
         stale = tmp_path / "_dynamo-defaults.tpl"
         stale.write_text(sync.render().replace("replicas: 1", "replicas: 2", 1))

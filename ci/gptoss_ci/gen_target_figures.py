@@ -2,8 +2,8 @@
 --predict` runs): the README's targets table (its Predicted and Speed of light columns) and docs/targets.md's
 predictions per release line.
 
-usage: ci/gen-target-figures.py [--check]   (needs requirements-predict.txt: aiconfigurator; --check writes nothing
-                                            and exits 1 naming each file whose figures drifted from the tool's)
+usage: python -m ci.gptoss_ci.gen_target_figures [--check]   (needs requirements-predict.txt: aiconfigurator; --check
+       writes nothing and exits 1 naming each file whose figures drifted from the tool's)
 
 A figure is printed as the tool prints it (19.65 ms is "19.6", as in `--predict`'s own line), and the TTFT column
 counts the queueing the target's own benchmark creates (`--predict`'s "benchmark: ... wait about N s per request in
@@ -41,7 +41,7 @@ def overlays() -> dict[str, bool]:
 
 def predictions() -> dict[str, dict]:
     """Every overlay's prediction with its best configuration, and the trtllm-serve targets' on OTHER_GPU."""
-    from tools.predict import predict
+    from tools.gptoss.predict import predict
     return with_other_gpu({overlay: predict([str(REPO / "values" / overlay)]) for overlay in overlays()})
 
 
@@ -50,7 +50,7 @@ def with_other_gpu(found: dict[str, dict]) -> dict[str, dict]:
     MoE backend the chart picks there (from the plan)."""
     from tools.gptoss.objects import plan_document
     from tools.gptoss.render import render_chart
-    from tools.predict import predict
+    from tools.gptoss.predict import predict
     for overlay, trtllm_serve in overlays().items():
         if trtllm_serve and overlay in found:
             files = [str(REPO / "values" / overlay)]
@@ -169,11 +169,15 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         stale = [path for path, text in files.items() if path.read_text() != text]
         for path in stale:
-            print(f"{_shown(path)}: predicted figures differ from tools/predict.py's: run ci/gen-target-figures.py",
-                  file=sys.stderr)
+            print(f"{_shown(path)}: predicted figures differ from tools/predict.py's: run python -m "
+                  "ci.gptoss_ci.gen_target_figures", file=sys.stderr)
         return 1 if stale else 0
     for path, text in files.items():
         if path.read_text() != text:
             path.write_text(text)
             print(f"wrote {_shown(path)}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
