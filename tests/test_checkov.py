@@ -128,7 +128,7 @@ class TestObjectWaivers:
                 for v in sources.values()} == {("oci", "imageVolume"), ("s3", None), ("oci", "pull")}
         image_volume = render_chart(["agg.yaml"], targets["agg.yaml + model from an OCI image volume"], show_only=[DGD])
         pods = [p for o in image_volume if o["kind"] == "DynamoGraphDeployment" for p in dgd_pods(o).values()]
-        assert all(p["spec"]["initContainers"][0]["name"] == "verify-model" for p in pods)
+        assert all(p["spec"]["initContainers"][0]["name"] == "check-model" for p in pods)
 
     @pytest.mark.parametrize("overlay", ["agg.yaml", "trtllm-serve-low-latency.yaml"])
     def test_should_not_waive_the_network_policy_check_with_network_policies_on(self, overlay):

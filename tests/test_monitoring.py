@@ -15,7 +15,7 @@ from tests.helpers import (CHART_DIR, DASHBOARD, DGD, DYNAMO_OVERLAYS, INFERENCE
                            refusal_params, render_chart)
 
 ON = {"monitoring": {"podMonitor": {"enabled": True}, "dashboard": {"enabled": True}}}
-TEMPLATES = ["templates/monitoring/podmonitor.yaml", "templates/monitoring/configmap-dashboard.yaml", "templates/monitoring/prometheusrule.yaml"]
+TEMPLATES = ["templates/monitoring/podmonitor.yaml", "templates/monitoring/configmap.yaml", "templates/monitoring/prometheusrule.yaml"]
 DASHBOARD_FILE = CHART_DIR / "dashboards" / "gpt-oss-serving.json"
 # Metric names of the Dynamo 1.2.1 runtime (PRODUCTION-FACTS.md A2 and G: frontend dynamo_frontend_* on the HTTP
 # port; workers dynamo_component_* on the system port). A typo here is an empty panel in Grafana.

@@ -40,7 +40,7 @@ GROVE_13 = {"grove": True, "releaseLine": "1.2", "image": {"tag": "1.3.0"}}
 
 # Image tags the operator reads no version from (runtimeversion.go imageTagPattern).
 UNREADABLE_TAGS = ["1.2.1.post1", "01.2.1", "1.2.1-01", "1.2", "latest-1.2.1", "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"]
-# gpt-oss.checkValues.componentFields (_check-admission.tpl): the fields of a v1beta1 DGD component.
+# gpt-oss.checkValues.componentFields (_check-component-fields.tpl): the fields of a v1beta1 DGD component.
 COMPONENT_FIELD_REFUSALS = [
     Refusal("component-field-owned", "agg.yaml", {"workers": {"componentFields": {"sharedMemorySize": "1Gi"}}},
             "workers.componentFields.sharedMemorySize is set by the chart for nvidia.com/v1beta1 components; "
@@ -49,7 +49,7 @@ COMPONENT_FIELD_REFUSALS = [
             "workers.componentFields.envFromSecret is not a nvidia.com/v1beta1 component field this chart passes through; "
             "allowed: minAvailable, compilationCache,"),
 ]
-# gpt-oss.checkValues.dynamoAdmission (_check-admission.tpl): one case per fail call, then extra cases.
+# gpt-oss.checkValues.dynamoAdmission (_check-dynamo-admission.tpl): one case per fail call, then extra cases.
 ADMISSION_REFUSALS = [
     Refusal("tag-without-version", "agg.yaml", {"dynamo": {"image": {"tag": "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"}}},
             "dynamo.image.tag=sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd " + RUNTIME_VERSION_MESSAGE),

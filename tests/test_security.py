@@ -109,7 +109,7 @@ class TestHardening:
             for init in spec.get("initContainers", []):
                 assert init["securityContext"]["readOnlyRootFilesystem"] is True, (name, init["name"])
                 checked += 1
-        assert checked == 6  # download, smoke test, benchmark + wait-for-model in frontend, prefill, decode
+        assert checked == 6  # download, smoke test, benchmark + check-model in frontend, prefill, decode
 
     def test_should_give_the_download_job_writable_mounts_for_what_it_writes(self):
         [job] = render_chart(["agg.yaml"], show_only=[DOWNLOAD_JOB])
@@ -395,7 +395,7 @@ SECURITY_REFUSALS = [
     Refusal("unpinned-images", "agg.yaml", {"security": {"requireImageDigests": True}},
             "security.requireImageDigests=true, but these images are not pinned by digest: dynamo.image "
             "(nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1), modelCache.download.image "
-            "(ghcr.io/gpt-oss-chart/model-fetch:0.5.2), waitForModel.image (docker.io/library/busybox:1.37.0), smokeTest.image "
+            "(ghcr.io/gpt-oss-chart/model-fetch:0.5.2), smokeTest.image "
             "(docker.io/library/python:3.12.8-slim-bookworm); allowed: a tag of the form <tag>@sha256:<64 hex> or "
             'sha256:<64 hex> in each (docs/security.md, "Pinning images"), or security.requireImageDigests=false'),
     Refusal("proxy-with-credentials", "agg.yaml",
@@ -506,7 +506,7 @@ class TestAllowed:
     def test_should_render_images_pinned_by_digest(self):
         pinned = {"image": {"tag": f"1.0@{DIGEST}"}}
         values = {"security": {"requireImageDigests": True}, "dynamo": {"image": {"tag": DIGEST}, "runtimeVersionOverride": "1.6.1"},
-                  "modelCache": {"download": pinned}, "waitForModel": pinned, "smokeTest": pinned}
+                  "modelCache": {"download": pinned}, "smokeTest": pinned}
         images = {c["image"] for _, spec, containers in pod_specs(render_chart(["agg.yaml"], values))
                   for c in all_containers(spec, containers)}
         assert images and all(image.endswith("@" + DIGEST) for image in images), images

@@ -57,7 +57,7 @@ SCAN_TARGETS = {overlay: {} for overlay in overlays()} | {
                                                             "trtllmServe": {"autoscaling": {"enabled": True}},
                                                             "inferencePool": {"enabled": True}},
 } | {
-    # The model sources that change the pods (docs/model-sources.md): image volumes and their verify-model init
+    # The model sources that change the pods (docs/model-sources.md): image volumes and their check-model init
     # containers in every pod; a download Job with a workload identity, a CA bundle and a proxy; one that pulls
     # an OCI image with the pull secrets.
     "agg.yaml + model from an OCI image volume": {"modelCache": {

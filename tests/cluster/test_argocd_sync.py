@@ -32,7 +32,7 @@ SYNC_TIMEOUT = 240
 DYNAMO_APP = "agg.yaml"
 SERVE_APPS = [name for name in APPLICATIONS
               if RUNTIMES[value_files(gitops.load_example(name))[-1].name] == "trtllm-serve"]
-# The chart's own refusal (templates/validation/_check-hardware.tpl) of the invalid commit below.
+# The chart's own refusal (templates/validation/_check-gpu.tpl) of the invalid commit below.
 REFUSAL = "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=amd64; allowed: gpu.nodeArch=arm64"
 
 

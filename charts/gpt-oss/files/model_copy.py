@@ -4,7 +4,7 @@ A copy is a folder: on the model-cache PVC, under an S3 prefix, or the root of a
 files of one revision (minus the ignore patterns), optionally tiktoken/o200k_base.tiktoken, and
 model-manifest.json: the model id, the revision and every file's path, size and sha256. The manifest's own
 sha256 is what the values pin (modelCache.manifestSha256), the way model.revision pins the Hub's commit.
-tools/mirror-model.py writes copies with this module; the chart's download Job and verify init container read
+tools/mirror-model.py writes copies with this module; the chart's download Job and check-model init container read
 them with it. Standard library only; boto3 is imported when S3 is used.
 """
 from __future__ import annotations

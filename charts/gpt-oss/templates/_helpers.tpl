@@ -70,16 +70,27 @@ securityContext: {{ toYaml .Values.securityContext.pod | nindent 2 }}
 {{- end }}
 
 {{/*
-Name of the ConfigMap with the scripts the Jobs and test hooks run.
+Name of the ConfigMap with the scripts (files/) the Jobs, the test hooks, the check-model init containers and the
+readiness probes run.
 Usage: {{ include "gpt-oss.scriptsConfigMap" . }}
 */}}
 {{- define "gpt-oss.scriptsConfigMap" -}}
 {{- printf "%s-scripts" (include "gpt-oss.fullname" .) }}
 {{- end }}
 
+{{/*
+The scripts ConfigMap as a pod volume named scripts (containers mount it read-only at /opt/gpt-oss/scripts).
+Usage: {{ include "gpt-oss.scriptsVolume" . | nindent 8 }}
+*/}}
+{{- define "gpt-oss.scriptsVolume" -}}
+- name: scripts
+  configMap:
+    name: {{ include "gpt-oss.scriptsConfigMap" . }}
+{{- end }}
+
 
 {{/*
-Container security context of the chart's own utility containers (download, wait, smoke test, benchmark):
+Container security context of the chart's own utility containers (download, check-model, smoke test, benchmark):
 the shared container settings plus a read-only root filesystem, their writes going to mounted volumes.
 Usage: securityContext: {{ include "gpt-oss.readOnlyContainerSecurityContext" . | nindent 12 }}
 */}}
@@ -163,7 +174,6 @@ compares them with the images of the rendered pods.
 Usage: {{ range include "gpt-oss.images" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.images" -}}
-{{- $source := include "gpt-oss.modelSource" . | fromYaml }}
 {{- $dynamo := include "gpt-oss.dynamoImage" . | fromYaml }}
 {{- $images := list }}
 {{- if eq .Values.runtime "dynamo" }}
@@ -178,12 +188,8 @@ Usage: {{ range include "gpt-oss.images" . | fromYamlArray }}
   (include "gpt-oss.image" .Values.inferencePool.endpointPicker.image)) }}
 {{- end }}
 {{- end }}
-{{- if or $source.job $source.imageVolume }}
+{{- /* The download Job and every serving pod's check-model init container run it. */}}
 {{- $images = append $images (dict "key" "modelCache.download.image" "image" (include "gpt-oss.image" .Values.modelCache.download.image)) }}
-{{- end }}
-{{- if not $source.imageVolume }}
-{{- $images = append $images (dict "key" "waitForModel.image" "image" (include "gpt-oss.image" .Values.waitForModel.image)) }}
-{{- end }}
 {{- if .Values.smokeTest.enabled }}
 {{- $images = append $images (dict "key" "smokeTest.image" "image" (include "gpt-oss.image" .Values.smokeTest.image)) }}
 {{- end }}

@@ -96,13 +96,13 @@ affinity: {{ include "gpt-oss.sameNodeAffinity" . | nindent 2 }}
 {{- with .Values.dynamo.imagePullSecrets }}
 imagePullSecrets: {{ toYaml . | nindent 2 }}
 {{- end }}
-initContainers: {{ include "gpt-oss.waitForModelContainer" . | nindent 2 }}
+initContainers: {{ include "gpt-oss.checkModelContainer" (dict "root" . "paths" list) | nindent 2 }}
 volumes:
   {{- include "gpt-oss.modelCache.volume" . | nindent 2 }}
   - name: engine-config
     configMap:
       name: {{ include "gpt-oss.fullname" . }}-engine
-  {{- include "gpt-oss.modelReadyVolumes" . | nindent 2 }}
+  {{- include "gpt-oss.scriptsVolume" . | nindent 2 }}
 {{- end }}
 
 {{/*

@@ -50,7 +50,7 @@ volumes: |-
 
 {{/*
 The download Job's part of source s3: the bucket and prefix of the copy, and the keys as files when a Secret
-holds them (a workload identity needs nothing here: gpt-oss.modelFetchServiceAccount).
+holds them (a workload identity needs nothing here: the source's serviceAccount, gpt-oss.modelSources).
 Usage: {{ $fetch := include "gpt-oss.modelFetch.s3" . | fromYaml }}
 */}}
 {{- define "gpt-oss.modelFetch.s3" -}}
