@@ -77,11 +77,22 @@ def why_not(binaries: Path | None) -> str | None:
     if missing:
         return f"missing {', '.join(missing)} (.ci/run installs the node's Debian packages)"
     if LOCK.exists():
-        other = LOCK.read_text().strip()
-        if Path(other, "pids.json").exists():
+        other = Path(LOCK.read_text().strip())
+        if (other / "pids.json").exists() and not clear_stale_lock(other, binaries):
             return (f"another node runs on this machine (state {other}; one node per machine: "
                     f"python -m ci.gptoss_ci.control_plane stop --dir {other})")
     return None
+
+
+def clear_stale_lock(other: Path, binaries: Path | None) -> bool:
+    """Restore the host after a node none of whose recorded processes still runs (its session was killed); True if so."""
+    recorded = json.loads((other / "pids.json").read_text())
+    if any(processes.alive(entry) for entry in recorded.values()):
+        return False
+    print(f"node: the node recorded in {other} runs no process any more; restoring the host it left", flush=True)
+    problems = stop(other, binaries)
+    LOCK.unlink(missing_ok=True)
+    return not problems
 
 
 def write_configs(state: Path, pki: Path, server: str) -> dict[str, Path]:
