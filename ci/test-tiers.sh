@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every tier, as CI runs it (the README's test command), on three control planes on 127.0.0.1 (ci/control-plane.py),
+# Every tier, as CI runs it (the README's test command), on three control planes on 127.0.0.1 (python -m ci.gptoss_ci.control_plane),
 # so that nothing one group of tests does reaches another and all three groups run at once:
 #   cluster plane: pytest -n 3 --dist loadfile -m "not serial and not node"   (every tier, three workers)
 #   serial plane:  pytest -m serial   (the tests that restart the API server or etcd, or hold the fake GPU nodes)
@@ -29,9 +29,9 @@ background=()
 stop_planes() {
   for pid in "${background[@]}"; do kill -- "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
   for plane in "$node_plane" "$serial_plane" "$cluster_plane"; do
-    "$PYTHON" ci/control-plane.py stop --dir "$plane"
+    "$PYTHON" -m ci.gptoss_ci.control_plane stop --dir "$plane"
   done
-  "$PYTHON" ci/control-plane.py leftovers || exit 1
+  "$PYTHON" -m ci.gptoss_ci.control_plane leftovers || exit 1
 }
 trap stop_planes EXIT
 trap 'exit 130' INT TERM
@@ -40,7 +40,7 @@ trap 'exit 130' INT TERM
 start_plane() {
   local folder="$1" started=0
   shift
-  env "$@" "$PYTHON" ci/control-plane.py start --dir "$folder" || started=$?
+  env "$@" "$PYTHON" -m ci.gptoss_ci.control_plane start --dir "$folder" || started=$?
   if [[ $started -ne 0 && ( $started -ne 3 || "${CI:-}" == "true" ) ]]; then
     exit "$started"
   fi

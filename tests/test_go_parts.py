@@ -1,4 +1,4 @@
-"""The cluster tier's own parts: Go programs built from pinned modules (ci/go_parts.py), the processes the tiers
+"""The cluster tier's own parts: Go programs built from pinned modules (python -m ci.gptoss_ci.go_parts), the processes the tiers
 start and must end (ci/gptoss_ci/processes.py), and the node's socket paths (ci/gptoss_ci/node)."""
 from __future__ import annotations
 

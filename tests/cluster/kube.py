@@ -103,7 +103,7 @@ def probe(kubeconfig: Path, timeout: float = 5.0):
 
 def component_running(api_client, name: str, fresh_seconds: float = 60.0) -> bool:
     """Whether a control-plane component (kube-scheduler, kube-controller-manager) runs: its leader-election
-    Lease in kube-system was renewed lately. Works the same on kind, a real cluster and ci/control-plane.py."""
+    Lease in kube-system was renewed lately. Works the same on kind, a real cluster and python -m ci.gptoss_ci.control_plane."""
     import datetime
 
     from kubernetes import client
