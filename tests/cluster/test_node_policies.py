@@ -1,7 +1,7 @@
 """The chart's NetworkPolicies, enforced by a real policy engine on the kubelet node (issue 47).
 
 kube-router, with its network-policy controller alone (ci/gptoss_ci/node/policies.py), enforces the policies of a
-trtllm-serve release and of a Dynamo release, both with networkPolicy.enabled, on the node of ci/node.py. Every path
+trtllm-serve release and of a Dynamo release, both with networkPolicy.enabled, on the node of ci/gptoss_ci/node. Every path
 of PATHS is tried from a pod's own network namespace (tests/cluster/netprobe.py: the packets leave the pod's interface
 with its address), and each must be open or closed as the table says; every target is first checked to listen (from
 the host, which kube-router always lets through), so a closed path is one the policies closed.

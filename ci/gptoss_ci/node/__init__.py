@@ -48,7 +48,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import CI, REPO, processes
+from .. import REPO, processes
 from ..binaries import find_binaries
 from . import containerd, dns, host, kubelet, networking, policies
 # The node's names, addresses and paths, for the control plane and the node tests (node.NODE_NAME, node.socket()).
@@ -58,8 +58,9 @@ from .layout import (BRIDGE, CLUSTER_DOMAIN, CNI_BIN, CNI_NETWORK, FAKE_HUB_PORT
 from .host import mounts_under  # noqa: F401  (the control plane's stop never deletes through a mount)
 from .kubelet import label_node  # noqa: F401  (the node tests label it again)
 
-# The command file that runs this module's main (the node-dns watcher is started through it).
-COMMAND = CI / "node.py"
+# This package's main (`python -m ci.gptoss_ci.node`, from the checkout, as the control plane runs): the node-dns
+# watcher and the policy tests' test host are started through it.
+COMMAND = [sys.executable, "-m", "ci.gptoss_ci.node"]
 
 
 def why_not(binaries: Path | None) -> str | None:
@@ -128,7 +129,7 @@ def start(state: Path, binaries: Path, pki: Path, server: str, spawn, api) -> st
     hosts_file(state).write_text("")
     spawn(state, "dnsmasq", dns.dnsmasq_argv(state))
     proxy = (binaries / "kube-proxy").is_file()
-    spawn(state, "node-dns", [sys.executable, str(COMMAND), "dns", "--dir", str(state)]
+    spawn(state, "node-dns", [*COMMAND, "dns", "--dir", str(state)]
           + ([] if proxy else ["--endpoints"]))
     spawn(state, "kubelet", [str(binaries / "kubelet"), "--config", str(configs["kubelet"]),
                              "--kubeconfig", str(configs["kubelet-kubeconfig"]), "--root-dir", str(node / "kubelet"),

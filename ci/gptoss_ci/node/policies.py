@@ -1,7 +1,7 @@
 """The node's NetworkPolicy engine, and a test host of the node's own that pods must not reach: the node tests of the
 chart's NetworkPolicies (tests/cluster/test_node_policies.py) start and stop both.
 
-The node's bridge CNI ignores NetworkPolicy. kube-router (`ci/go_parts.py build kube-router`, from the module pinned in
+The node's bridge CNI ignores NetworkPolicy. kube-router (`python -m ci.gptoss_ci.go_parts build kube-router`, from the module pinned in
 ci/go/kube-router) enforces it with iptables and ipsets when it runs with its firewall (network-policy) controller
 alone: no routing (--run-router=false: no BGP, routes or CNI configuration), no service proxy (--run-service-proxy=false:
 kube-proxy keeps the Services), no load-balancer allocator, and no health, metrics or pprof listener. It reads the
@@ -31,7 +31,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -60,7 +59,7 @@ def record_file(state: Path) -> Path:
 def why_not(binaries: Path | None) -> str | None:
     """None when the policy engine can start here, else why not."""
     if binaries is None or not (binaries / ENGINE).is_file():
-        return f"no {ENGINE} binary (ci/go_parts.py build kube-router; .ci/run builds it)"
+        return f"no {ENGINE} binary (python -m ci.gptoss_ci.go_parts build kube-router; .ci/run builds it)"
     missing = [tool for tool in ("ipset", "iptables-save", "iptables-restore", "ip", "nsenter") if not shutil.which(tool)]
     if missing:
         return f"missing {', '.join(missing)} (.ci/run installs the node's Debian packages, ipset among them)"
@@ -152,7 +151,7 @@ def start(state: Path, binary: Path, spawn) -> str:
     and return once it has written its first full sync. Raises SystemExit when it does not."""
     if record_file(state).exists():
         raise SystemExit(f"{record_file(state)} exists: a policy engine of this node was not stopped "
-                         f"(ci/control-plane.py stop --dir {state} undoes it)")
+                         f"(python -m ci.gptoss_ci.control_plane stop --dir {state} undoes it)")
     record = {"snapshot": snapshot(), "chains": host.chains(), "ipsets": ipset_names()}
     record_file(state).write_text(json.dumps(record, indent=1))
     log = state / "logs" / f"{ENGINE}.log"
@@ -207,13 +206,13 @@ def _run(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run(list(argv), capture_output=True, text=True)
 
 
-def start_test_host(state: Path, spawn, command: Path) -> None:
-    """The test host: its listeners (`command listen`) started in a network namespace of their own (`unshare --net`,
+def start_test_host(state: Path, spawn, command: list[str]) -> None:
+    """The test host: its listeners (`command` + listen) started in a network namespace of their own (`unshare --net`,
     recorded as `policy-test-host` in pids.json: the namespace lives exactly as long as they do, and no mount names
     it), joined to the host by a veth pair, with its address and its route back to the pods."""
     if Path(f"/sys/class/net/{TEST_HOST_LINK}").exists():
         raise SystemExit(f"link {TEST_HOST_LINK} exists already: another test host runs, or one was left behind")
-    spawn(state, "policy-test-host", ["unshare", "--net", "--", sys.executable, str(command), "listen"])
+    spawn(state, "policy-test-host", ["unshare", "--net", "--", *command, "listen"])
     pid = str(json.loads((state / "pids.json").read_text())["policy-test-host"]["pid"])
     inside = ("nsenter", f"--net=/proc/{pid}/ns/net", "--", "ip")
     steps = [("ip", "link", "add", TEST_HOST_LINK, "type", "veth", "peer", "name", TEST_HOST_PEER, "netns", pid),
