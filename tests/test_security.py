@@ -3,7 +3,8 @@ import re
 
 import pytest
 
-from tests.helpers import CHART_DIR, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, dgd_components, render_chart
+from tests.helpers import (CHART_DIR, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, TRTLLM_SERVE_OVERLAYS, dgd_components,
+                           render_chart)
 
 API_VERSIONS = ["nvidia.com/v1beta1"]
 
@@ -172,3 +173,29 @@ def _pod_labels(objects):
         elif obj["kind"] == "DynamoGraphDeployment":
             for component in obj["spec"]["components"]:
                 yield component["name"], component["podTemplate"]["metadata"]["labels"]
+
+
+class TestNetworkPolicyTestHooks:
+    """networkPolicy.clients narrows who reaches the entry point, never the release's own test hooks: on the node,
+    kube-router refused the smoke test until they had an ingress rule of their own (tests/cluster/test_node_policies.py,
+    smoke-test-to-server)."""
+
+    def policies(self, overlay, clients):
+        objects = render_chart([overlay], {"networkPolicy": {"enabled": True, "clients": clients}},
+                               show_only=[NETWORK_POLICIES])
+        return {o["metadata"]["name"]: o["spec"] for o in objects if o["kind"] == "NetworkPolicy"}
+
+    @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
+    def test_should_let_the_test_hooks_reach_the_entry_port_beside_narrowed_clients(self, overlay):
+        release = {"app.kubernetes.io/name": "gpt-oss", "app.kubernetes.io/instance": "gpt-oss"}
+        hooks = self.policies(overlay, [{"namespaceSelector": {"matchLabels": {"team": "apps"}}}])[
+            "gpt-oss-test-clients-ingress"]
+        assert hooks == {
+            "podSelector": {"matchLabels": {**release, "app.kubernetes.io/component": "trtllm-serve"}},
+            "policyTypes": ["Ingress"],
+            "ingress": [{"from": [{"podSelector": {"matchLabels": release, "matchExpressions": [
+                {"key": "app.kubernetes.io/component", "operator": "In", "values": ["smoke-test", "benchmark"]}]}}],
+                "ports": [{"port": 8000, "protocol": "TCP"}]}]}
+
+    def test_should_add_no_rule_while_every_client_may_come(self):
+        assert "gpt-oss-test-clients-ingress" not in self.policies(TRTLLM_SERVE_OVERLAYS[0], [])

@@ -15,9 +15,9 @@ and finish under the policies, from the fake Hub (the chart's Hub mirror on the 
 Beyond each release's own pods: a pod with no label of the chart, a pod labelled as another release
 (app.kubernetes.io/instance: other) in the same namespace, the other release's pods in the other namespace, pods in a
 "platform" namespace (NATS and etcd stand-ins, and a client there: the trtllm-serve release names that namespace in
-networkPolicy.clients), and the test host (ci/gptoss_ci/node/policies.py): an address of the node's own that no policy
-names, listening on the ports the policies open somewhere (53, 443, 2379, 4222, 6443) and on one they open nowhere
-(8080).
+networkPolicy.clients), and the test host (ci/gptoss_ci/node/policies.py): an address of the node's own (198.18.0.2)
+that no policy names, listening on the ports the policies open somewhere (53, 443, 2379, 4222, 6443) and on one they
+open nowhere (8080).
 
 MUTATIONS show that the probes see the policies and nothing else: each removes one rule, or widens one to any address,
 in the live NetworkPolicies, and the path that rule decides flips; the rendered policy put back, it flips back.
@@ -165,10 +165,15 @@ def drop_dns(policies: list[dict]) -> None:
                                     if not any(p.get("port") == 53 for p in rule.get("ports") or [])]
 
 
-def drop_serving_ingress(policies: list[dict]) -> None:
+def drop_serving_rules(policies: list[dict]) -> None:
+    """The serving pods' rules for each other, in and out. One of the two is not enough to close the path on
+    kube-router: it evaluates a policy of both types as one chain for the sender's egress and the receiver's ingress
+    alike, so the egress rule `to: serving pods` also admits the worker's ingress from the frontend (and the ingress
+    rule the frontend's egress)."""
     for policy in policies:
-        policy["spec"]["ingress"] = [rule for rule in policy["spec"].get("ingress") or []
-                                     if not any(_serving_selector(peer) for peer in rule.get("from") or [])]
+        for direction, peers in (("ingress", "from"), ("egress", "to")):
+            policy["spec"][direction] = [rule for rule in policy["spec"].get(direction) or []
+                                         if not any(_serving_selector(peer) for peer in rule.get(peers) or [])]
 
 
 def drop_download_egress(policies: list[dict]) -> None:
@@ -206,7 +211,7 @@ class Mutation:
 
 MUTATIONS = [
     Mutation("dns-rule-removed", "serve", drop_dns, "server-resolves-its-service"),
-    Mutation("serving-ingress-removed", "dynamo", drop_serving_ingress, "frontend-to-worker"),
+    Mutation("serving-rules-removed", "dynamo", drop_serving_rules, "frontend-to-worker"),
     Mutation("download-egress-removed", "serve", drop_download_egress, "download-to-hub"),
     Mutation("serving-egress-to-any-address", "dynamo", widen_serving_egress, "worker-to-test-host-8080"),
     Mutation("download-egress-to-any-address", "serve", widen_download_egress, "download-to-test-host-8080"),
@@ -608,7 +613,8 @@ class TestPolicyEngine:
                   if detail not in ("connected",) and not detail.startswith("answered")}
         assert not silent, silent
 
-    def test_should_download_the_model_under_the_policies(self, setup):
+    def test_should_download_the_model_under_the_policies(self, setup, record_property):
+        record_property("seconds", json.dumps(setup.seconds))
         assert setup.facts["serve/download"] == 1 and setup.facts["dynamo/download"] == 1, setup.facts
 
     def test_should_pass_the_smoke_test_with_the_clients_narrowed(self, setup):

@@ -19,15 +19,16 @@ stop() then compares the host's iptables (every table of both families) and ipse
 difference: none when the host is as it was found, except the chains kube-proxy rewrites whenever a Service comes or
 goes (KUBE_PROXY_SERVICE_CHAINS), which follow the cluster's Services, not the policy engine.
 
-The test host: a network namespace of its own joined to the host by a veth pair, at TEST_HOST, an address of
-TEST-NET-1 (RFC 5737: documentation addresses, which no network routes), so nothing a pod sends there leaves this
-machine. Pods reach it through the host (routed, as to any address off the node; ip_forward is on while the node
-runs); it answers on TEST_HOST_TCP_PORTS and UDP 53. An address no policy names: a pod that reaches it could reach
-any address.
+The test host: a network namespace of its own joined to the host by a veth pair, at TEST_HOST (198.18.0.2, of the
+range RFC 2544 reserves for benchmarking; never an address this machine has or routes elsewhere: start_test_host checks),
+so nothing a pod sends there leaves this machine. Pods reach it through the host (routed, as to any address off the
+node; ip_forward is on while the node runs); it answers on TEST_HOST_TCP_PORTS and UDP 53. An address no policy names:
+a pod that reaches it could reach any address.
 """
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -46,8 +47,11 @@ KUBE_PROXY_SERVICE_CHAINS = ("KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-NO
                              "KUBE-SVC-", "KUBE-SEP-", "KUBE-EXT-", "KUBE-SVL-", "KUBE-FW-")
 TEST_HOST_LINK = "gptoss-th0"  # the host's end of the veth pair; gptoss-th1 is the test host's
 TEST_HOST_PEER = "gptoss-th1"
-TEST_HOST_GATEWAY = "192.0.2.1"
-TEST_HOST = "192.0.2.2"
+# 198.18.0.0/15 is reserved for benchmarking networks (RFC 2544); start_test_host refuses when this machine already has
+# an address or a route in the /30 (TEST-NET-1, 192.0.2.0/24, is this VM's own network).
+TEST_HOST_NETWORK = "198.18.0.0/30"
+TEST_HOST_GATEWAY = "198.18.0.1"
+TEST_HOST = "198.18.0.2"
 TEST_HOST_TCP_PORTS = (53, 443, 2379, 4222, 6443, 8080)
 BANNER = b"gpt-oss test host\n"
 
@@ -212,8 +216,18 @@ def start_test_host(state: Path, spawn, command: list[str]) -> None:
     it), joined to the host by a veth pair, with its address and its route back to the pods."""
     if Path(f"/sys/class/net/{TEST_HOST_LINK}").exists():
         raise SystemExit(f"link {TEST_HOST_LINK} exists already: another test host runs, or one was left behind")
+    taken = taken_by_this_machine(TEST_HOST_NETWORK)
+    if taken:
+        raise SystemExit(f"the test host's network {TEST_HOST_NETWORK} is this machine's already: {'; '.join(taken)}")
     spawn(state, "policy-test-host", ["unshare", "--net", "--", *command, "listen"])
     pid = str(json.loads((state / "pids.json").read_text())["policy-test-host"]["pid"])
+    own = os.readlink("/proc/self/ns/net")
+    deadline = time.monotonic() + 10
+    while os.readlink(f"/proc/{pid}/ns/net") == own:  # unshare has not made its namespace yet
+        if time.monotonic() > deadline:
+            stop_test_host(state)
+            raise SystemExit("test host: its listeners never got a network namespace of their own")
+        time.sleep(0.05)
     inside = ("nsenter", f"--net=/proc/{pid}/ns/net", "--", "ip")
     steps = [("ip", "link", "add", TEST_HOST_LINK, "type", "veth", "peer", "name", TEST_HOST_PEER, "netns", pid),
              ("ip", "addr", "add", f"{TEST_HOST_GATEWAY}/30", "dev", TEST_HOST_LINK),
@@ -227,6 +241,35 @@ def start_test_host(state: Path, spawn, command: list[str]) -> None:
         if result.returncode != 0:
             stop_test_host(state)
             raise SystemExit(f"test host: {' '.join(step)}: {result.stderr.strip()}")
+    import socket
+    deadline = time.monotonic() + 30
+    while True:  # its listeners bind once the address is there
+        try:
+            socket.create_connection((TEST_HOST, TEST_HOST_TCP_PORTS[-1]), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                stop_test_host(state)
+                raise SystemExit(f"test host: nothing listens on {TEST_HOST}:{TEST_HOST_TCP_PORTS[-1]} within 30s") from None
+            time.sleep(0.1)
+
+
+def taken_by_this_machine(network: str) -> list[str]:
+    """This machine's addresses and routes (any table, default routes aside) that overlap `network`."""
+    import ipaddress
+    wanted = ipaddress.ip_network(network)
+    found = []
+    for line in _run("ip", "-o", "-4", "addr").stdout.splitlines():
+        address = line.split()[3]
+        if ipaddress.ip_interface(address).network.overlaps(wanted):
+            found.append(f"address {address} on {line.split()[1]}")
+    for line in _run("ip", "-4", "route", "show", "table", "all").stdout.splitlines():
+        words = line.split()
+        kinds = ("unicast", "local", "broadcast", "multicast", "anycast", "throw", "unreachable", "prohibit", "blackhole", "nat")
+        target = words[1] if words[0] in kinds else words[0]
+        if target != "default" and ipaddress.ip_network(target, strict=False).overlaps(wanted):
+            found.append(f"route {line.strip()}")
+    return found
 
 
 def stop_test_host(state: Path) -> None:
