@@ -16,8 +16,8 @@ Beyond each release's own pods: a pod with no label of the chart, a pod labelled
 (app.kubernetes.io/instance: other) in the same namespace, the other release's pods in the other namespace, pods in a
 "platform" namespace (NATS and etcd stand-ins, and a client there: the trtllm-serve release names that namespace in
 networkPolicy.clients), and the test host (ci/gptoss_ci/node/policies.py): an address of the node's own (198.18.0.2)
-that no policy names, listening on the ports the policies open somewhere (53, 443, 2379, 4222, 6443) and on one they
-open nowhere (8080).
+that no policy that no policy names, listening on the ports the policies open somewhere (53, 443, 2379, 4222, 6443, and the fake
+Hub's 8780) and on one they open nowhere (8080).
 
 MUTATIONS show that the probes see the policies and nothing else: each removes one rule, or widens one to any address,
 in the live NetworkPolicies, and the path that rule decides flips; the rendered policy put back, it flips back.
@@ -112,6 +112,8 @@ PATHS = [
     Path_("download-to-server", "serve/download", "serve/server", 8000, False, "the download Job reaches its source only"),
     Path_("download-to-test-host-8080", "serve/download", "test-host", 8080, False,
           "the download Job: its source's ports only"),
+    Path_("download-to-test-host-443", "serve/download", "test-host", 443, False,
+          "its source's ports only: the mirror's, not the Hub's 443"),
     Path_("smoke-test-to-test-host-443", "serve/smoke-test", "test-host", 443, False, "the test hooks reach the entry only"),
     Path_("unlabelled-to-worker", "dynamo/unlabelled", "dynamo/worker", 9090, False,
           "only serving pods reach a worker beyond the entry port"),
@@ -128,19 +130,19 @@ PATHS = [
     Path_("worker-to-test-host-8080", "dynamo/worker", "test-host", 8080, False, "no rule names this address or port"),
     # --- what today's rules leave open (issue 44 narrows the `narrowed` ones) ----------------------------------
     Path_("unlabelled-to-worker-entry-port", "dynamo/unlabelled", "dynamo/worker", 8000, True,
-          "the clients' rule selects every serving pod: workers too take the entry port from anyone", narrowed=True),
+          "the clients' rule: on every serving pod, workers too (narrowed: the entry pods only)", narrowed=True),
     Path_("worker-to-test-host-4222", "dynamo/worker", "test-host", NATS_PORT, True,
-          "NATS by port only (dynamoPlatformEgress): any address", narrowed=True),
+          "NATS: port 4222 at any address (narrowed: networkPolicy.nats peers)", narrowed=True),
     Path_("worker-to-test-host-2379", "dynamo/worker", "test-host", ETCD_PORT, True,
-          "etcd by port only (dynamoPlatformEgress): any address", narrowed=True),
+          "etcd: port 2379 at any address (narrowed: networkPolicy.etcd peers)", narrowed=True),
     Path_("worker-to-test-host-6443", "dynamo/worker", "test-host", 6443, True,
-          "the API server by port only (dynamoPlatformEgress): any address", narrowed=True),
+          "the API server: port 6443 at any address (narrowed: networkPolicy.apiServer peers)", narrowed=True),
     Path_("worker-to-test-host-443", "dynamo/worker", "test-host", 443, True,
-          "the API server by port only (dynamoPlatformEgress): any address", narrowed=True),
-    Path_("server-to-test-host-dns", "serve/server", "test-host", 53, True, "DNS by port only: any address",
-          kind="dns", narrowed=True),
-    Path_("download-to-test-host-443", "serve/download", "test-host", 443, True,
-          "downloadEgressTo empty: any address on the source's ports"),
+          "the API server: port 443 at any address (narrowed: networkPolicy.apiServer peers)", narrowed=True),
+    Path_("server-to-test-host-dns", "serve/server", "test-host", 53, True,
+          "DNS: port 53 at any address (narrowed: networkPolicy.dns peers)", kind="dns", narrowed=True),
+    Path_("download-to-test-host-8780", "serve/download", "test-host", NODE.FAKE_HUB_PORT, True,
+          "downloadEgressTo empty: its source's port (the mirror's) at any address"),
     Path_("unlabelled-to-nats", "dynamo/unlabelled", "platform/nats", NATS_PORT, True,
           "NATS is the platform's: the chart polices its own pods only"),
 ]

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from .. import processes
 from . import host
-from .layout import NODE_NAME, POD_CIDR, SERVICE_CIDR, node_dir
+from .layout import FAKE_HUB_PORT, NODE_NAME, POD_CIDR, SERVICE_CIDR, node_dir
 
 ENGINE = "kube-router"
 OWN_CHAINS = ("KUBE-ROUTER-", "KUBE-NWPLCY-", "KUBE-POD-FW-")
@@ -52,7 +52,7 @@ TEST_HOST_PEER = "gptoss-th1"
 TEST_HOST_NETWORK = "198.18.0.0/30"
 TEST_HOST_GATEWAY = "198.18.0.1"
 TEST_HOST = "198.18.0.2"
-TEST_HOST_TCP_PORTS = (53, 443, 2379, 4222, 6443, 8080)
+TEST_HOST_TCP_PORTS = (53, 443, 2379, 4222, 6443, FAKE_HUB_PORT, 8080)  # the ports some policy opens; 8080 none
 BANNER = b"gpt-oss test host\n"
 
 
