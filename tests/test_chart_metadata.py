@@ -56,8 +56,8 @@ class TestHelpers:
 class TestLayout:
     """Templates one folder per component (docs/contributing.md), with what every component shares on top."""
 
-    SHARED = ["NOTES.txt", "_checkov.tpl", "_helpers.tpl", "_plan.tpl", "_sizing-tables.tpl", "configmap-plan.yaml",
-              "configmap-scripts.yaml"]
+    SHARED = ["NOTES.txt", "_checkov.tpl", "_helpers.tpl", "_plan-document.tpl", "_plan-gpu.tpl", "_plan-shutdown.tpl",
+              "_plan-warnings.tpl", "_plan.tpl", "_sizing-tables.tpl"]
 
     def test_should_keep_only_shared_templates_on_top(self):
         assert sorted(p.name for p in (CHART_DIR / "templates").iterdir() if p.is_file()) == self.SHARED
@@ -66,13 +66,32 @@ class TestLayout:
         folders = sorted(p.name for p in (CHART_DIR / "templates").iterdir() if p.is_dir())
         documented = re.findall(r"^\| `([a-z-]+)/` \|", (REPO_ROOT / "docs" / "contributing.md").read_text(), re.M)
         assert folders == sorted(documented) == [
-            "autoscaling", "disruption", "dynamo", "endpoint-picker", "engine", "exposure", "model-cache",
-            "monitoring", "planner", "tests", "trtllm-serve", "validation"]
+            "autoscaling", "benchmark", "disruption", "dynamo", "endpoint-picker", "engine", "exposure", "model-cache",
+            "monitoring", "plan", "planner", "scripts", "smoke-test", "trtllm-serve", "validation"]
 
-    def test_should_keep_each_components_helpers_beside_its_templates(self):
-        for folder in (p for p in (CHART_DIR / "templates").iterdir() if p.is_dir() and p.name != "tests"):
-            assert list(folder.glob("_*.tpl")), f"{folder.name}/ has no _<concern>.tpl"
+    def test_should_keep_one_folder_level_with_templates_in_each(self):
+        for folder in (p for p in (CHART_DIR / "templates").iterdir() if p.is_dir()):
             assert list(folder.glob("*.yaml")), f"{folder.name}/ has no template"
+            assert not [p for p in folder.iterdir() if p.is_dir()], f"{folder.name}/ has a folder: one level only"
+
+    def test_should_name_each_template_component_slash_kind(self):
+        # docs/contributing.md: <component>/<kind>.yaml, the kind in lower case; check-values.yaml renders no object.
+        misnamed = {}
+        for path in sorted((CHART_DIR / "templates").glob("*/*.yaml")):
+            kinds = set(re.findall(r"^kind: (\w+)$", path.read_text(), re.M))
+            if path.name != "check-values.yaml" and {kind.lower() for kind in kinds} != {path.stem}:
+                misnamed[path.relative_to(CHART_DIR).as_posix()] = sorted(kinds)
+        assert misnamed == {}
+
+    def test_should_name_each_validation_file_after_the_concern_it_defines(self):
+        # _check-<concern>.tpl defines gpt-oss.checkValues.<concern> (camelCase), and no other concern.
+        misnamed = {}
+        for path in sorted((CHART_DIR / "templates" / "validation").glob("_check-*.tpl")):
+            concern = re.sub(r"-(\w)", lambda m: m.group(1).upper(), path.stem.removeprefix("_check-"))
+            defined = re.findall(r'\{\{- define "gpt-oss\.checkValues\.(\w+)" -\}\}', path.read_text())
+            if path.name != "_check-values.tpl" and defined != [concern]:
+                misnamed[path.name] = defined
+        assert misnamed == {}
 
 
 class TestTemplateLines:

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -214,6 +215,22 @@ class TestDocs:
             todo += [(page.parent / t.partition("#")[0]).resolve() for t in relative_links(page) if t.partition("#")[0]]
         assert [str(p.relative_to(REPO_ROOT)) for p in sorted((REPO_ROOT / "docs").glob("*.md"))
                 if p.resolve() not in reached] == []
+
+    def test_should_tell_a_new_user_where_the_shared_files_the_linting_and_helm_are(self, monkeypatch):
+        # A plain clone with ../shared beside it (issue 46): the README names the folder and its variable, the CRD
+        # fetch that then downloads nothing (tests/test_fetch_crds.py, TestSharedFolder), the linting CI runs, and
+        # where `python -m ci.gptoss_ci.go_parts build helm` puts helm, the way go_parts computes it.
+        from ci.gptoss_ci import go_parts
+        text = README.read_text()
+        setup = text[text.index("## Quick start"):text.index("## Install")]
+        for needed in ("`../shared`", "`GPT_OSS_SHARED_DIR`", "-m ci.gptoss_ci.fetch_crds", "bash ci/lint.sh"):
+            assert needed in setup, needed
+        monkeypatch.delenv("GPT_OSS_GO_CACHE", raising=False)
+        where = go_parts.bin_dir("helm")
+        assert where.parent.name.startswith("helm-") and where.name == "bin"
+        said = f"`{where.parent.parent.as_posix().replace(str(Path.home()), '~')}/helm-<key>/bin/helm`"
+        assert said in text
+        assert 'export PATH="$(python3 -m ci.gptoss_ci.go_parts where helm):$PATH"' in text
 
     def test_should_list_every_target_in_the_readme_and_the_chart_readme(self):
         overlays = sorted(path.name for path in (REPO_ROOT / "values").glob("*.yaml"))

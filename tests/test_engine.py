@@ -590,8 +590,8 @@ ENGINE_REFUSALS = [
             "trtllmServe.allowUnlistedRelease=true to check it against a shared list read from a 1.2/1.3-era TensorRT-LLM "
             "source, of no release in particular (the plan then warns)"),
     Refusal("trtllm-serve-release-of-a-digest", "trtllm-serve-low-latency.yaml",
-            {"trtllmServe": {"image": {"tag": "sha256:0123abcd"}}},
-            "trtllmServe.image.tag=sha256:0123abcd names no TensorRT-LLM release, so the chart cannot check "
+            {"trtllmServe": {"image": {"tag": "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"}}},
+            "trtllmServe.image.tag=sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd names no TensorRT-LLM release, so the chart cannot check "
             "trtllmServe.engine against the keys it accepts", extra=True),
     Refusal("no-kv-transfer-backend", "8xb200-single-node.yaml", {"workers": {"decode": {"engine": {"cache_transceiver_config": None}}}},
             "workers.decode.engine.cache_transceiver_config.backend is not set: prefill and decode exchange the KV cache "

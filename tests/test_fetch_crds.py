@@ -87,8 +87,10 @@ def serve():
         server.close()
 
 
-def fetch(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+def fetch(*args: str, shared=None) -> subprocess.CompletedProcess:
+    """The command, with no ../shared (or with `shared` as it) and no GPT_OSS_CRDS_DIR: what it must fetch itself."""
+    env = {"PATH": "/usr/bin:/bin", "GPT_OSS_SHARED_DIR": str(shared or REPO_ROOT / "no-shared-folder")}
+    return subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT, env=env)
 
 
 def sha256(path) -> str:
@@ -183,6 +185,40 @@ class TestFetch:
         assert result.returncode == 1
         assert result.stderr.splitlines() == [
             f"error: cannot fetch {server.url}/dynamo/crds/nvidia.com_dynamocheckpoints.yaml: HTTP 404 File not found"]
+
+
+class TestSharedFolder:
+    """A plain clone with ../shared beside it (the README's set-up): nothing to download, every copy checked."""
+
+    def test_should_verify_the_shared_copies_and_fetch_nothing(self, mirror, tmp_path):
+        unreachable = "http://127.0.0.1:9"  # discard: a download would fail the run
+        result = fetch("--dest", str(tmp_path / "crds"), "--base-url", unreachable, shared=mirror)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == [
+            f"17 of 17 pinned CRDs ready: 17 verified where the tests read them first (7 in {mirror}/dynamo/crds, 3 in "
+            f"{mirror}/keda/crds, 6 in {mirror}/gateway-api/crds, 1 in {mirror}/gateway-api-inference-extension/crds), "
+            f"0 fetched into {tmp_path / 'crds'}, 0 already there"]
+        assert list((tmp_path / "crds").iterdir()) == []
+
+    def test_should_fetch_only_what_the_shared_folder_lacks(self, mirror, serve, tmp_path):
+        shared = tmp_path / "shared"
+        shutil.copytree(mirror, shared)
+        (shared / "keda" / "crds" / "keda.sh_scaledobjects.yaml").unlink()
+        server = serve(mirror)
+        result = fetch("--dest", str(tmp_path / "crds"), "--base-url", server.url, shared=shared)
+        assert result.returncode == 0, result.stderr
+        assert server.requests == ["/keda/crds/keda.sh_scaledobjects.yaml"]
+        assert [p.name for p in (tmp_path / "crds").iterdir()] == ["keda.sh_scaledobjects.yaml"]
+
+    def test_should_refuse_a_shared_copy_that_differs_from_its_pin(self, mirror, tmp_path):
+        shared = tmp_path / "shared"
+        shutil.copytree(mirror, shared)
+        route = shared / "gateway-api" / "crds" / "gateway.networking.k8s.io_httproutes.yaml"
+        route.write_text(route.read_text().replace("maxItems: 16", "maxItems: 64", 1))
+        result = fetch("--dest", str(tmp_path / "crds"), "--base-url", "http://127.0.0.1:9", shared=shared)
+        assert result.returncode == 1
+        assert result.stderr.startswith(f"error: {route}: sha256 {sha256(route)} does not match the pinned "), result.stderr
+        assert "tests read it before any fetched copy" in result.stderr
 
 
 class TestWhere:

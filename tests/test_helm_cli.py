@@ -115,3 +115,31 @@ class TestValuesAsTheCliMergesThem:
         assert by_cli.returncode == 0, by_cli.stderr
         rendered = helm_python.Chart.load(probe_chart).render(values, name="probe")["probe/templates/values.yaml"]
         assert load_yaml_all(rendered) == load_yaml_all(by_cli.stdout)
+
+
+@pytest.fixture(scope="module")
+def argocd_helm() -> str:
+    folder = GO_PARTS.built("argocd")
+    if folder is None:
+        pytest.skip("Argo CD's helm is not built: python -m ci.gptoss_ci.go_parts build argocd")
+    return str(folder / "helm")
+
+
+class TestArgoCdHelm:
+    """Argo CD's repo-server renders with the helm v3 its image ships (ci/go/argocd/helm): the same objects, so an
+    Application and a `helm install` of the same values name and shape everything alike."""
+
+    def test_should_be_the_helm_argocd_ships(self, argocd_helm):
+        version = subprocess.run([argocd_helm, "version", "--template", "{{ .Version }}"], capture_output=True,
+                                 text=True, timeout=30, check=True).stdout.strip()
+        assert version == "v3.16.3"
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_render_what_the_sdk_renders(self, argocd_helm, overlay):
+        # Helm 3 kept values.yaml's null defaults as keys, which changed the download Job's hashed name.
+        result = cli_template(argocd_helm, "-f", str(VALUES_DIR / overlay))
+        assert result.returncode == 0, result.stderr
+        from_cli = [doc for doc in load_yaml_all(result.stdout) if doc]
+        from_sdk = render_chart(values_files=[overlay])
+        key = lambda doc: (doc["kind"], doc["metadata"]["name"])  # noqa: E731
+        assert sorted(from_cli, key=key) == sorted(from_sdk, key=key)

@@ -14,7 +14,7 @@ import sys
 import pytest
 import yaml
 
-from tests.helpers import (BENCHMARK_JOB, CHART_DIR, DGD, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, REPO_ROOT, SCRIPTS,
+from tests.helpers import (NETWORK_POLICY_ON, BENCHMARK_JOB, CHART_DIR, DGD, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, REPO_ROOT, SCRIPTS,
                            ChartRenderError, Refusal, assert_refused, dgd_pods, find,
                            refusal_params, render_chart, render_error, render_notes)
 
@@ -34,7 +34,7 @@ SOURCES = {
                                 "oci": {"repository": REPOSITORY, "digest": DIGEST, "mount": "pull"}}},
     "pvc": {"modelCache": {"source": "pvc", "manifestSha256": MANIFEST, "existingClaim": "gpt-oss-weights"}},
 }
-JOB = "templates/model-cache/job-model-download.yaml"
+JOB = "templates/model-cache/job.yaml"
 
 
 def pods(objects: list[dict]) -> dict[str, dict]:
@@ -97,12 +97,14 @@ class TestEverySourceRenders:
             assert mount == {"name": "model-cache", "readOnly": True,
                              "mountPath": "/model-cache/openai/gpt-oss-120b" if image_volume else "/model-cache"}
             ready = [c["name"] for c in model_pods[name]["initContainers"]] if name in model_pods else []
-            assert ready == ["verify-model" if image_volume else "wait-for-model"], name
+            assert ready == ["check-model"], name
+            check = env_of(model_pods[name]["initContainers"][0])
+            assert check["CHECK"] == ("verify" if image_volume else "marker"), name
 
 
 # Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
 # message; tests/test_check_values.py counts them against the fail calls.
-# gpt-oss.checkValues.modelSource (_check-model-cache.tpl): what each source needs, one way for credentials.
+# gpt-oss.checkValues.modelSource (_check-model-source.tpl): what each source needs, one way for credentials.
 MODEL_SOURCE_REFUSALS = [
     Refusal("removed-huggingface-hub-version", "agg.yaml", {"modelCache": {"download": {"huggingfaceHubVersion": "0.35.3"}}},
             "modelCache.download.huggingfaceHubVersion=0.35.3 was removed in 0.3.0: the download Job installs nothing at "
@@ -257,7 +259,7 @@ class TestDownloadJobPerSource:
     def test_should_let_the_job_reach_only_its_source_ports(self, source, extra, ports):
         values = json.loads(json.dumps(SOURCES[source]))
         values.setdefault("modelCache", {}).update(extra.get("modelCache", {}))
-        values["networkPolicy"] = {"enabled": True}
+        values["networkPolicy"] = NETWORK_POLICY_ON
         policy = find(render_chart(["agg.yaml"], values,
                                    show_only=[NETWORK_POLICIES]), "NetworkPolicy", "gpt-oss-model-download")
         assert [p["port"] for p in policy["spec"]["egress"][0]["ports"]] == ports
@@ -273,7 +275,7 @@ class TestImageVolume:
         for component, pod in dgd_pods(dgd).items():
             verify = pod["spec"]["initContainers"][0]
             env = env_of(verify)
-            assert (verify["name"], env["SOURCE"], env["MANIFEST_SHA256"]) == ("verify-model", "verify", MANIFEST)
+            assert (verify["name"], env["CHECK"], env["MANIFEST_SHA256"]) == ("check-model", "verify", MANIFEST)
             assert env["MODEL_DIR"] == "/model-cache/openai/gpt-oss-120b"
             assert verify["securityContext"]["readOnlyRootFilesystem"] is True
             # The frontend reads only the vocabulary: it checks only that.
@@ -300,7 +302,7 @@ class TestNotes:
                 f"a manifest other than sha256 {MANIFEST} (modelCache.manifestSha256)"]),
         ("oci-imageVolume", [f"1. Model (oci): from the OCI image {REPOSITORY}@{DIGEST}",
                              "Disk: each node running a worker or the frontend holds the image",
-                             "Workers check the image in their verify-model init container"]),
+                             "Workers check the image in their check-model init container"]),
         ("pvc", ["1. Model (pvc): from the copy already on the claim gpt-oss-weights in /model-cache/openai/gpt-oss-120b",
                  "Follow the check: kubectl logs -n llm -f job/gpt-oss-model-download-"]),
     ], ids=["huggingface", "s3", "oci-imageVolume", "pvc"])
@@ -337,7 +339,7 @@ class TestPlan:
                                  json.dumps(SOURCES["oci-imageVolume"])], capture_output=True, text=True, cwd=REPO_ROOT)
         assert result.returncode == 0, result.stderr
         assert f"from the OCI image {REPOSITORY}@{DIGEST}" in result.stdout
-        assert (f"checked: verify-model init containers check every file against manifest sha256 {MANIFEST} before the "
+        assert (f"checked: check-model init containers check every file against manifest sha256 {MANIFEST} before the "
                 "containers of gpt-oss/Frontend, gpt-oss/TRTLLMWorker start") in result.stdout
         assert "disk: each node running them holds the image in its container runtime's image store; no PVC" in result.stdout
 

@@ -15,7 +15,7 @@ from tests.helpers import (CHART_DIR, DASHBOARD, DGD, DYNAMO_OVERLAYS, INFERENCE
                            refusal_params, render_chart)
 
 ON = {"monitoring": {"podMonitor": {"enabled": True}, "dashboard": {"enabled": True}}}
-TEMPLATES = ["templates/monitoring/podmonitor.yaml", "templates/monitoring/configmap-dashboard.yaml", "templates/monitoring/prometheusrule.yaml"]
+TEMPLATES = ["templates/monitoring/podmonitor.yaml", "templates/monitoring/configmap.yaml", "templates/monitoring/prometheusrule.yaml"]
 DASHBOARD_FILE = CHART_DIR / "dashboards" / "gpt-oss-serving.json"
 # Metric names of the Dynamo 1.2.1 runtime (PRODUCTION-FACTS.md A2 and G: frontend dynamo_frontend_* on the HTTP
 # port; workers dynamo_component_* on the system port). A typo here is an empty panel in Grafana.
@@ -307,7 +307,7 @@ def test_should_refuse_what_would_read_nothing(case):
 
 
 class TestReleasesThatServeTheGauges:
-    @pytest.mark.parametrize("tag", ["1.3.0", "1.3.1rc2", "sha256:0123abcd", "1.3.0rc23"])
+    @pytest.mark.parametrize("tag", ["1.3.0", "1.3.1rc2", "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd", "1.3.0rc23"])
     def test_should_render_the_pool_on_a_release_with_the_gauges_or_an_unknown_one(self, tag):
         objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
                                                                    "trtllmServe": {"image": {"tag": tag},

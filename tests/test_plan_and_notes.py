@@ -9,7 +9,7 @@ import pytest
 from tests.helpers import OVERLAYS, REPO_ROOT, RUNTIMES, plan_document, render_chart, render_notes
 from tools.gptoss.plan import main as plan_main
 
-PLAN = "templates/configmap-plan.yaml"
+PLAN = "templates/plan/configmap.yaml"
 Result = collections.namedtuple("Result", "returncode stdout stderr")
 TLS_INGRESS = {"ingress": {"enabled": True, "hosts": [
     {"host": "a.example.com", "paths": [{"path": "/", "pathType": "Prefix"}]},

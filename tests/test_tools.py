@@ -22,7 +22,7 @@ import helm_python
 import pytest
 import yaml
 
-from tests.helpers import OVERLAYS, REPO_ROOT, load_chart, load_values, render_chart, render_manifests
+from tests.helpers import NETWORK_POLICY_ON, OVERLAYS, REPO_ROOT, load_chart, load_values, render_chart, render_manifests
 from tools.gptoss.manifests import template_output
 from tools.gptoss.values import ValuesError, merge_values
 
@@ -378,7 +378,7 @@ def helm_release_manifest(overlay: str, values: dict) -> str:
 
 
 EVERY_KIND = {"ingress": {"enabled": True, "hosts": [{"host": "a.example.com", "paths": [{"path": "/", "pathType": "Prefix"}]}]},
-              "networkPolicy": {"enabled": True}, "planner": {"enabled": True, "rbac": {"create": True}},
+              "networkPolicy": NETWORK_POLICY_ON, "planner": {"enabled": True, "rbac": {"create": True}},
               "frontend": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}
 
 
@@ -389,7 +389,7 @@ class TestManifests:
         ours = template_output(render_manifests([overlay], values))
         helms = helm_release_manifest(overlay, values).strip() + "\n"
         assert ours.startswith(helms)
-        assert ours[len(helms):].startswith("---\n# Source: gpt-oss/templates/tests/pod-smoke-test.yaml\n")
+        assert ours[len(helms):].startswith("---\n# Source: gpt-oss/templates/smoke-test/pod.yaml\n")
 
     def test_should_order_by_kind_as_helm_installs(self, run_tool):
         result = run_tool("-f", "values/agg.yaml", "--manifests")
@@ -398,9 +398,9 @@ class TestManifests:
         # PodDisruptionBudget, ConfigMap, PersistentVolumeClaim, Job (InstallOrder), then the DynamoGraphDeployment (a
         # kind Helm does not know: last); then the test hooks, Pod before Job.
         assert sources == ["disruption/poddisruptionbudget.yaml", "disruption/poddisruptionbudget.yaml",
-                           "configmap-plan.yaml", "configmap-scripts.yaml", "engine/configmap-engine.yaml",
-                           "model-cache/persistentvolumeclaim.yaml", "model-cache/job-model-download.yaml",
-                           "dynamo/dynamographdeployment.yaml", "tests/pod-smoke-test.yaml", "tests/job-benchmark.yaml"]
+                           "engine/configmap.yaml", "plan/configmap.yaml", "scripts/configmap.yaml",
+                           "model-cache/persistentvolumeclaim.yaml", "model-cache/job.yaml",
+                           "dynamo/dynamographdeployment.yaml", "smoke-test/pod.yaml", "benchmark/job.yaml"]
         printed = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
         key = lambda o: (o["kind"], o["metadata"]["name"])  # noqa: E731
         assert sorted(printed, key=key) == sorted(render_chart(["agg.yaml"]), key=key)

@@ -260,14 +260,14 @@ class TestPod:
     def test_should_wait_for_the_model_then_allow_an_hour_for_the_load(self):
         deployment, container, _ = server(HIGH)
         pod = deployment["spec"]["template"]["spec"]
-        assert [c["name"] for c in pod["initContainers"]] == ["wait-for-model"]
+        assert [c["name"] for c in pod["initContainers"]] == ["check-model"]
         assert {"name": "model-cache", "mountPath": "/model-cache", "readOnly": True} in container["volumeMounts"]
         assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": "gpt-oss-model-cache"}} in pod["volumes"]
         health = {"httpGet": {"path": "/health", "port": "http"}}
         # 360 tries x 10 s = trtllmServe.startupTimeoutSeconds 3600.
         assert container["startupProbe"] == {**health, "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 360}
         # Readiness asks /v1/models, unless the pod is draining (tests/test_graceful_shutdown.py).
-        assert "http://127.0.0.1:8000/v1/models" in container["readinessProbe"]["exec"]["command"][2]
+        assert container["readinessProbe"]["exec"]["command"][-2:] == ["8000", "gpt-oss-120b"]
         assert container["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
 
     def test_should_follow_the_startup_timeout(self):

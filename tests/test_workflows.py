@@ -43,12 +43,13 @@ def tiers(runs: list[str]) -> set[str]:
 
 class TestWorkflows:
     def test_should_cover_every_tier_that_ci_runs(self):
-        # .ci/run runs ci/test-tiers.sh: every tier in parallel workers, the serial tests and the node tests, at once,
+        # .ci/run runs ci/test-tiers.sh: every tier in parallel workers, the serial, node and Argo CD tests, at once,
         # each group on a control plane of its own (README, docs/testing.md).
         assert "bash ci/test-tiers.sh" in CI_RUN
-        assert '"$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node"' in TEST_TIERS
+        assert '"$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node and not argocd"' in TEST_TIERS
         assert '"$PYTHON" -m pytest -m serial' in TEST_TIERS
         assert '"$PYTHON" -m pytest -m node' in TEST_TIERS
+        assert '"$PYTHON" -m pytest -m argocd' in TEST_TIERS
         assert set().union(*(tiers(runs) for _, runs in JOBS)) == {"not e2e and not cluster", "e2e", "cluster"}
 
     def test_should_install_what_ci_installs_across_the_jobs(self):

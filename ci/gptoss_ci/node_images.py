@@ -14,10 +14,10 @@ outside the checkout: $GPT_OSS_NODE_IMAGES, default ~/.cache/gpt-oss/node-images
 
 The images, and what each stands in for (tests say so where they use them):
   pause    catatonit -P from Debian's catatonit: the sandbox (pause) image containerd starts for every pod.
-  busybox  Debian's busybox-static, with its applet links: the chart's wait-for-model init container.
   python   debootstrap --variant=minbase bookworm + python3 + pip, then the pip packages of the chart's Jobs:
            the download image's pinned requirements (images/model-fetch/requirements.txt) and aiperf from
-           requirements-e2e.txt (the benchmark). Stands in for the model-fetch image (built from
+           requirements-e2e.txt (the benchmark). Stands in for the model-fetch image (the download Job and the
+           check-model init containers; built from
            images/model-fetch/Containerfile on python:3.12.8-slim-bookworm) and for
            docker.io/library/python:3.12.8-slim-bookworm (the smoke test): Debian's Python is 3.11.
   serving  the same base + ai-dynamo from requirements-e2e.txt (Dynamo frontend and mocker) + the stand-in
@@ -67,15 +67,13 @@ class Image:
     files: dict[str, str] = field(default_factory=dict)  # path in the image -> repo file
     links: dict[str, str] = field(default_factory=dict)  # path in the image -> symlink target
     config: dict = field(default_factory=dict)  # OCI image config (Entrypoint, Cmd, Env, WorkingDir)
-    busybox_links: bool = False
+    busybox_links: bool = False  # a busybox-static image: link its applets (bin/sh, ...); part of every image's key
 
 
 IMAGES = [
     Image("pause", ["pause"], "the pause (sandbox) image: Debian's catatonit in pause mode",
           debs=["catatonit"], config={"Entrypoint": ["/usr/bin/catatonit", "-P"]}),
-    Image("busybox", ["wait-for-model"], "docker.io/library/busybox: Debian's busybox-static with its applets",
-          debs=["busybox-static"], busybox_links=True, config={"Cmd": ["sh"]}),
-    Image("python", ["download", "smoke-test"],
+    Image("python", ["download", "check-model", "smoke-test"],
           "the model-fetch and docker.io/library/python images: Debian bookworm's python3 (3.11) with the Jobs' "
           "pinned pip packages", apt=PYTHON_APT, pip=["images/model-fetch/requirements.txt", "requirements-e2e.txt:aiperf"],
           config={"Cmd": ["python3"]}),
@@ -110,7 +108,7 @@ def rendered_images() -> dict[str, str]:
         "pause": PAUSE_IMAGE,
         "download": job["spec"]["template"]["spec"]["containers"][0]["image"],
         "smoke-test": smoke["spec"]["containers"][0]["image"],
-        "wait-for-model": next(c["image"] for c in deployment["initContainers"] if c["name"] == "wait-for-model"),
+        "check-model": next(c["image"] for c in deployment["initContainers"] if c["name"] == "check-model"),
         "trtllm-serve": next(c["image"] for c in deployment["containers"] if c["name"] == "trtllm-serve"),
         "dynamo-runtime": frontend["image"],
     }

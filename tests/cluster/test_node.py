@@ -14,7 +14,7 @@ ConfigMap in each namespace) and the release pins the manifest sha256 tools/mirr
 made through the same fake Hub (modelCache.manifestSha256), as a user does before pointing the chart at a mirror.
 
 trtllm-serve: the whole release runs: the download Job (its pod killed mid-download, the kubelet killed too),
-the server's wait-for-model init container, its readiness probe, the Service by name (cluster DNS, kube-proxy),
+the server's check-model init container, its readiness probe, the Service by name (cluster DNS, kube-proxy),
 `helm test` (smoke test and AIPerf benchmark), the disruption budget against evictions and a drain.
 Dynamo: the DynamoGraphDeployment needs the Dynamo operator, which this tier lacks; everything else runs: the
 download Job, the test hooks, against a stand-in `<release>-frontend` built from the DGD's own frontend pod.
@@ -160,7 +160,6 @@ def node_values(target: str, hub: HubMirror, extra: dict | None = None) -> dict:
         "modelCache": {"huggingface": {"endpoint": hub.url}, "manifestSha256": hub.manifest_sha256,
                        "caBundle": {"configMap": CA_CONFIGMAP},
                        "download": {"image": {"pullPolicy": "Never"}, "resources": small}},
-        "waitForModel": {"image": {"pullPolicy": "Never"}},
         "smokeTest": {"image": {"pullPolicy": "Never"}, "maxTokens": 16, "readyTimeoutSeconds": 300},
         "benchmark": {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"}, "concurrency": 2,
                       "requestCount": 8, "inputTokensMean": 64, "outputTokensMean": 16, "readyTimeoutSeconds": 300,
@@ -393,7 +392,7 @@ def served(node, hub, cluster_access, k8s) -> Run:
         run.seconds["download"] = round(time.monotonic() - run.started, 1)
         run.facts["hub_requests"] = list(hub.fake.requests)
 
-        # The servers: released by wait-for-model, then Ready (readiness probe on /health).
+        # The servers: released by check-model, then Ready (readiness probe on /v1/models).
         deployment = find(run.objects, "Deployment")["metadata"]["name"]
         wait_ready(k8s, namespace.name, deployment, SERVE_REPLICAS, f"{SERVE_REPLICAS} Ready trtllm-serve pods")
         run.seconds["ready"] = round(time.monotonic() - run.started, 1)
@@ -525,14 +524,14 @@ class TestTrtllmServeOnTheNode:
         assert deleted["name"] not in [p["metadata"]["name"] for p in job_pods if p["status"]["phase"] == "Succeeded"]
         assert any(p["status"]["phase"] == "Succeeded" for p in job_pods), [p["status"]["phase"] for p in job_pods]
 
-    def test_should_release_the_servers_with_wait_for_model_and_pass_their_readiness_probe(self, served):
+    def test_should_release_the_servers_with_check_model_and_pass_their_readiness_probe(self, served):
         require(served, "service_from_host")
         servers = [p for p in served.pods.values() if p["metadata"]["labels"].get("app.kubernetes.io/component")
                    == "trtllm-serve"]
         assert len(servers) >= SERVE_REPLICAS
         for pod in servers[:SERVE_REPLICAS]:
-            init = served.logs.get(pod["metadata"]["name"], {}).get("wait-for-model", "")
-            assert "model cache ready" in init, f"{pod['metadata']['name']} wait-for-model: {init}"
+            init = served.logs.get(pod["metadata"]["name"], {}).get("check-model", "")
+            assert "model cache ready" in init, f"{pod['metadata']['name']} check-model: {init}"
         assert served.seconds["ready"] > 0
 
     def test_should_answer_on_the_service_by_cluster_ip(self, served):
@@ -596,7 +595,7 @@ class TestOtherTrtllmServeTargetOnTheNode:
         server = [logs for name, logs in served_again.logs.items() if "trtllm-serve" in name]
         # The stand-in read this target's own command line (its GPU flags are named in its log).
         assert server and "stand-in for trtllm-serve" in server[0]["trtllm-serve"], server
-        assert "wait-for-model" in server[0] and "model cache ready" in server[0]["wait-for-model"], server
+        assert "check-model" in server[0] and "model cache ready" in server[0]["check-model"], server
 
 
 # --- Dynamo: everything but the DGD (no operator in this tier) -----------------------------------------
@@ -731,7 +730,7 @@ class TestDynamoTargetOnTheNodeWithoutTheOperator:
         files = dynamo_run.facts["volume"]
         assert any(".download-complete-" in p for p in files), sorted(files)
         stand_in = [logs for name, logs in dynamo_run.logs.items() if name.startswith("gpt-oss-frontend-")]
-        assert stand_in and "model cache ready" in stand_in[0]["wait-for-model"], stand_in
+        assert stand_in and "model cache ready" in stand_in[0]["check-model"], stand_in
 
     def test_should_pass_helm_test_against_the_frontend_stand_in_dgd_needs_the_operator(self, dynamo_run):
         require(dynamo_run, "helm_test")
@@ -827,7 +826,7 @@ class TestRuntimeSecurity:
         labels = k8s.core.read_namespace(run.namespace).metadata.labels
         assert labels.get("pod-security.kubernetes.io/enforce") == "restricted"
         names = {c.name for c in containers}
-        ran = {"download", "wait-for-model", "smoke-test"} | (set() if flow == "served_again" else {"aiperf"})
+        ran = {"download", "check-model", "smoke-test"} | (set() if flow == "served_again" else {"aiperf"})
         assert ran <= names, names
 
     def test_should_never_fail_for_permissions(self, flow, request):

@@ -9,24 +9,24 @@ the host, which kube-router always lets through), so a closed path is one the po
 The sources are the release's own pods where they run (the trtllm-serve server, the Dynamo frontend stand-in of
 test_node.py) and, for the roles whose pods come and go (the download Job, the test hooks) or that the tier has no
 pod for (a Dynamo worker, NATS and etcd: the operator and the platform are not here), stand-in pods carrying exactly
-the labels the chart renders for that role (a busybox `sleep`, or a Python listener). The download Jobs themselves run
+the labels the chart renders for that role (a `sleep`, or a Python listener). The download Jobs themselves run
 and finish under the policies, from the fake Hub (the chart's Hub mirror on the node's address).
 
 Beyond each release's own pods: a pod with no label of the chart, a pod labelled as another release
 (app.kubernetes.io/instance: other) in the same namespace, the other release's pods in the other namespace, pods in a
 "platform" namespace (NATS and etcd stand-ins, and a client there: the trtllm-serve release names that namespace in
 networkPolicy.clients), and the test host (ci/gptoss_ci/node/policies.py): an address of the node's own (198.18.0.2)
-that no policy that no policy names, listening on the ports the policies open somewhere (53, 443, 2379, 4222, 6443, and the fake
+that no policy names, listening on the ports the policies open somewhere (53, 443, 2379, 4222, 6443, and the fake
 Hub's 8780) and on one they open nowhere (8080).
 
 MUTATIONS show that the probes see the policies and nothing else: each removes one rule, or widens one to any address,
 in the live NetworkPolicies, and the path that rule decides flips; the rendered policy put back, it flips back.
 The last test stops the engine and the test host and checks that the host's iptables and ipsets are as they were found.
 
-The narrower egress rules of issue 44 (DNS at the cluster DNS's pods, NATS, etcd and the API server at named peers)
-are given peers here when the chart has those values (policy_values): the node's DNS (dnsmasq on the node's address),
-this test's NATS and etcd pods, the node's address as the API server. Under them the rows marked `narrowed` in PATHS
-close: once those rules are merged, their `open` becomes False, and nothing else changes.
+The narrower egress rules of issue 44 (DNS, NATS, etcd and the API server at named peers, the entry port on the entry
+pods only) get the node's peers here when the chart has those values (policy_values): the node's DNS (dnsmasq on the
+node's address), this test's NATS and etcd pods, the node's address as the API server. The rows marked `narrowed` in
+PATHS are the paths they closed: open under the rules before them, each other row as it is now.
 """
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ class Path_:
     open: bool
     why: str
     kind: str = "tcp"
-    narrowed: bool = False  # issue 44's rules close it
+    narrowed: bool = False  # closed by issue 44's narrowing: open under the rules before it
 
 
 PATHS = [
@@ -128,19 +128,20 @@ PATHS = [
     Path_("download-to-etcd", "dynamo/download", "platform/etcd", ETCD_PORT, False,
           "only the frontend and workers reach the platform"),
     Path_("worker-to-test-host-8080", "dynamo/worker", "test-host", 8080, False, "no rule names this address or port"),
-    # --- what today's rules leave open (issue 44 narrows the `narrowed` ones) ----------------------------------
-    Path_("unlabelled-to-worker-entry-port", "dynamo/unlabelled", "dynamo/worker", 8000, True,
-          "the clients' rule: on every serving pod, workers too (narrowed: the entry pods only)", narrowed=True),
-    Path_("worker-to-test-host-4222", "dynamo/worker", "test-host", NATS_PORT, True,
-          "NATS: port 4222 at any address (narrowed: networkPolicy.nats peers)", narrowed=True),
-    Path_("worker-to-test-host-2379", "dynamo/worker", "test-host", ETCD_PORT, True,
-          "etcd: port 2379 at any address (narrowed: networkPolicy.etcd peers)", narrowed=True),
-    Path_("worker-to-test-host-6443", "dynamo/worker", "test-host", 6443, True,
-          "the API server: port 6443 at any address (narrowed: networkPolicy.apiServer peers)", narrowed=True),
-    Path_("worker-to-test-host-443", "dynamo/worker", "test-host", 443, True,
-          "the API server: port 443 at any address (narrowed: networkPolicy.apiServer peers)", narrowed=True),
-    Path_("server-to-test-host-dns", "serve/server", "test-host", 53, True,
-          "DNS: port 53 at any address (narrowed: networkPolicy.dns peers)", kind="dns", narrowed=True),
+    # --- closed since issue 44 named every egress's peers (`narrowed`: open under the rules before it) --------
+    Path_("unlabelled-to-worker-entry-port", "dynamo/unlabelled", "dynamo/worker", 8000, False,
+          "the entry port on the entry pods only (before the narrowing: every serving pod)", narrowed=True),
+    Path_("worker-to-test-host-4222", "dynamo/worker", "test-host", NATS_PORT, False,
+          "NATS at the networkPolicy.nats peers only (before: port 4222 at any address)", narrowed=True),
+    Path_("worker-to-test-host-2379", "dynamo/worker", "test-host", ETCD_PORT, False,
+          "etcd at the networkPolicy.etcd peers only (before: port 2379 at any address)", narrowed=True),
+    Path_("worker-to-test-host-6443", "dynamo/worker", "test-host", 6443, False,
+          "the API server at the networkPolicy.apiServer peers only (before: 6443 at any address)", narrowed=True),
+    Path_("worker-to-test-host-443", "dynamo/worker", "test-host", 443, False,
+          "the API server at the networkPolicy.apiServer peers only (before: 443 at any address)", narrowed=True),
+    Path_("server-to-test-host-dns", "serve/server", "test-host", 53, False,
+          "DNS at the networkPolicy.dns peers only (before: port 53 at any address)", kind="dns", narrowed=True),
+    # --- open by design -----------------------------------------------------------------------------------------
     Path_("download-to-test-host-8780", "serve/download", "test-host", NODE.FAKE_HUB_PORT, True,
           "downloadEgressTo empty: its source's port (the mirror's) at any address"),
     Path_("unlabelled-to-nats", "dynamo/unlabelled", "platform/nats", NATS_PORT, True,
@@ -286,15 +287,15 @@ LISTENER = ("import asyncio, sys\n"
 
 
 def stand_in_pod(name: str, labels: dict, role: str, ports: tuple[int, ...] = ()) -> dict:
-    """A pod with `labels` (and PROBE_LABEL: role): a Python listener on `ports`, else a busybox `sleep`, under
-    PodSecurity restricted."""
-    images = real.IMAGES.rendered_images()
+    """A pod with `labels` (and PROBE_LABEL: role): a Python listener on `ports`, else a `sleep`, under PodSecurity
+    restricted, in the download Job's image (the node has it: Debian's python3 and coreutils)."""
+    image = real.IMAGES.rendered_images()["download"]
     command = (["python3", "-c", LISTENER, *map(str, ports)] if ports else ["sleep", "3600"])
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "labels": {**labels, PROBE_LABEL: role}},
             "spec": {"automountServiceAccountToken": False, "enableServiceLinks": False,
                      "terminationGracePeriodSeconds": 1, "securityContext": RESTRICTED_POD,
-                     "containers": [{"name": "main", "image": images["download" if ports else "wait-for-model"],
+                     "containers": [{"name": "main", "image": image,
                                      "imagePullPolicy": "Never", "command": command,
                                      "securityContext": RESTRICTED_CONTAINER,
                                      "resources": {"requests": {"cpu": "10m", "memory": "16Mi"},

@@ -27,8 +27,11 @@ from .render import NAMESPACE, RELEASE_NAME, ChartRenderError, parse_manifests, 
 from .values import ValuesError, deep_merge
 
 
-def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, namespace: str = NAMESPACE) -> str:
-    """The plan of one release: each part a function of the rendered objects (the plan document among them)."""
+def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, namespace: str = NAMESPACE,
+         predicted: bool = False) -> str:
+    """The plan of one release: each part a function of the rendered objects (the plan document among them).
+
+    predicted: a prediction follows (--predict); the warnings leave their table-read figures to it."""
     objects = parse_manifests(render_manifests(values_files, values, name=name, namespace=namespace))
     lines = runtime_lines(objects)
     lines += engine_key_lines(objects)
@@ -37,7 +40,7 @@ def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, 
     lines += scaling_lines(objects)
     lines += monitoring_lines(objects)
     lines += benchmark_lines(objects, name, namespace)
-    lines += warning_lines(objects)
+    lines += warning_lines(objects, predicted)
     return "\n".join(lines)
 
 
@@ -104,14 +107,8 @@ def _model_pods(objects: list[dict]) -> dict[str, dict]:
         if kind in ("Job", "Deployment"):
             found[f"{kind} {name}"] = obj["spec"]["template"]["spec"]
         elif kind == "DynamoGraphDeployment":
-            for component in obj["spec"].get("components", []):
+            for component in obj["spec"]["components"]:
                 found[f"{name}/{component['name']}"] = component["podTemplate"]["spec"]
-            for key, service in obj["spec"].get("services", {}).items():
-                spec = dict(service["extraPodSpec"])
-                main = spec.pop("mainContainer")
-                # The operator gives the main container the service's envs too.
-                spec["containers"] = [dict(main, env=service.get("envs", []) + main.get("env", []))]
-                found[f"{name}/{key}"] = spec
     return {where: spec for where, spec in found.items()
             if any(v["name"] == "model-cache" for v in spec.get("volumes", []))}
 
@@ -125,9 +122,9 @@ def model_source_lines(objects: list[dict]) -> list[str]:
     job_env = {e["name"]: e.get("value", "") for e in jobs[0]["spec"]["template"]["spec"]["containers"][0]["env"]} \
         if jobs else {}
     images = {v["image"]["reference"] for v in volumes.values() if "image" in v}
-    verify = next((c for spec in pods.values() for c in spec.get("initContainers", []) if c["name"] == "verify-model"),
-                  None)
-    env = job_env or {e["name"]: e.get("value", "") for e in (verify or {}).get("env", [])}
+    check = next((c for spec in pods.values() for c in spec.get("initContainers", []) if c["name"] == "check-model"),
+                 None)
+    env = job_env or {e["name"]: e.get("value", "") for e in (check or {}).get("env", [])}
     model = f"{env.get('MODEL_ID', '?')}@{env.get('MODEL_REVISION', '?')}"
     pinned = env.get("MANIFEST_SHA256", "")
     source = job_env.get("SOURCE") or ("oci" if images else "?")
@@ -144,14 +141,14 @@ def model_source_lines(objects: list[dict]) -> list[str]:
                       + (f", trusting {job_env['CA_BUNDLE_FILE']}" if "CA_BUNDLE_FILE" in job_env else ""))
     manifest = f"manifest sha256 {pinned}" if pinned else ""
     if images:
-        lines.append(f"    checked: verify-model init containers check every file against {manifest} before "
+        lines.append(f"    checked: check-model init containers check every file against {manifest} before "
                      f"the containers of {', '.join(sorted(w for w in pods if '/' in w or w.startswith('Deployment')))} start")
         lines.append("    disk: each node running them holds the image in its container runtime's image store; no PVC")
     else:
         against = " and ".join(x for x in ("the Hub's sizes and hashes" if source == "huggingface" else "", manifest) if x)
         job = f"Job {jobs[0]['metadata']['name']}" if jobs else "no Job (modelCache.download.enabled=false)"
         lines.append(f"    checked: {job} checks every file against {against}, then writes the ready marker the "
-                     "pods' wait-for-model init containers wait for")
+                     "pods' check-model init containers wait for")
         claims = sorted({v["persistentVolumeClaim"]["claimName"] for v in volumes.values()
                          if "persistentVolumeClaim" in v})
         for claim in claims:
@@ -256,9 +253,20 @@ def benchmark_lines(objects: list[dict], name: str = RELEASE_NAME, namespace: st
             "    " + " ".join(args)]
 
 
-def warning_lines(objects: list[dict]) -> list[str]:
-    """The plan document's sizing warnings (the chart's gpt-oss.warnings, which NOTES.txt lists too), one line each."""
+# The chart's prefill-bound warning reads per-GPU tables; --predict models the rendered engines. One output states
+# one set of figures: with a prediction, the warning keeps its verdict and reason and leaves the figures to it.
+PREFILL_BOUND = "prefill-bound: "
+PREDICTED_PREFILL_BOUND = ("prefill-bound by the chart's per-GPU tables: the prediction below models the rendered "
+                           "engines, and its prefill and decode requests/s stand for the tables' figures")
+
+
+def warning_lines(objects: list[dict], predicted: bool = False) -> list[str]:
+    """The plan document's sizing warnings (the chart's gpt-oss.warnings, which NOTES.txt lists too), one line each;
+    predicted: the prefill-bound one without its table-read figures (the prediction follows)."""
     warnings = plan_document(objects)["warnings"]
+    if predicted:
+        warnings = [PREDICTED_PREFILL_BOUND + (f"; expected: {w.split('; expected: ', 1)[1]}" if "; expected: " in w else "")
+                    if w.startswith(PREFILL_BOUND) else w for w in warnings]
     return [f"  WARNING: {w}" for w in warnings] or ["  No sizing warnings."]
 
 
@@ -305,7 +313,7 @@ def main(argv=None) -> int:
         if args.manifests:
             write(template_output(render_manifests([], values, name=name, namespace=namespace)))
             return 0
-        write(plan([], values, name=name, namespace=namespace) + "\n")
+        write(plan([], values, name=name, namespace=namespace, predicted=args.predict) + "\n")
         if args.predict:
             from .predict import PredictionError, format_prediction, predict
             try:

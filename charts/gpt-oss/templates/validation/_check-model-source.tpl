@@ -31,19 +31,18 @@ Usage: {{ include "gpt-oss.checkValues.modelSource" . }}
 {{- end }}
 
 {{- /* Settings of a source that is not chosen would be ignored, silently: say so instead. */}}
-{{- $others := dict "huggingface" (list "modelCache.huggingface.endpoint" $mc.huggingface.endpoint)
-  "s3" (list "modelCache.s3.bucket" $mc.s3.bucket) "oci" (list "modelCache.oci.repository" $mc.oci.repository) }}
-{{- range $name := keys $others | sortAlpha }}
-{{- $setting := get $others $name }}
+{{- $records := include "gpt-oss.modelSources" . | fromYaml }}
+{{- range $name, $record := $records }}
 {{- /* Rule: no setting of a source that is not chosen. */}}
-{{- if and (index $setting 1) (ne $source $name) }}
+{{- if and $record.settingValue (ne $source $name) }}
 {{- fail (printf "%s=%s is set, but modelCache.source=%s, so it would be ignored; set modelCache.source=%s, or empty %s"
-  (index $setting 0) (index $setting 1) $source $name (index $setting 0)) }}
+  $record.settingKey $record.settingValue $source $name $record.settingKey) }}
 {{- end }}
 {{- end }}
+{{- $copy := (get $records $source).copy }}
 
 {{- /* Rule: a copy (s3, oci, pvc) is pinned by its manifest's sha256, as the Hub's is by the revision. */}}
-{{- if and (has $source (list "s3" "oci" "pvc")) (not $mc.manifestSha256) }}
+{{- if and $copy (not $mc.manifestSha256) }}
 {{- fail (printf (print "modelCache.source=%s needs modelCache.manifestSha256: the sha256 of the copy's model-manifest.json, "
   "which tools/mirror-model.py prints when it writes the copy; without it any copy of model.revision would be served") $source) }}
 {{- end }}
@@ -63,8 +62,8 @@ Usage: {{ include "gpt-oss.checkValues.modelSource" . }}
 {{- end }}
 {{- end }}
 {{- /* Rule: a copy needs the download Job (it fills or checks the cache), unless an image volume serves it. */}}
-{{- $imageVolume := and (eq $source "oci") (eq $mc.oci.mount "imageVolume") }}
-{{- if and (has $source (list "s3" "oci" "pvc")) (not $dl.enabled) (not $imageVolume) }}
+{{- $imageVolume := eq (get $records $source).checker "verify" }}
+{{- if and $copy (not $dl.enabled) (not $imageVolume) }}
 {{- fail (printf (print "modelCache.download.enabled=false with modelCache.source=%s: the download Job is what %s the cache and "
   "writes the ready marker the pods wait for; keep modelCache.download.enabled=true")
   $source (ternary "checks" "fills and checks" (eq $source "pvc"))) }}

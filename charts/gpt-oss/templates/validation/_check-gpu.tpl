@@ -1,4 +1,4 @@
-{{- /* Hardware rules: the node architecture and product label agree with gpu.type, and the GPU runs the quantization. */}}
+{{- /* GPU rules: the node architecture and product label agree with gpu.type. */}}
 
 {{/*
 Hardware: gpu.nodeArch and gpu.productLabel, where set, agree with gpu.type (gpt-oss.gpuTypes). A product label
@@ -28,22 +28,6 @@ Usage: {{ include "gpt-oss.checkValues.gpu" . }}
 {{- fail (printf (print "gpu.productLabel=%s is the label of %s nodes, but gpu.type=%s; allowed: the nvidia.com/gpu.product "
   "label of %s nodes (%s by default), \"\" to select no product, or null to follow gpu.type")
   $gpu.productLabel $named $gpu.type $gpu.type $type.productLabel) }}
-{{- end }}
-{{- end }}
-{{- end }}
-
-{{/*
-Quantization (runtime dynamo): an override the GPU can run.
-Usage: {{ include "gpt-oss.checkValues.quantization" . }}
-*/}}
-{{- define "gpt-oss.checkValues.quantization" -}}
-{{- if eq .Values.runtime "dynamo" }}
-{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
-{{- $w := .Values.workers }}
-{{- /* Rule: W4A8_MXFP4_MXFP8 runs on Blackwell only. */}}
-{{- if and (eq $w.overrideQuantAlgo "W4A8_MXFP4_MXFP8") (not $gpu.blackwell) }}
-{{- fail (printf (print "workers.overrideQuantAlgo=W4A8_MXFP4_MXFP8 needs Blackwell GPUs, but gpu.type=%s; allowed: gpu.type B200 "
-  "or GB200, or workers.overrideQuantAlgo W4A16_MXFP4 (what Hopper runs) or empty") .Values.gpu.type) }}
 {{- end }}
 {{- end }}
 {{- end }}
