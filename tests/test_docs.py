@@ -252,3 +252,13 @@ class TestLinkChecker:
                         "```sh\n[g](missing-in-block.md)\n```\n[h](https://example.com/x.md)\n"
                         "`wrapped [i](missing-in-wrapped-code.md)\nspan`\n")
         assert broken_links(page) == ["missing.md: no missing.md", "other.md#nope: no heading #nope in other.md"]
+
+
+class TestNetworkPolicyPathsDoc:
+    def test_should_list_every_path_the_policy_tests_try_as_they_expect_it(self):
+        """docs/security.md's table of paths is the node tests' PATHS: a changed expectation changes both."""
+        from tests.cluster.test_node_policies import PATHS
+        text = (REPO_ROOT / "docs" / "security.md").read_text()
+        rows = re.findall(r"^\| `([a-z0-9-]+)` \|[^|\n]*\|[^|\n]*\| \**(open|closed)\** \|", text, re.M)
+        assert dict(rows) == {p.id: "open" if p.open else "closed" for p in PATHS}
+        assert len(rows) == len(PATHS)

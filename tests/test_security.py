@@ -532,3 +532,29 @@ class TestAllowed:
     def test_should_take_replica_counts_a_cluster_can_hold(self):
         # 5000: Kubernetes supports clusters of up to 5000 nodes (the schema's maximum; 5001 is refused).
         assert render_error("disagg-k8s.yaml", {"workers": {"decode": {"replicas": 5000}}}) == ""
+
+
+class TestNetworkPolicyTestHooks:
+    """networkPolicy.clients narrows who reaches the entry point, never the release's own test hooks: on the node,
+    kube-router refused the smoke test until they had an ingress rule of their own (tests/cluster/test_node_policies.py,
+    smoke-test-to-server)."""
+
+    def policies(self, overlay, clients):
+        objects = render_chart([overlay], {"networkPolicy": {"enabled": True, "clients": clients}},
+                               show_only=[NETWORK_POLICIES])
+        return {o["metadata"]["name"]: o["spec"] for o in objects if o["kind"] == "NetworkPolicy"}
+
+    @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
+    def test_should_let_the_test_hooks_reach_the_entry_port_beside_narrowed_clients(self, overlay):
+        release = {"app.kubernetes.io/name": "gpt-oss", "app.kubernetes.io/instance": "gpt-oss"}
+        hooks = self.policies(overlay, [{"namespaceSelector": {"matchLabels": {"team": "apps"}}}])[
+            "gpt-oss-test-clients-ingress"]
+        assert hooks == {
+            "podSelector": {"matchLabels": {**release, "app.kubernetes.io/component": "trtllm-serve"}},
+            "policyTypes": ["Ingress"],
+            "ingress": [{"from": [{"podSelector": {"matchLabels": release, "matchExpressions": [
+                {"key": "app.kubernetes.io/component", "operator": "In", "values": ["smoke-test", "benchmark"]}]}}],
+                "ports": [{"port": 8000, "protocol": "TCP"}]}]}
+
+    def test_should_add_no_rule_while_every_client_may_come(self):
+        assert "gpt-oss-test-clients-ingress" not in self.policies(TRTLLM_SERVE_OVERLAYS[0], [])

@@ -55,8 +55,8 @@ from pathlib import Path
 from . import CI, REPO, fetch_crds, node, processes
 from .binaries import REQUIRED, find_binaries  # noqa: F401  (REQUIRED: what `start` cannot do without)
 
-# The command file that runs this module's main (the pod reaper is started through it).
-COMMAND = CI / "control-plane.py"
+# This module's main (`python -m ci.gptoss_ci.control_plane`, from the checkout): the pod reaper is started through it.
+COMMAND = [sys.executable, "-m", "ci.gptoss_ci.control_plane"]
 PROFILES = json.loads((CI / "gpu-node-profiles.json").read_text())
 CRD_FILE = "nvidia.com_dynamographdeployments.yaml"
 OPTIONAL = ("kube-scheduler", "kube-controller-manager")
@@ -320,7 +320,7 @@ def start(state: Path) -> int:
     crd, crd_origin = crd_path()
     if crd is not None:
         install_crd(api, crd)
-    spawn(state, "pod-reaper", [sys.executable, str(COMMAND), "reap", "--dir", str(state)])
+    spawn(state, "pod-reaper", [*COMMAND, "reap", "--dir", str(state)])
     started.append("pod-reaper")
     print(f"control plane up: Kubernetes {version.git_version} from {origin} ({binaries}); "
           f"running {', '.join(started)}; nodes {', '.join(nodes)}; "

@@ -48,9 +48,9 @@ import sys
 import time
 from pathlib import Path
 
-from .. import CI, REPO, processes
+from .. import REPO, processes
 from ..binaries import find_binaries
-from . import containerd, dns, host, kubelet, networking
+from . import containerd, dns, host, kubelet, networking, policies
 # The node's names, addresses and paths, for the control plane and the node tests (node.NODE_NAME, node.socket()).
 from .layout import (BRIDGE, CLUSTER_DOMAIN, CNI_BIN, CNI_NETWORK, FAKE_HUB_PORT, FAKE_HUB_URL, GATEWAY,  # noqa: F401
                      KUBELET_PORT, LOCK, NODE_COMPONENTS, NODE_NAME, NODE_PROFILE, NODE_ROOT, NODE_TAINT, POD_CIDR,
@@ -58,8 +58,9 @@ from .layout import (BRIDGE, CLUSTER_DOMAIN, CNI_BIN, CNI_NETWORK, FAKE_HUB_PORT
 from .host import mounts_under  # noqa: F401  (the control plane's stop never deletes through a mount)
 from .kubelet import label_node  # noqa: F401  (the node tests label it again)
 
-# The command file that runs this module's main (the node-dns watcher is started through it).
-COMMAND = CI / "node.py"
+# This package's main (`python -m ci.gptoss_ci.node`, from the checkout, as the control plane runs): the node-dns
+# watcher and the policy tests' test host are started through it.
+COMMAND = [sys.executable, "-m", "ci.gptoss_ci.node"]
 
 
 def why_not(binaries: Path | None) -> str | None:
@@ -139,7 +140,7 @@ def start(state: Path, binaries: Path, pki: Path, server: str, spawn, api) -> st
     hosts_file(state).write_text("")
     spawn(state, "dnsmasq", dns.dnsmasq_argv(state))
     proxy = (binaries / "kube-proxy").is_file()
-    spawn(state, "node-dns", [sys.executable, str(COMMAND), "dns", "--dir", str(state)]
+    spawn(state, "node-dns", [*COMMAND, "dns", "--dir", str(state)]
           + ([] if proxy else ["--endpoints"]))
     spawn(state, "kubelet", [str(binaries / "kubelet"), "--config", str(configs["kubelet"]),
                              "--kubeconfig", str(configs["kubelet-kubeconfig"]), "--root-dir", str(node / "kubelet"),
@@ -196,7 +197,9 @@ def stop(state: Path, binaries: Path | None = None) -> list[str]:
     if not host_file.exists():
         return []
     recorded = json.loads(host_file.read_text())
-    problems = []
+    # The policy engine and test host of the policy tests, when a run ended before they stopped them.
+    problems = [f"policy engine: {p}" for p in policies.stop(state)]
+    policies.stop_test_host(state)
     pids = json.loads((state / "pids.json").read_text()) if (state / "pids.json").exists() else {}
     if "kubelet" in pids:
         kubelet.drain_pods(state)
@@ -237,13 +240,15 @@ def stop(state: Path, binaries: Path | None = None) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["dns", "stop", "status", "check"])
+    parser.add_argument("command", choices=["dns", "stop", "status", "check", "listen"])
     parser.add_argument("--dir", type=Path, default=REPO / ".envtest")
     parser.add_argument("--endpoints", action="store_true", help="dns: answer with endpoint addresses")
     args = parser.parse_args()
     state = args.dir.resolve()
     if args.command == "dns":
         return dns.dns(state, args.endpoints)
+    if args.command == "listen":  # the policy tests' test host (policies.start_test_host runs it in a namespace)
+        return policies.listen()
     if args.command == "check":
         # Whether a node can start here (before spending minutes on its images): exit 0, else the reason, exit 1.
         reason = why_not(find_binaries()[0])
