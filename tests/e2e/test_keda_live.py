@@ -2,7 +2,8 @@
 
 One run of tests/e2e/test_monitoring_live.py's two releases, every role scaled by KEDA (agg: frontend and worker;
 disagg-k8s: frontend, prefill and decode), on the chart's default Dynamo line and Prometheus 3, with the operator's
-Prometheus configuration (tests/e2e/prometheus.py). The rendered ScaledObjects go into the control plane unchanged
+Prometheus configuration (tests/e2e/prometheus.py); beside them trtllm-serve's ScaledObject and Deployment, which KEDA
+reads too, but whose gauge no process here serves. The rendered ScaledObjects go into the control plane unchanged
 (their serverAddress is the chart's value `autoscaling.prometheusAddress`, set to where the chart's Prometheus
 answers), each beside the DynamoGraphDeploymentScalingAdapter it targets, made as the Dynamo operator makes one (no
 Dynamo operator runs here). KEDA v2.21 (ci/go/keda: its operator and its metrics server) runs in the stack's network
@@ -34,12 +35,13 @@ from tests import controllers
 from tests.e2e import conftest as e2e
 from tests.e2e import prometheus as prom
 from tests.e2e.bridge import Bridge
-from tests.e2e.test_monitoring_live import build
-from tests.helpers import dgd_components, find, skip_for_missing_part
+from tests.e2e.test_monitoring_live import PROMETHEUS_PORTS, build
+from tests.helpers import dgd_components, find, render_chart, skip_for_missing_part
 from tests.schemas import crd_file
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial]
 LINE, RELEASE = "1.6", "3.16"  # the chart's default Dynamo line; Prometheus as users run it
+TRTLLM_SERVE = "trtllm-serve-low-latency.yaml"
 ADAPTER_CRD = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
 ADAPTERS = "dynamographdeploymentscalingadapters"
 LOAD_TIMEOUT = 240  # seconds of bursts at most; the HPA controller reads its metrics every 15 s
@@ -62,6 +64,14 @@ def keda_cluster(monitoring_cluster):
     controllers.install_crds(monitoring_cluster.api_client, monitoring_cluster.kubeconfig, [adapter, *keda_crds],
                              "scaling-crds")
     return monitoring_cluster
+
+
+def scaled_entry(so: dict, namespace: str, traffic: bool) -> dict:
+    """What the test knows of one rendered ScaledObject; traffic: whether its query sees the e2e processes' load."""
+    target = so["spec"]["scaleTargetRef"]
+    return {"namespace": namespace, "name": so["metadata"]["name"], "target": target["name"], "kind": target["kind"],
+            "rendered": so, "min": so["spec"]["minReplicaCount"], "max": so["spec"]["maxReplicaCount"],
+            "threshold": float(so["spec"]["triggers"][0]["metadata"]["threshold"]), "traffic": traffic}
 
 
 def adapter_object(objects: list[dict], name: str, namespace: str) -> dict:
@@ -88,6 +98,7 @@ class Watch(threading.Thread):
                                                                               health, marker)
         self.custom, self.core = client.CustomObjectsApi(api_client), client.CoreV1Api(api_client)
         self.hpas, self.registrar = client.AutoscalingV2Api(api_client), client.ApiregistrationV1Api(api_client)
+        self.apps = client.AppsV1Api(api_client)
         self.done = threading.Event()
         self.registered_at: float | None = None
         self.samples: list[dict] = []
@@ -155,15 +166,19 @@ class Watch(threading.Thread):
             except Exception as error:
                 if getattr(error, "status", None) != 404:
                     self.errors.append(f"HPA of {namespace}/{name}: {str(error)[:300]}")
-            adapter = self.custom.get_namespaced_custom_object("nvidia.com", "v1alpha1", namespace, ADAPTERS,
-                                                               entry["target"])
-            record["target_replicas"] = adapter["spec"]["replicas"]
+            if entry["kind"] == "Deployment":
+                target = self.apps.read_namespaced_deployment(entry["target"], namespace).spec.replicas
+            else:
+                target = self.custom.get_namespaced_custom_object("nvidia.com", "v1alpha1", namespace, ADAPTERS,
+                                                                  entry["target"])["spec"]["replicas"]
+            record["target_replicas"] = target
             found[f"{namespace}/{name}"] = record
         return found
 
     def scaled_all(self, found: dict) -> bool:
         return all((found[f"{e['namespace']}/{e['name']}"].get("desired") or 0) > e["min"]
-                   and found[f"{e['namespace']}/{e['name']}"]["target_replicas"] > e["min"] for e in self.scaled)
+                   and found[f"{e['namespace']}/{e['name']}"]["target_replicas"] > e["min"]
+                   for e in self.scaled if e["traffic"])
 
     def run(self) -> None:
         while not self.done.wait(2):
@@ -217,16 +232,25 @@ def keda_run(e2e_python, tokenizer_dir, tmp_path_factory, keda_cluster):
                         "nvidia.com", "v1alpha1", namespace, ADAPTERS, target,
                         {"status": adapter_object(objects, target, namespace)["status"]})
                     cluster.create(so, namespace)
-                    scaled.append({"namespace": namespace, "name": so["metadata"]["name"], "target": target,
-                                   "rendered": so, "min": so["spec"]["minReplicaCount"],
-                                   "max": so["spec"]["maxReplicaCount"],
-                                   "threshold": float(so["spec"]["triggers"][0]["metadata"]["threshold"])})
+                    scaled.append(scaled_entry(so, namespace, traffic=True))
+            # trtllm-serve: its rendered Deployment (its pods wait for the model cache's claim, which is not made
+            # here, so none is bound) and its ScaledObject. No process here serves its gauge (see the test below).
+            serve_namespace = cluster.namespace(f"llm3-{cluster.run}")
+            serve = render_chart([TRTLLM_SERVE], {"trtllmServe": {"autoscaling": {
+                "enabled": True, "prometheusAddress": f"http://127.0.0.1:{PROMETHEUS_PORTS['chart']}"}}},
+                namespace=serve_namespace)
+            from kubernetes import client
+            client.AppsV1Api(keda_cluster.api_client).create_namespaced_deployment(
+                serve_namespace, find(serve, "Deployment"))
+            so = find(serve, "ScaledObject")
+            cluster.create(so, serve_namespace)
+            scaled.append(scaled_entry(so, serve_namespace, traffic=False))
             certs = controllers.write_serving_pki(tmp_dir / "keda-certs", [
                 f"{controllers.KEDA_SERVICE}.{monitoring}.svc", "localhost", "127.0.0.1"])
             kubeconfig = access.kubeconfig(tmp_dir / "keda-kubeconfig", f"https://127.0.0.1:{prom.API_PORT}")
             env = dict(plan["services"][0]["env"])
-            keda = controllers.keda_services(tmp_dir / "keda-certs", kubeconfig,
-                                             [expected["namespaces"][r] for r in expected["renders"]], monitoring, env)
+            keda = controllers.keda_services(tmp_dir / "keda-certs", kubeconfig, sorted({e["namespace"] for e in scaled}),
+                                             monitoring, env)
             adapter_socket = tmp_dir / "keda.sock"
             plan["services"][0] = prom.api_bridge_service(
                 python, tmp_dir / "api.sock", env, (f"unix:{adapter_socket}=tcp:{controllers.KEDA_METRICS_SERVER_PORT}",))
@@ -267,9 +291,10 @@ def evidence(watch: Watch, run) -> str:
 class TestKeda:
     def test_should_read_every_scaledobject_the_chart_renders(self, keda_run):
         _, scaled, watch, run = keda_run
-        # agg: frontend and worker; disagg-k8s: frontend, prefill and decode.
+        # agg: frontend and worker; disagg-k8s: frontend, prefill and decode; trtllm-serve's server.
         assert sorted(e["name"] for e in scaled) == sorted(["gpt-oss-frontend", "gpt-oss-worker", "gpt-oss-frontend",
-                                                            "gpt-oss-prefill", "gpt-oss-decode"])
+                                                            "gpt-oss-prefill", "gpt-oss-decode",
+                                                            "gpt-oss-trtllm-serve"])
         for entry in scaled:
             conditions = {c["type"]: c["status"] for c in entry["object"].get("status", {}).get("conditions", [])}
             assert conditions.get("Ready") == "True", (entry["name"], entry["object"].get("status"), evidence(watch, run))
@@ -281,10 +306,10 @@ class TestKeda:
         for entry in scaled:
             hpa = watch.final[f"{entry['namespace']}/{entry['name']}"].get("hpa")
             assert hpa, (entry["name"], evidence(watch, run))
-            target = entry["rendered"]["spec"]["scaleTargetRef"]
-            assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "nvidia.com/v1alpha1",
-                                                     "kind": "DynamoGraphDeploymentScalingAdapter",
-                                                     "name": target["name"]}, hpa["spec"]
+            # The adapter of the role (Dynamo), or the trtllm-serve Deployment.
+            assert hpa["spec"]["scaleTargetRef"] == entry["rendered"]["spec"]["scaleTargetRef"], hpa["spec"]
+            assert entry["rendered"]["spec"]["scaleTargetRef"]["kind"] == (
+                "Deployment" if entry["name"] == "gpt-oss-trtllm-serve" else "DynamoGraphDeploymentScalingAdapter")
             assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (entry["min"], entry["max"])
             [metric] = hpa["spec"]["metrics"]
             # KEDA's metric for trigger 0 of type prometheus, selected by the ScaledObject's name, its threshold per
@@ -298,20 +323,35 @@ class TestKeda:
     def test_should_answer_the_charts_query_above_its_threshold_under_load(self, keda_run):
         """What the HPA reads through the API server: KEDA's metrics server, which ran the chart's query."""
         _, scaled, watch, run = keda_run
-        for entry in scaled:
+        for entry in (e for e in scaled if e["traffic"]):
             values = [s["found"][f"{entry['namespace']}/{entry['name']}"].get("metric") for s in watch.samples]
             peak = max((v for v in values if v is not None), default=None)
             assert peak is not None and peak > entry["threshold"], (entry["name"], values, evidence(watch, run))
 
     def test_should_raise_desired_replicas_and_scale_the_target(self, keda_run):
         _, scaled, watch, run = keda_run
-        for entry in scaled:
+        for entry in (e for e in scaled if e["traffic"]):
             key = f"{entry['namespace']}/{entry['name']}"
             desired = max((s["found"][key].get("desired") or 0) for s in watch.samples)
             replicas = max(s["found"][key]["target_replicas"] for s in watch.samples)
             # Up to the ScaledObject's maxReplicaCount (2 here): the load is far above one replica's threshold.
             assert desired == entry["max"] and replicas == entry["max"], (entry["name"], desired, replicas,
                                                                            evidence(watch, run))
+
+    def test_should_keep_trtllm_serve_at_its_minimum_while_its_gauge_has_no_series(self, keda_run):
+        """trtllm-serve's query reads trtllm_num_requests_waiting, which no process of this run serves (the e2e tier's
+        trtllm-serve stand-in is a Dynamo frontend): KEDA answers 0 for an empty result instead of failing, so the HPA
+        neither scales on nothing nor reports an error, and the Deployment keeps its minimum."""
+        _, scaled, watch, run = keda_run
+        [entry] = [e for e in scaled if not e["traffic"]]
+        key = f"{entry['namespace']}/{entry['name']}"
+        answered = [s["found"][key].get("metric") for s in watch.samples if s["found"][key].get("metric") is not None]
+        assert answered and set(answered) == {0.0}, (answered, evidence(watch, run))
+        assert {s["found"][key]["target_replicas"] for s in watch.samples} == {entry["min"]}
+        conditions = {c["type"]: (c["status"], c["reason"]) for c in watch.final[key]["hpa"]["status"]["conditions"]}
+        # The HPA reads the Deployment's scale and finds the metric valid: it keeps the minimum by decision.
+        assert conditions["AbleToScale"][0] == "True" and conditions["ScalingActive"] == ("True", "ValidMetricFound"), \
+            conditions
 
     def test_should_serve_the_whole_burst(self, keda_run):
         data, _, _, run = keda_run
