@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import copy
 import datetime
+import hashlib
 import ipaddress
+import json
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +65,9 @@ def crds(controller: Controller) -> list[dict]:
     return [yaml.load(path.read_text(), Loader=_CrdLoader) for path in crd_paths(controller)]
 
 
+SOURCE_HASH = "gpt-oss.test/source-sha256"
+
+
 def install_crds(api_client, kubeconfig: Path, documents: list[dict], lock: str) -> None:
     """Create or replace the CRDs, then wait until each is established. Cluster-wide and left in place: pytest-xdist
     workers share the cluster, and a CRD one deleted would vanish under another's test."""
@@ -74,12 +79,18 @@ def install_crds(api_client, kubeconfig: Path, documents: list[dict], lock: str)
         for crd in copy.deepcopy(documents):
             name = crd["metadata"]["name"]
             crd.pop("status", None)
+            # The document's hash on the CRD: the next worker finds it there and leaves the CRD alone (these CRDs are
+            # megabytes; replacing them costs the API server seconds on a loaded machine).
+            digest = hashlib.sha256(json.dumps(crd, sort_keys=True).encode()).hexdigest()
+            crd["metadata"].setdefault("annotations", {})[SOURCE_HASH] = digest
             try:
                 live = ext.read_custom_resource_definition(name)
             except client.exceptions.ApiException as error:
                 if not kube.is_not_found(error):
                     raise
                 ext.create_custom_resource_definition(crd, _preload_content=False)
+                continue
+            if (live.metadata.annotations or {}).get(SOURCE_HASH) == digest:
                 continue
             crd["metadata"]["resourceVersion"] = live.metadata.resource_version
             ext.replace_custom_resource_definition(name, crd, _preload_content=False)
