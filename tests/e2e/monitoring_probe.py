@@ -42,7 +42,7 @@ def query(prometheus: str, promql: str, at: float | None = None) -> list[dict] |
     return [{"labels": r["metric"], "value": float(r["value"][1])} for r in answer["data"]["result"]]
 
 
-def settled(prometheus: str, at: float, timeout: float = 15.0) -> None:
+def settled(prometheus: str, at: float, timeout: float = 15.0) -> bool:
     """Wait until every target of this Prometheus has a scrape committed after `at`. A scrape's samples carry its
     start time but are appended when it ends, so a query of `at` made too early misses samples of `at` and earlier
     that arrive later, and two such queries, one after the other, see different data. A scrape commits all its samples
@@ -52,17 +52,18 @@ def settled(prometheus: str, at: float, timeout: float = 15.0) -> None:
     while time.monotonic() < deadline:
         oldest = query(prometheus, "min(timestamp(up))")
         if oldest and oldest[0]["value"] >= at:
-            return
+            return True
         time.sleep(0.2)
+    return False
 
 
-def sample(spec: dict, at: float) -> dict:
-    """{query name: {prometheus name: result}}, every query evaluated at the one instant `at` (the API's time=), on
-    data complete up to it."""
-    for where in {where for q in spec["queries"].values() for where in q["on"]}:
-        settled(spec["prometheus"][where], at)
+def sample(spec: dict, at: float) -> tuple[dict, bool]:
+    """{query name: {prometheus name: result}}, every query evaluated at the one instant `at` (the API's time=), and
+    whether the data was complete up to it on every Prometheus asked (settled())."""
+    complete = all([settled(spec["prometheus"][where], at)
+                    for where in sorted({where for q in spec["queries"].values() for where in q["on"]})])
     return {name: {where: query(spec["prometheus"][where], q["promql"], at) for where in q["on"]}
-            for name, q in spec["queries"].items()}
+            for name, q in spec["queries"].items()}, complete
 
 
 def instant() -> float:
@@ -107,7 +108,7 @@ def main(spec_path: str) -> int:
         time.sleep(1)
     targets = {name: len(query(url, "up", time.time()) or []) for name, url in spec["prometheus"].items()}
     time.sleep(spec["settle"])  # a few scrapes of the idle deployment
-    idle = sample(spec, instant())
+    idle, _ = sample(spec, instant())
     outcome = {"ok": 0, "errors": []}
     started = time.monotonic()
     threads: list[threading.Thread] = []
@@ -137,7 +138,8 @@ def main(spec_path: str) -> int:
             bursts += 1
         time.sleep(1)
         at = instant()
-        load.append({"at": at, "results": sample(spec, at)})
+        results, complete = sample(spec, at)
+        load.append({"at": at, "results": results, "settled": complete})
         answer = get(f"{spec['prometheus'][spec['alerts_on']]}/api/v1/alerts")
         if isinstance(answer, dict):
             alerts.append({"at": at, "alerts": [{"name": a["labels"]["alertname"], "state": a["state"]}
@@ -146,7 +148,7 @@ def main(spec_path: str) -> int:
         thread.join(timeout=max(0.0, spec["load_timeout"] - (time.monotonic() - started)))
     seconds = round(time.monotonic() - started, 1)
     time.sleep(spec["settle"])
-    after = sample(spec, instant())
+    after, _ = sample(spec, instant())
     print(json.dumps({"targets": targets, "idle": idle, "load": load, "after": after, "alerts": alerts,
                       "requests": {**outcome, "sent": len(threads), "seconds": seconds}}))
     return 0

@@ -317,7 +317,10 @@ class TestBothPodMonitors:
     def test_should_not_double_the_scaler_values(self, live):
         data, expected, _ = live
         doubled = 0
-        for sample in data["load"]:
+        # Readings on data complete up to their instant (monitoring_probe.settled): every scrape of both jobs is in.
+        complete = [sample for sample in data["load"] if sample["settled"]]
+        assert len(complete) >= len(data["load"]) // 2, [s["settled"] for s in data["load"]]
+        for sample in complete:
             for scaler in expected["scalers"]:
                 results = sample["results"]
                 both = single(results[scaler["name"]]["both"])
