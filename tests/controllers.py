@@ -1,5 +1,5 @@
 """The controllers that give the chart's objects their meaning, built from their pinned modules (ci/go/<part>,
-ci/go_parts.py) and run by the tests against a control plane: prometheus-operator (PodMonitor, PrometheusRule) and
+ci/gptoss_ci/go_parts.py) and run by the tests against a control plane: prometheus-operator (PodMonitor, PrometheusRule) and
 KEDA (ScaledObject). Their CRDs come from their own modules at the pinned version, read from the Go module cache
 (ci/gptoss_ci/go_parts.py module_dir); the shared copies (../shared/keda/crds) stay the offline tier's.
 """
@@ -42,7 +42,7 @@ def binary(controller: Controller, name: str) -> Path | None:
 
 
 def missing(controller: Controller) -> str:
-    return f"{controller.part} is not built: python ci/go_parts.py build {controller.part}"
+    return f"{controller.part} is not built: python -m ci.gptoss_ci.go_parts build {controller.part}"
 
 
 def crd_paths(controller: Controller) -> list[Path]:
@@ -110,7 +110,7 @@ class Access:
 
     @classmethod
     def of(cls, kubeconfig: Path) -> "Access":
-        """From a kubeconfig naming files (ci/control-plane.py writes one)."""
+        """From a kubeconfig naming files (python -m ci.gptoss_ci.control_plane writes one)."""
         config = yaml.safe_load(Path(kubeconfig).read_text())
         context = next(c["context"] for c in config["contexts"] if c["name"] == config["current-context"])
         cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == context["cluster"])
@@ -119,7 +119,7 @@ class Access:
                                                  ("client-key", user)) if key not in holder]
         if missing_files:
             raise ValueError(f"{kubeconfig} names no file for {', '.join(missing_files)} (inline data is not read "
-                             "here): the controllers run against ci/control-plane.py's control plane")
+                             "here): the controllers run against python -m ci.gptoss_ci.control_plane's control plane")
         return cls(cluster["server"], Path(cluster["certificate-authority"]), Path(user["client-certificate"]),
                    Path(user["client-key"]))
 

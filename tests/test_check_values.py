@@ -6,6 +6,7 @@ import pytest
 from tests import (test_autoscaling, test_benchmark, test_dynamo_release, test_engine, test_exposure, test_graceful_shutdown,
                    test_model_sources, test_monitoring, test_operator_admission, test_quantization, test_topology,
                    test_trtllm_serve)
+from tests import test_security
 from tests.helpers import (CHART_DIR, CHECK_VALUES, DGD, MODEL_CACHE_PVC, OVERLAYS, TRTLLM_SERVE_DEPLOYMENT, Refusal,
                            assert_refused, dgd_workers, fail_messages, find, refusal_params, render_chart, render_notes,
                            template_defines)
@@ -31,7 +32,7 @@ REFUSALS = {"sizes": SIZE_REFUSALS}
 # Every concern's table.
 TABLES = [module.REFUSALS for module in (test_autoscaling, test_benchmark, test_dynamo_release, test_engine, test_exposure, test_graceful_shutdown,
                                          test_model_sources, test_monitoring, test_operator_admission, test_quantization,
-                                         test_topology, test_trtllm_serve)] + [REFUSALS]
+                                         test_topology, test_trtllm_serve, test_security)] + [REFUSALS]
 
 
 @pytest.mark.parametrize("case", refusal_params(REFUSALS))
@@ -134,10 +135,10 @@ class TestAcceptedAlternatives:
         assert render_chart(["agg.yaml"], values)
 
     def test_should_accept_a_digest_with_a_runtime_version(self):
-        values = {"dynamo": {"releaseLine": "1.2", "image": {"tag": "sha256:0123abcd"}, "runtimeVersionOverride": "1.2.1"}}
+        values = {"dynamo": {"releaseLine": "1.2", "image": {"tag": "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"}, "runtimeVersionOverride": "1.2.1"}}
         dgd = next(o for o in render_chart(["agg.yaml"], values, show_only=[DGD]) if o["kind"] == "DynamoGraphDeployment")
         main = dgd["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]
-        assert main["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime@sha256:0123abcd"
+        assert main["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime@sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"
         assert {c["runtimeVersionOverride"] for c in dgd["spec"]["components"]} == {"1.2.1"}
 
     def test_should_accept_w4a16_on_hopper(self):

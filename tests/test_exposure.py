@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import (DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, HTTP_ROUTE, INGRESS_TEMPLATE, OVERLAYS, PDBS,
+from tests.helpers import (NETWORK_POLICY_ON, DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, HTTP_ROUTE, INGRESS_TEMPLATE, OVERLAYS, PDBS,
                            PICKER_CONFIG, PICKER_DEPLOYMENT, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused,
                            dgd_components, dgd_pods, find, refusal_params, render_chart, render_notes)
 from tests.schemas import KUBERNETES_VERSIONS, crd_errors, kubernetes_errors
@@ -51,7 +51,7 @@ INGRESS = {"ingress": {"enabled": True, "className": "nginx",
 ROUTE = {"httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway", "namespace": "gateway-system"}],
                        "hostnames": ["gpt-oss.example.com"]}}
 # The picker reads gauges TensorRT-LLM serves from 1.3.0 on: the chart refuses the pool on the pinned 1.2.0.
-POOL = {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0"}}}
+POOL = {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0rc29"}}}
 # KV routing as the 1.2 line writes it (the 1.2.1 parsers check the flags; the 1.6 line's queue threshold:
 # tests/test_dynamo_release.py).
 LINE_1_2 = {"dynamo": {"releaseLine": "1.2"}}
@@ -429,7 +429,7 @@ def test_should_refuse(case):
 class TestEndpointPickerNetworkPolicy:
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
     def test_should_let_the_picker_scrape_the_servers_and_reach_the_api(self, overlay):
-        objects = render_chart([overlay], {**POOL, "networkPolicy": {"enabled": True}})
+        objects = render_chart([overlay], {**POOL, "networkPolicy": NETWORK_POLICY_ON})
         picker_labels = find(objects, "Deployment", "gpt-oss-trtllm-serve-epp")["spec"]["template"]["metadata"]["labels"]
         server_labels = find(objects, "Deployment", "gpt-oss-trtllm-serve")["spec"]["template"]["metadata"]["labels"]
         picker = find(objects, "NetworkPolicy", "gpt-oss-endpoint-picker")["spec"]
@@ -439,6 +439,7 @@ class TestEndpointPickerNetworkPolicy:
         assert matches(to_server["to"][0]["podSelector"]["matchLabels"], server_labels)
         assert to_server["ports"] == [{"port": 8000, "protocol": "TCP"}]
         assert {p["port"] for p in to_api["ports"]} == {443, 6443}
+        assert to_api["to"] == NETWORK_POLICY_ON["apiServer"]["to"]  # the API server's peers only, never any address
         scrape = find(objects, "NetworkPolicy", "gpt-oss-endpoint-picker-scrape")["spec"]
         assert matches(scrape["podSelector"]["matchLabels"], server_labels)
         assert matches(scrape["ingress"][0]["from"][0]["podSelector"]["matchLabels"], picker_labels)
@@ -452,7 +453,7 @@ CRD_KINDS = {"HTTPRoute", "InferencePool"}
 
 def exposure_objects(overlay: str) -> list[dict]:
     """Every object this feature adds, all switched on (the pool and its picker with trtllm-serve)."""
-    extra = {**INGRESS, **ROUTE, "networkPolicy": {"enabled": True}}
+    extra = {**INGRESS, **ROUTE, "networkPolicy": NETWORK_POLICY_ON}
     if overlay in TRTLLM_SERVE_OVERLAYS:
         extra.update(POOL)
     objects = render_chart([overlay], extra)
@@ -480,7 +481,7 @@ class TestUpstreamSchemas:
 
 class TestPlanTool:
     def test_should_print_the_routes_the_budgets_and_the_router(self):
-        from tools.plan import plan
+        from tools.gptoss.plan import plan
         text = plan(["agg.yaml"], {**INGRESS, **ROUTE, **KV_AGG})
         assert "  Reach: Ingress gpt-oss https://gpt-oss.example.com/ -> Service gpt-oss-frontend:8000" in text
         assert ("  Reach: HTTPRoute gpt-oss on Gateway inference-gateway (gpt-oss.example.com) -> "
@@ -490,7 +491,7 @@ class TestPlanTool:
         assert "  Router: --router-mode kv --kv-cache-block-size 32" in text
 
     def test_should_fall_back_to_port_forward_and_name_the_pool(self):
-        from tools.plan import plan
+        from tools.gptoss.plan import plan
         assert ("  Reach: kubectl port-forward -n llm svc/gpt-oss-frontend 8000:8000 (no Ingress or HTTPRoute)"
                 in plan(["agg.yaml"], {}))
         text = plan(["trtllm-serve-low-latency.yaml"], {**ROUTE, **POOL})

@@ -62,7 +62,8 @@ class Job:
         self.marker = self.model_dir / f".download-complete-{revision}"
         self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), "PYTHONDONTWRITEBYTECODE": "1",
                     "SOURCE": "huggingface", "MODEL_ID": MODEL, "MODEL_REVISION": revision,
-                    "MODEL_DIR": str(self.model_dir), "MARKER": str(self.marker), "IGNORE_PATTERNS": "[]",
+                    "MODEL_DIR": str(self.model_dir), "CACHE_DIR": str(root / "cache"), "MARKER": str(self.marker),
+                    "IGNORE_PATTERNS": "[]",
                     "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1", **env}
 
     # -S: these sources need the standard library only (huggingface_hub and boto3 are for xet and s3, in the e2e
@@ -505,3 +506,46 @@ class TestOciNamesWithColons:
         assert (scratch / "a").read_bytes() == good, "the clean-up removed the wrong file"
         assert not job.marker.exists()
 
+
+
+# --- 8. a model folder outside the cache (issue 44) --------------------------------------------------------------------
+
+class TestModelFolderOutsideTheCache:
+    """model.id=team-b/.. once pointed the Job's folder at the root of a claim other releases share, whose files the
+    Job then removed as leftovers. The schema refuses such an id; the script refuses it too (defence in depth)."""
+
+    def test_should_not_touch_another_releases_files_for_a_dot_dot_model(self, tmp_path):
+        other = tmp_path / "cache" / "team-a" / "model" / "model.safetensors"
+        other.parent.mkdir(parents=True)
+        other.write_bytes(b"team-a's weights")
+        job = Job(tmp_path, MODEL_ID="team-b/..", MODEL_DIR=str(tmp_path / "cache"),
+                  MARKER=str(tmp_path / "cache" / f".download-complete-{REV_A}"))
+
+        code, output = job.run()
+
+        assert code == 1 and "refused: MODEL_ID='team-b/..' is not <org>/<name> of plain folder names" in output, output
+        assert other.read_bytes() == b"team-a's weights"
+        assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["team-a"]
+
+    @pytest.mark.parametrize("model,model_dir,refusal", [
+        ("openai/gpt-oss-120b", "cache/openai", "is not the folder of openai/gpt-oss-120b in the cache"),
+        ("openai/gpt-oss-120b", "cache/openai/gpt-oss-120b/../../team-a", "is not the folder of openai/gpt-oss-120b"),
+        ("openai/.hidden", "cache/openai/.hidden", "is not <org>/<name> of plain folder names"),
+        ("openai", "cache/openai", "is not <org>/<name> of plain folder names"),
+    ], ids=["parent-folder", "dot-dot-in-the-folder", "dot-name", "no-org"])
+    def test_should_refuse_a_folder_that_is_not_the_models_own(self, tmp_path, model, model_dir, refusal):
+        with pytest.raises(model_copy.CopyError, match=refusal):
+            model_copy.model_folder(tmp_path / "cache", model, tmp_path / model_dir)
+
+    def test_should_refuse_a_linked_org_folder(self, tmp_path):
+        (tmp_path / "cache").mkdir()
+        (tmp_path / "elsewhere").mkdir()
+        (tmp_path / "cache" / "openai").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+        with pytest.raises(model_copy.CopyError, match="is a symbolic link"):
+            model_copy.model_folder(tmp_path / "cache", MODEL, tmp_path / "cache" / MODEL)
+
+    def test_should_take_the_folder_the_chart_renders(self, tmp_path):
+        [job] = render_chart(["agg.yaml"], show_only=[DOWNLOAD_JOB])
+        env = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"] if "value" in e}
+        assert (env["CACHE_DIR"], env["MODEL_DIR"]) == ("/model-cache", "/model-cache/openai/gpt-oss-120b")
+        assert model_copy.model_folder(env["CACHE_DIR"], env["MODEL_ID"], env["MODEL_DIR"]) == Path(env["MODEL_DIR"])

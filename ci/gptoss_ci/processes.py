@@ -15,7 +15,8 @@ from pathlib import Path
 
 # What the tiers start and the end of CI must not find running.
 SERVER_NAMES = ("kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "etcd",
-                "containerd", "dynamo-operator", "prometheus-operator", "keda", "keda-adapter")
+                "containerd", "dynamo-operator", "argocd-application-controller", "argocd-repo-server",
+                "prometheus-operator", "keda", "keda-adapter")
 
 
 def _stat(pid: int) -> list[str] | None:

@@ -134,7 +134,8 @@ class OperatorRun:
         """An API-only node (no kubelet) the stand-in pods are bound to: nothing runs them, nothing changes them."""
         nodes = self.core.list_node().items
         api_only = [n.metadata.name for n in nodes if (n.status.node_info.kubelet_version or "") == "v0.0.0-none"]
-        assert api_only, f"no API-only node in {[n.metadata.name for n in nodes]} (ci/control-plane.py makes them)"
+        assert api_only, (f"no API-only node in {[n.metadata.name for n in nodes]} "
+                          "(python -m ci.gptoss_ci.control_plane makes them)")
         return api_only[0]
 
     def pods(self, pods: list[dict]) -> None:
@@ -267,7 +268,7 @@ def prometheus_binary(release: str = "3.16") -> str | None:
 
 
 def missing_binary(release: str) -> str:
-    return f"Prometheus {release} is not built: python ci/go_parts.py build prometheus"
+    return f"Prometheus {release} is not built: python -m ci.gptoss_ci.go_parts build prometheus"
 
 
 def prometheus_service(name: str, folder: Path, port: int, generated: dict, env: dict[str, str],

@@ -46,6 +46,8 @@ source = os.environ.get("SOURCE", "huggingface")
 model_id = os.environ["MODEL_ID"]
 revision = os.environ["MODEL_REVISION"]
 model_dir = Path(os.environ["MODEL_DIR"])
+# The cache's mount point: MODEL_DIR must be <CACHE_DIR>/<MODEL_ID> (model_copy.model_folder), checked before any write.
+cache_dir = os.environ.get("CACHE_DIR", "")
 marker = Path(os.environ["MARKER"]) if os.environ.get("MARKER") else None
 pinned = os.environ.get("MANIFEST_SHA256", "")
 tiktoken_url = os.environ.get("TIKTOKEN_URL", "")
@@ -546,6 +548,7 @@ def main() -> None:
     if source == "verify":
         verify_read_only()
         return
+    model_copy.model_folder(cache_dir, model_id, model_dir)
     model_copy.safe_folders(model_dir, "", create=True)
     with cache_lock():
         if finished():

@@ -112,7 +112,7 @@ Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row) | nindent
 */}}
 {{- define "gpt-oss.workerContainer" -}}
 name: main
-image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" .root | fromYaml) }}
+image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" .root | fromYaml) | quote }}
 imagePullPolicy: {{ .root.Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.trtllm"]
 args: {{ include "gpt-oss.workerArgs" . | nindent 2 }}
@@ -122,7 +122,7 @@ volumeMounts:
     mountPath: /engine
     readOnly: true
   - name: model-cache
-    mountPath: {{ include "gpt-oss.modelCache.mountPoint" .root }}
+    mountPath: {{ include "gpt-oss.modelCache.mountPoint" .root | quote }}
     readOnly: true
 env: {{ include "gpt-oss.workerEnv" (dict "root" .root "role" (get .root.Values.workers .row.key)) | nindent 2 }}
 resources:
@@ -139,7 +139,7 @@ Usage: {{ include "gpt-oss.frontendContainer" . | nindent 10 }}
 */}}
 {{- define "gpt-oss.frontendContainer" -}}
 {{- $shutdown := include "gpt-oss.gracefulShutdown" . | fromYaml }}
-image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" . | fromYaml) }}
+image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" . | fromYaml) | quote }}
 imagePullPolicy: {{ .Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.frontend"]
 args:

@@ -103,11 +103,11 @@ Usage: {{ include "gpt-oss.modelCache.volume" . | nindent 8 }}
 - name: model-cache
 {{- if (include "gpt-oss.modelSource" . | fromYaml).imageVolume }}
   image:
-    reference: {{ printf "%s@%s" .Values.modelCache.oci.repository .Values.modelCache.oci.digest }}
+    reference: {{ printf "%s@%s" .Values.modelCache.oci.repository .Values.modelCache.oci.digest | quote }}
     pullPolicy: IfNotPresent
 {{- else }}
   persistentVolumeClaim:
-    claimName: {{ include "gpt-oss.modelCache.claimName" . }}
+    claimName: {{ include "gpt-oss.modelCache.claimName" . | quote }}
 {{- end }}
 {{- end }}
 
@@ -136,7 +136,13 @@ Usage: {{ include "gpt-oss.downloadJobName" . }}
 */}}
 {{- define "gpt-oss.downloadJobName" -}}
 {{- $source := pick .Values.modelCache "source" "manifestSha256" "huggingface" "s3" "oci" "proxy" "caBundle" }}
-{{- $inputs := dict "model" .Values.model "download" .Values.modelCache.download "source" $source "mountPath" .Values.modelCache.mountPath "claim"
+{{- /* Helm 3 (Argo CD's repo-server) keeps the null defaults of values.yaml as keys, Helm 4 drops them: only keys
+  that hold a value count, so both name the Job alike */}}
+{{- $download := dict }}
+{{- range $key, $value := .Values.modelCache.download }}
+{{- if not (kindIs "invalid" $value) }}{{- $_ := set $download $key $value }}{{- end }}
+{{- end }}
+{{- $inputs := dict "model" .Values.model "download" $download "source" $source "mountPath" .Values.modelCache.mountPath "claim"
   (include "gpt-oss.modelCache.claimName" .) "labels" (include "gpt-oss.labels" (dict "root" . "component" "model-download")) }}
 {{- printf "%s-model-download-%s" (include "gpt-oss.fullname" . | trunc 40 | trimSuffix "-") (toJson $inputs | sha256sum | trunc 8) }}
 {{- end }}
@@ -198,7 +204,7 @@ Usage: {{ include "gpt-oss.modelReadyContainer" (dict "root" . "paths" (list)) |
 {{- if (include "gpt-oss.modelSource" $root | fromYaml).imageVolume }}
 {{- $image := $root.Values.modelCache.download.image }}
 - name: verify-model
-  image: {{ include "gpt-oss.image" $image }}
+  image: {{ include "gpt-oss.image" $image | quote }}
   imagePullPolicy: {{ $image.pullPolicy }}
   command: ["python3", "/opt/gpt-oss/scripts/download_model.py"]
   env:
@@ -215,14 +221,14 @@ Usage: {{ include "gpt-oss.modelReadyContainer" (dict "root" . "paths" (list)) |
   resources: {{ toYaml $root.Values.modelCache.verify.resources | nindent 4 }}
   volumeMounts:
     - name: model-cache
-      mountPath: {{ include "gpt-oss.modelPath" $root }}
+      mountPath: {{ include "gpt-oss.modelPath" $root | quote }}
       readOnly: true
     - name: scripts
       mountPath: /opt/gpt-oss/scripts
       readOnly: true
 {{- else }}
 - name: wait-for-model
-  image: {{ include "gpt-oss.image" $root.Values.waitForModel.image }}
+  image: {{ include "gpt-oss.image" $root.Values.waitForModel.image | quote }}
   imagePullPolicy: {{ $root.Values.waitForModel.image.pullPolicy }}
   # The marker must name what this release pins (the download Job writes it last, and removes it first).
   env:
@@ -268,7 +274,7 @@ Usage: {{ include "gpt-oss.modelReadyContainer" (dict "root" . "paths" (list)) |
       memory: 32Mi
   volumeMounts:
     - name: model-cache
-      mountPath: {{ $root.Values.modelCache.mountPath }}
+      mountPath: {{ $root.Values.modelCache.mountPath | quote }}
       readOnly: true
 {{- end }}
 {{- end }}
@@ -308,7 +314,7 @@ Usage: {{ include "gpt-oss.registryAuthFiles" . }}
 
 {{/*
 TCP ports the download Job connects to, sorted: those of the source's URL (Hub or mirror, S3 endpoint, registry),
-the proxies and the vocabulary URL; 443 where a URL names none over HTTPS, 80 over HTTP.
+the proxies (modelCache.proxy.existingSecretPort for a proxy from a Secret) and the vocabulary URL (gpt-oss.urlPort).
 Usage: {{ include "gpt-oss.modelFetchPorts" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.modelFetchPorts" -}}
@@ -323,12 +329,72 @@ Usage: {{ include "gpt-oss.modelFetchPorts" . | fromYamlArray }}
 {{- with $mc.proxy.httpProxy }}{{ $urls = append $urls . }}{{ end }}
 {{- $ports := list }}
 {{- range $urls }}
-{{- $url := urlParse . }}
-{{- $port := regexFind ":[0-9]+$" $url.host | trimPrefix ":" }}
-{{- $ports = append $ports (printf "%05d" (atoi (default (ternary "80" "443" (eq $url.scheme "http")) $port))) }}
+{{- $ports = append $ports (printf "%05d" (atoi (include "gpt-oss.urlPort" .))) }}
+{{- end }}
+{{- if $mc.proxy.existingSecret }}
+{{- $ports = append $ports (printf "%05d" (int $mc.proxy.existingSecretPort)) }}
 {{- end }}
 {{- /* Zero-padded, so that the string sort is numeric. */}}
 {{- $sorted := list }}
 {{- range sortAlpha (uniq $ports) }}{{ $sorted = append $sorted (atoi .) }}{{ end }}
 {{- toYaml $sorted }}
+{{- end }}
+
+{{/*
+The models the chart serves, each with the revisions it knows: model.id must be one of them and model.revision one
+of its revisions (gpt-oss.checkValues.paths), so a model the pinned revision does not belong to is never served.
+The sizes, engine settings and sizing tables of the chart are openai/gpt-oss-120b's (../shared/FACTS.md).
+Usage: {{ $known := include "gpt-oss.knownModels" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.knownModels" -}}
+openai/gpt-oss-120b:
+  - b5c939de8f754692c1647ca79fbf85e8c1e70f8a
+{{- end }}
+
+{{/*
+Where the pods that mount the model cache can run: singleNode (a ReadWriteOnce or ReadWriteOncePod claim, which one
+node (one pod) mounts at a time), pods (who mounts it), spans (true when those pods can land on more than one node, or
+be more than one pod for ReadWriteOncePod), why (what lets them spread), pinnedBy (what keeps the serving pods on one
+node today), holder (one node, or one pod) and fix (the value that would keep them there).
+gpt-oss.checkValues.placement refuses a single-node claim that spans; gpt-oss.safetyWarnings warns about one that does
+not.
+Usage: {{ $cache := include "gpt-oss.cachePlacement" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.cachePlacement" -}}
+{{- $source := include "gpt-oss.modelSource" . | fromYaml }}
+{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $mode := .Values.modelCache.accessMode }}
+{{- $trtllmServe := eq .Values.runtime "trtllm-serve" }}
+{{- $pods := list }}
+{{- if $source.job }}{{ $pods = append $pods "the download Job" }}{{ end }}
+{{- $serving := 0 }}
+{{- $parts := list }}
+{{- $unbounded := false }}
+{{- range $plan.roles }}
+{{- $count := ternary (int .maxReplicas) (int .replicas) (ne .scaledBy "") }}
+{{- if and (eq .scaledBy "planner") }}{{ $unbounded = true }}{{ end }}
+{{- $serving = add $serving $count }}
+{{- $parts = append $parts (printf "%s: %s" .valuesKey (ternary "scaled by the planner" (printf "%d pod(s)" $count) (eq .scaledBy "planner"))) }}
+{{- end }}
+{{- $pods = append $pods (printf "%s pods (%s)" (ternary "the trtllm-serve" "the worker" $trtllmServe) (join ", " $parts)) }}
+{{- if and (not $trtllmServe) .Values.model.tiktoken.stage }}{{ $pods = append $pods "the frontend" }}{{ end }}
+{{- if .Values.benchmark.enabled }}{{ $pods = append $pods "the benchmark" }}{{ end }}
+{{- $pinned := and (not $trtllmServe) .Values.workers.sameNode }}
+{{- $spans := false }}
+{{- $why := "" }}
+{{- if eq $mode "ReadWriteOncePod" }}
+{{- $spans = true }}
+{{- $why = "more than one pod mounts it" }}
+{{- else if and (not $pinned) (or $unbounded (gt $serving 1)) }}
+{{- $spans = true }}
+{{- $why = printf "%s can land on different nodes (%s)" (ternary "the trtllm-serve pods" "the worker pods" $trtllmServe)
+  (ternary "each replica is a pod of its own" "workers.sameNode=false" $trtllmServe) }}
+{{- end }}
+singleNode: {{ and $source.pvc (ne $mode "ReadWriteMany") }}
+pods: {{ toYaml $pods | nindent 2 }}
+spans: {{ $spans }}
+why: {{ $why | quote }}
+pinnedBy: {{ ternary "workers.sameNode=true" "a single serving pod" $pinned | quote }}
+holder: {{ ternary "one pod" "one node" (eq $mode "ReadWriteOncePod") | quote }}
+fix: {{ ternary "trtllmServe.replicas=1 (no autoscaling)" "workers.sameNode=true" $trtllmServe | quote }}
 {{- end }}

@@ -39,11 +39,11 @@ volumes: |-
   {{- if $hfToken }}
   - name: hf-token
     secret:
-      secretName: {{ $token.name }}
+      secretName: {{ $token.name | quote }}
       # The model is not gated: no Secret is fine.
       optional: true
       items:
-        - key: {{ $token.key }}
+        - key: {{ $token.key | quote }}
           path: token
   {{- end }}
 {{- end }}
@@ -88,14 +88,14 @@ volumes: |-
   {{- if $keys.name }}
   - name: s3-credentials
     secret:
-      secretName: {{ $keys.name }}
+      secretName: {{ $keys.name | quote }}
       items:
-        - key: {{ $keys.accessKeyIdKey }}
+        - key: {{ $keys.accessKeyIdKey | quote }}
           path: access-key-id
-        - key: {{ $keys.secretAccessKeyKey }}
+        - key: {{ $keys.secretAccessKeyKey | quote }}
           path: secret-access-key
         {{- with $keys.sessionTokenKey }}
-        - key: {{ . }}
+        - key: {{ . | quote }}
           path: session-token
         {{- end }}
   {{- end }}
@@ -133,7 +133,7 @@ volumes: |-
   {{- range $i, $secret := .Values.dynamo.imagePullSecrets }}
   - name: {{ printf "registry-auth-%d" $i }}
     secret:
-      secretName: {{ $secret.name }}
+      secretName: {{ $secret.name | quote }}
       items:
         - key: .dockerconfigjson
           path: config.json

@@ -115,7 +115,7 @@ podSpec:
   imagePullSecrets: {{ toYaml . | nindent 4 }}
   {{- end }}
 container:
-  image: {{ include "gpt-oss.planner.image" $root }}
+  image: {{ include "gpt-oss.planner.image" $root | quote }}
   imagePullPolicy: {{ $root.Values.planner.image.pullPolicy }}
   command: ["python3", "-m", "dynamo.planner"]
   args:
