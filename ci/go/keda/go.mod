@@ -1,5 +1,5 @@
 // KEDA (operator and metrics API server) for the cluster tier: it reads the chart's ScaledObjects and makes their
-// HPAs (ci/go_parts.py; tests/cluster/test_keda.py).
+// HPAs (ci/go_parts.py; tests/e2e/test_keda_live.py).
 module gpt-oss.local/ci/go/keda
 
 go 1.26.0
