@@ -41,6 +41,31 @@ class TestGoParts:
         assert set(spec["binaries"]) == {"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet",
                                          "kube-proxy", "etcd"}
 
+    def test_should_pin_the_controllers_at_the_releases_the_tests_run(self):
+        assert GO_PARTS.pinned_versions("keda")["github.com/kedacore/keda/v2"] == "v2.21.0"
+        operator = GO_PARTS.pinned_versions("prometheus-operator")
+        # The operator's go.mod replaces its API and client modules with its own folders: the published ones, pinned.
+        for module in ("github.com/prometheus-operator/prometheus-operator",
+                       "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring",
+                       "github.com/prometheus-operator/prometheus-operator/pkg/client"):
+            assert operator[module] == "v0.85.0", module
+        # KEDA's go.mod replaces one module; a replace counts only in the main module, so ours repeats it.
+        assert ("replace github.com/nexus-rpc/nexus-proto-annotations v0.1.0 => "
+                "github.com/nexus-rpc/nexus-proto-annotations v0.1.1-0.20260629224316-835bd8d49cb4") in (
+            REPO_ROOT / "ci/go/keda/go.mod").read_text()
+
+    def test_should_stamp_prometheus_operator_with_its_version_number(self):
+        spec = json.loads((REPO_ROOT / "ci/go/prometheus-operator/build.json").read_text())
+        flags = [GO_PARTS.expand(flag, GO_PARTS.pinned_versions("prometheus-operator")) for flag in spec["ldflags"]]
+        # Its images are tagged v<Version> (pkg/operator/defaults.go), so Version is the bare number of its VERSION file.
+        assert "github.com/prometheus/common/version.Version=0.85.0" in flags
+
+    def test_should_name_a_module_the_part_does_not_require(self):
+        if not shutil.which("go"):
+            pytest.skip("no go command here")
+        with pytest.raises(RuntimeError, match="example.com/absent.*ci/go/keda"):
+            GO_PARTS.module_dir("keda", "example.com/absent")
+
     def test_should_pin_argocd_2_14_21_and_the_helm_its_image_ships(self):
         assert GO_PARTS.pinned_versions("argocd")["github.com/argoproj/argo-cd/v2"] == "v2.14.21"
         # hack/tool-versions.sh of argo-cd v2.14.21: helm3_version=3.16.3; a module of its own keeps both pins apart

@@ -76,7 +76,8 @@ def free_port() -> int:
 
 
 def write_pki(pki: Path) -> None:
-    """A CA, the API server's serving cert for 127.0.0.1, an admin client cert and the service-account key."""
+    """A CA, the API server's serving cert for 127.0.0.1, an admin client cert, the front proxy's CA and client cert,
+    and the service-account key."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
@@ -121,6 +122,16 @@ def write_pki(pki: Path) -> None:
                                 x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver-kubelet-client")])
     save("apiserver-kubelet-client", kubelet_client_key,
          cert(kubelet_client, ca_name, kubelet_client_key.public_key(), ca_key))
+    # The aggregation layer's front proxy (as kubeadm sets it up): the API server proxies to an extension API server
+    # (KEDA's metrics server) with this client certificate, and names the user in headers that server trusts.
+    proxy_ca_key = key()
+    proxy_ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "gpt-oss-test-front-proxy-ca")])
+    save("front-proxy-ca", proxy_ca_key, cert(proxy_ca_name, proxy_ca_name, proxy_ca_key.public_key(), proxy_ca_key,
+                                              ca=True))
+    proxy_client_key = key()
+    save("front-proxy-client", proxy_client_key, cert(
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "front-proxy-client")]), proxy_ca_name,
+        proxy_client_key.public_key(), proxy_ca_key))
     sa_key = key()
     save("sa", sa_key)
     (pki / "sa.pub").write_bytes(sa_key.public_key().public_bytes(
@@ -289,7 +300,13 @@ def start(state: Path) -> int:
         # One local API server: no `kubernetes` Service endpoints to keep in step with other replicas.
         "--endpoint-reconciler-type", "none",
         # The tier binds its model-cache PVCs to static PVs by class name; no default class exists to assign.
-        "--disable-admission-plugins", "DefaultStorageClass"],
+        "--disable-admission-plugins", "DefaultStorageClass",
+        # The aggregation layer (APIServices such as KEDA's external metrics): the front proxy's client certificate.
+        "--requestheader-client-ca-file", str(pki / "front-proxy-ca.crt"),
+        "--requestheader-allowed-names", "front-proxy-client", "--requestheader-username-headers", "X-Remote-User",
+        "--requestheader-group-headers", "X-Remote-Group", "--requestheader-extra-headers-prefix", "X-Remote-Extra-",
+        "--proxy-client-cert-file", str(pki / "front-proxy-client.crt"),
+        "--proxy-client-key-file", str(pki / "front-proxy-client.key")],
           health=f"https://127.0.0.1:{api_port}/readyz")
     wait_healthy("kube-apiserver", f"https://127.0.0.1:{api_port}/readyz", state, "kube-apiserver.log",
                  cert=pki / "ca.crt")

@@ -7,8 +7,8 @@
 A part is a folder ci/go/<part>/ holding a go.mod (with `tool` lines naming its main packages), its go.sum and a
 build.json: {"binaries": {"<name>": "<main package>"}, "ldflags": [...], "env": {...}}. A binary whose pins must
 differ from the part's (etcd beside Kubernetes) comes from a nested module: "<folder>:<main package>". An ldflag may name the
-version a module is pinned at in go.mod: {version:MODULE}, {major:MODULE}, {minor:MODULE} (v1.37.2 -> 1, 37), so
-the stamp cannot drift from the pin. Each part is built into $GPT_OSS_GO_CACHE (default ~/.cache/gpt-oss/go)
+version a module is pinned at in go.mod: {version:MODULE}, {number:MODULE}, {major:MODULE}, {minor:MODULE} (v1.37.2 ->
+1.37.2, 1, 37), so the stamp cannot drift from the pin. Each part is built into $GPT_OSS_GO_CACHE (default ~/.cache/gpt-oss/go)
 /<part>-<key>/bin, where key hashes build.json and every go.mod and go.sum of the part: a changed pin builds anew, an unchanged one
 is reused. go.sum is checked by the go command (-mod=readonly), so a module whose hash differs fails the build.
 """
@@ -73,14 +73,27 @@ def pinned_versions(part: str) -> dict[str, str]:
     return versions
 
 
+def module_dir(part: str, module: str) -> Path:
+    """The folder of `module` at the version the part pins, in the Go module cache: `go mod download` in the part's
+    module (checked against its go.sum), so a controller's CRDs are read from the release that runs."""
+    answer = subprocess.run(["go", "mod", "download", "-json", module], cwd=PARTS / part, capture_output=True,
+                            text=True, env={**os.environ, "GOFLAGS": "-mod=readonly"})
+    found = json.loads(answer.stdout) if answer.stdout.strip().startswith("{") else {}
+    if answer.returncode or not found.get("Dir") or found.get("Error"):
+        raise RuntimeError(f"go mod download {module} (ci/go/{part}) failed: "
+                           f"{found.get('Error') or answer.stderr.strip() or answer.returncode}")
+    return Path(found["Dir"])
+
+
 def expand(flag: str, versions: dict[str, str]) -> str:
     def version_of(match: re.Match) -> str:
         what, module = match.group(1), match.group(2)
         if module not in versions:
             raise SystemExit(f"build.json names {module}, which go.mod does not require")
         numbers = re.match(r"v(\d+)\.(\d+)", versions[module])
-        return {"version": versions[module], "major": numbers.group(1), "minor": numbers.group(2)}[what]
-    return re.sub(r"\{(version|major|minor):([^}]+)\}", version_of, flag)
+        return {"version": versions[module], "number": versions[module][1:], "major": numbers.group(1),
+                "minor": numbers.group(2)}[what]
+    return re.sub(r"\{(version|number|major|minor):([^}]+)\}", version_of, flag)
 
 
 def build(part: str) -> Path:
