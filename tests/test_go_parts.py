@@ -39,6 +39,20 @@ class TestGoParts:
         assert set(spec["binaries"]) == {"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet",
                                          "kube-proxy", "etcd"}
 
+    def test_should_pin_the_endpoint_picker_at_the_release_the_chart_image_names(self):
+        import yaml
+        image = yaml.safe_load((REPO_ROOT / "charts/gpt-oss/values.yaml").read_text())["inferencePool"][
+            "endpointPicker"]["image"]
+        assert image["repository"] == "registry.k8s.io/gateway-api-inference-extension/epp"
+        pinned = GO_PARTS.pinned_versions("epp")["sigs.k8s.io/gateway-api-inference-extension"]
+        assert pinned == image["tag"] == "v1.5.0"
+
+    def test_should_pin_traefik_3_6_and_the_gateway_api_it_is_built_with(self):
+        versions = GO_PARTS.pinned_versions("traefik")
+        # v3.7 needs modules the proxy refuses (ci/go/traefik/go.mod says which); v3.6.12 resolves whole.
+        assert versions["github.com/traefik/traefik/v3"] == "v3.6.12"
+        assert versions["sigs.k8s.io/gateway-api"] == "v1.4.0"
+
     def test_should_refuse_a_stamp_naming_a_module_go_mod_does_not_require(self):
         with pytest.raises(SystemExit, match="example.com/other"):
             GO_PARTS.expand("-X a.b={version:example.com/other}", GO_PARTS.pinned_versions("kubernetes"))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 # What the tiers start and the end of CI must not find running.
 SERVER_NAMES = ("kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "etcd",
-                "containerd", "dynamo-operator")
+                "containerd", "dynamo-operator", "traefik", "epp")
 
 
 def _stat(pid: int) -> list[str] | None:
