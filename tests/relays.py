@@ -39,10 +39,11 @@ def _pump(source: socket.socket, sink: socket.socket, rate: float | None, record
 
 
 class _Listener:
-    """A socket on a free 127.0.0.1 port; each client is handed to `serve` in its own thread until `close`."""
+    """A socket on a free port of `host` (127.0.0.1); each client is handed to `serve` in its own thread until
+    `close`."""
 
-    def __init__(self):
-        self.listener = socket.create_server(("127.0.0.1", 0))
+    def __init__(self, host: str = "127.0.0.1"):
+        self.listener = socket.create_server((host, 0))
         self.port = self.listener.getsockname()[1]
         self.lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
@@ -63,13 +64,14 @@ class _Listener:
 
 
 class TcpRelay(_Listener):
-    """127.0.0.1:<port> -> target; `rate` bytes per second from the target, `upload_rate` towards it (None: full
-    speed)."""
+    """<listen>:<port> -> 127.0.0.1:target_port; `rate` bytes per second from the target, `upload_rate` towards it
+    (None: full speed). `listen` is 127.0.0.1 unless a client in another network namespace needs the relay."""
 
-    def __init__(self, target_port: int, rate: float | None = None, upload_rate: float | None = None):
+    def __init__(self, target_port: int, rate: float | None = None, upload_rate: float | None = None,
+                 listen: str = "127.0.0.1"):
         self.target_port, self.rate, self.upload_rate = target_port, rate, upload_rate
         self.sent = bytearray()  # everything clients sent, in order
-        super().__init__()
+        super().__init__(listen)
 
     def serve(self, client: socket.socket) -> None:
         try:

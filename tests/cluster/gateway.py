@@ -21,7 +21,6 @@ import shutil
 import socket
 import ssl
 import subprocess
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -238,47 +237,6 @@ def route_conditions(route: dict, controller: str = TRAEFIK_GATEWAY_CONTROLLER) 
 
 
 # --- the endpoint picker ------------------------------------------------------------------------------------
-
-
-class ApiRelay:
-    """TCP from PICKER_HOST:<port> to the API server on 127.0.0.1, for the picker's network namespace."""
-
-    def __init__(self, upstream: tuple[str, int]):
-        self.upstream = upstream
-        self.server = socket.create_server((PICKER_HOST, 0))
-        self.port = self.server.getsockname()[1]
-        self.closing = False
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while not self.closing:
-            try:
-                client, _ = self.server.accept()
-            except OSError:
-                return
-            try:
-                upstream = socket.create_connection(self.upstream, timeout=10)
-            except OSError:
-                client.close()
-                continue
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (source, sink):
-                with contextlib.suppress(OSError):
-                    s.shutdown(socket.SHUT_RDWR)
-
-    def close(self) -> None:
-        self.closing = True
-        self.server.close()
 
 
 def _ip(*args: str) -> None:

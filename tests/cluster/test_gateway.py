@@ -34,6 +34,7 @@ from tests.cluster.streams import StreamingLoad
 from tests.cluster.test_node import (DYNAMO_TARGET, TRTLLM_SERVE_TARGET, Run, crd_storing, frontend_stand_in,  # noqa: F401
                                      http_get, hub, node, node_values, on_the_node, require, wait_job, wait_ready)
 from tests.helpers import find, skip_for_missing_part
+from tests.relays import TcpRelay
 
 pytestmark = [pytest.mark.cluster, pytest.mark.node]
 
@@ -197,7 +198,8 @@ def pick_under_load(run: Run, k8s: kube.Kube, namespace: str, picker: dict, kube
     run.facts["picker_args"] = list(container["args"])
     with contextlib.ExitStack() as stack:
         netns = stack.enter_context(gw.picker_network())
-        relay = gw.ApiRelay((api.hostname, api.port))
+        assert api.hostname == "127.0.0.1", api  # ci/control-plane.py's API server
+        relay = TcpRelay(api.port, listen=gw.PICKER_HOST)  # the API server, for the picker's network namespace
         stack.callback(relay.close)
         binaries = go_parts.built("epp")
         if binaries is None:
