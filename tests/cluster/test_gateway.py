@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import re
 import time
 import urllib.parse
@@ -240,7 +241,11 @@ def pick_under_load(run: Run, k8s: kube.Kube, namespace: str, picker: dict, kube
 def queue_sizes() -> dict[str, float]:
     """The picker's inference_pool_per_pod_queue_size, by pod: what it read from each pod's queue gauge."""
     sizes = {}
-    for line in gw.picker_metrics().splitlines():
+    try:
+        text = gw.picker_metrics()
+    except OSError:  # not listening yet
+        return sizes
+    for line in text.splitlines():
         match = re.match(r'inference_pool_per_pod_queue_size\{[^}]*model_server_pod="([^"]+)"[^}]*\} (\S+)', line)
         if match:
             sizes[match.group(1)] = float(match.group(2))
@@ -302,8 +307,9 @@ class TestEndpointPicker:
         assert picks.loaded.keys() == picks.queue_seen.keys() and len(set(
             p for got in picks.loaded.values() for p in got)) == 2, picks
 
-    def test_should_run_with_the_rendered_arguments(self, served_through):
+    def test_should_run_with_the_rendered_arguments(self, served_through, record_property):
         require(served_through, "picks")
+        record_property("seconds", json.dumps(served_through.seconds))
         args = served_through.facts["picker_args"]
         assert "--config-file" in args and args[args.index("--config-file") + 1] == "/config/default-plugins.yaml"
         assert "--model-server-metrics-path=/prometheus/metrics" in args
