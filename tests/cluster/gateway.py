@@ -16,6 +16,7 @@ import contextlib
 import datetime
 import http.client
 import json
+import os
 import secrets
 import shutil
 import socket
@@ -283,7 +284,8 @@ def picker_kubeconfig(cluster_kubeconfig: Path, relay_port: int, token: str) -> 
 
 @dataclass
 class EndpointPicker:
-    """The picker as the chart's Deployment runs it: its container's args and env, the ConfigMap's files at /config."""
+    """The picker as the chart's Deployment runs it: its container's args and env, the ConfigMap's files at /config,
+    as the pod's user; the files it is given are readable, not writable, by that user (a read-only root)."""
     binary: Path
     root: Path
     log: Path
@@ -292,16 +294,24 @@ class EndpointPicker:
     env: dict[str, str]
     config: dict[str, str]
     kubeconfig: str
+    user: str = "0:0"  # uid:gid, the pod's runAsUser and runAsGroup
     entry: dict | None = None
 
     def start(self) -> "EndpointPicker":
+        gid = int(self.user.split(":")[1])
         (self.root / "config").mkdir(parents=True, exist_ok=True)
         for name, text in self.config.items():
             (self.root / "config" / name).write_text(text)
         (self.root / "tmp").mkdir(exist_ok=True)
-        (self.root / "kubeconfig").write_text(self.kubeconfig)
+        (self.root / "tmp").chmod(0o1777)
+        (self.root / "kubeconfig").write_text(self.kubeconfig)  # the ServiceAccount's token: its group only
+        os.chown(self.root / "kubeconfig", 0, gid)
+        (self.root / "kubeconfig").chmod(0o640)
         shutil.copy(self.binary, self.root / "epp")
-        argv = ["nsenter", f"--net=/run/netns/{self.netns}", "--", "chroot", str(self.root), "/epp", *self.args]
+        for path in (self.root, self.root / "config", *(self.root / "config").iterdir(), self.root / "epp"):
+            path.chmod(0o755 if path.is_dir() or path.name == "epp" else 0o644)
+        argv = ["nsenter", f"--net=/run/netns/{self.netns}", "--", "chroot", f"--userspec={self.user}",
+                str(self.root), "/epp", *self.args]
         with open(self.log, "ab") as log:
             self.entry = processes.spawn(argv, log, {"KUBECONFIG": "/kubeconfig", **self.env})
         return self

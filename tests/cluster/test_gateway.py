@@ -205,8 +205,10 @@ def pick_under_load(run: Run, k8s: kube.Kube, namespace: str, picker: dict, kube
         binaries = go_parts.built("epp")
         if binaries is None:
             skip_for_missing_part("the endpoint picker is not built: python ci/go_parts.py build epp")
+        pod = picker["spec"]["template"]["spec"]["securityContext"]
         epp = gw.EndpointPicker(binaries / "epp", folder / "root", folder / "epp.log", netns, container["args"], env,
-                                config_map["data"], gw.picker_kubeconfig(kubeconfig, relay.port, token.status.token))
+                                config_map["data"], gw.picker_kubeconfig(kubeconfig, relay.port, token.status.token),
+                                user=f"{pod['runAsUser']}:{pod['runAsGroup']}")
         stack.callback(lambda: run.facts.__setitem__("picker_log", epp.tail(60)))
         stack.callback(epp.stop)
         epp.start()
