@@ -119,3 +119,29 @@ class ConnectProxy(_Listener):
         client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
         threading.Thread(target=_pump, args=(client, server, None, None, self.lock), daemon=True).start()
         _pump(server, client, None, None, self.lock)
+
+
+class TlsClientRelay(_Listener):
+    """127.0.0.1:<port> -> TLS to `target` (host, port): what a gateway does towards a server whose certificate it
+    does not check (the endpoint picker serves its ext-proc gRPC over TLS with a self-signed certificate that names
+    no host; Envoy's cluster to it skips verification). The client speaks plain HTTP/2 to the relay."""
+
+    def __init__(self, target: tuple[str, int]):
+        import ssl
+        self.target = target
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        self.context.check_hostname = False
+        self.context.verify_mode = ssl.CERT_NONE
+        self.context.set_alpn_protocols(["h2"])
+        super().__init__()
+
+    def serve(self, client: socket.socket) -> None:
+        try:
+            server = self.context.wrap_socket(socket.create_connection(self.target, timeout=10))
+            server.settimeout(None)
+        except OSError:
+            client.close()
+            return
+        threading.Thread(target=_pump, args=(client, server, None, None, self.lock), daemon=True).start()
+        _pump(server, client, None, None, self.lock)
+

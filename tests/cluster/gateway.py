@@ -29,6 +29,7 @@ import yaml
 
 from ci.gptoss_ci import go_parts, processes
 from tests.cluster import kube
+from tests.relays import TlsClientRelay
 
 INGRESS_CLASS = GATEWAY_CLASS = "gpt-oss-traefik"
 TRAEFIK_INGRESS_CONTROLLER = "traefik.io/ingress-controller"
@@ -345,7 +346,8 @@ def ext_proc_pick(body: dict, authority: str, timeout: float = 20) -> dict:
             base_pb2.HeaderValue(key=k, raw_value=v.encode()) for k, v in headers]), end_of_stream=False)),
         ext_proc.ProcessingRequest(request_body=ext_proc.HttpBody(body=raw, end_of_stream=True))]
     result = {"endpoint": None, "metadata_endpoint": None, "immediate": None}
-    with grpc.insecure_channel(f"{PICKER_ADDRESS}:{EXT_PROC_PORT}") as channel:
+    relay = TlsClientRelay((PICKER_ADDRESS, EXT_PROC_PORT))  # the picker serves TLS (--secure-serving, its default)
+    with contextlib.closing(relay), grpc.insecure_channel(f"127.0.0.1:{relay.port}") as channel:
         stream = ext_proc_grpc.ExternalProcessorStub(channel).Process(iter(requests), timeout=timeout)
         for response in stream:
             if response.HasField("immediate_response"):
