@@ -137,7 +137,7 @@ class TlsClientRelay(_Listener):
 
     def serve(self, client: socket.socket) -> None:
         try:
-            server = self.context.wrap_socket(socket.create_connection(self.target, timeout=10))
+            server = self.context.wrap_socket(socket.create_connection(self.target, timeout=60))
             server.settimeout(None)
         except OSError:
             client.close()

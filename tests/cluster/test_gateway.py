@@ -215,9 +215,22 @@ def pick_under_load(run: Run, k8s: kube.Kube, namespace: str, picker: dict, kube
         servers = gw.pod_ips(k8s, namespace, SERVER_SELECTOR)
         endpoints = {f"{ip}:8000": name for ip, name in servers.items()}
 
+        def ask() -> dict:
+            """One pick; a connection the loaded machine let drop before the TLS handshake ended is retried (3 in
+            all), as a gateway retries its connection to the picker."""
+            import grpc
+            for attempt in range(3):
+                try:
+                    return gw.ext_proc_pick({"model": SERVE_MODEL, "stream": True, "max_tokens": 8, "messages": [
+                        {"role": "user", "content": f"pick {time.monotonic_ns()}"}]},
+                        authority="trtllm-serve.route.gpt-oss.test")
+                except grpc.RpcError as error:
+                    if error.code() != grpc.StatusCode.UNAVAILABLE or attempt == 2:
+                        raise
+            raise AssertionError("unreachable")
+
         def pick() -> str | None:
-            answer = gw.ext_proc_pick({"model": SERVE_MODEL, "stream": True, "max_tokens": 8, "messages": [
-                {"role": "user", "content": f"pick {time.monotonic_ns()}"}]}, authority="trtllm-serve.route.gpt-oss.test")
+            answer = ask()
             assert answer["immediate"] is None, answer
             assert answer["endpoint"] == answer["metadata_endpoint"], answer
             return endpoints.get(answer["endpoint"], answer["endpoint"])
