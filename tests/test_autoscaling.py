@@ -237,7 +237,7 @@ class TestTrtllmServe:
     def test_should_default_to_the_queue_histogram_where_no_gauge_is_known(self, tag):
         """TensorRT-LLM 1.2.0 has no queue gauge (and an unconfirmed release may lack it); every release since 1.0
         serves the request_queue_time_seconds histogram, whose summed rate is the number waiting (Little's law)."""
-        values = {"trtllmServe": {"image": {"tag": tag}, "autoscaling": {"enabled": True}}}
+        values = {"trtllmServe": {"image": {"tag": tag}, "allowUnlistedRelease": True, "autoscaling": {"enabled": True}}}
         so = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "ScaledObject")
         assert so["spec"]["triggers"][0]["metadata"] == {
             "serverAddress": PROMETHEUS, "threshold": "10", "query": TRTLLM_QUEUE}

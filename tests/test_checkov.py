@@ -1,4 +1,4 @@
-"""The policy-scan set-up (ci/checkov.py, .checkov.yaml): waivers with reasons, and what the scanner is shown."""
+"""The policy-scan set-up (python -m ci.gptoss_ci.checkov, .checkov.yaml): waivers with reasons, and what the scanner is shown."""
 import re
 
 import pytest
@@ -106,7 +106,7 @@ class TestObjectWaivers:
 
     def test_should_waive_on_the_endpoint_picker_with_its_own_reasons(self):
         objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
-                                                                   "trtllmServe": {"image": {"tag": "1.3.0"}}},
+                                                                   "trtllmServe": {"image": {"tag": "1.3.0rc29"}}},
                                show_only=[PICKER_DEPLOYMENT])
         picker = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "gpt-oss-trtllm-serve-epp")
         reasons = skips(picker["metadata"])

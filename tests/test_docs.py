@@ -30,7 +30,7 @@ def chart_copy(tmp_path):
 
 class TestGeneratedValueDocs:
     def test_should_pass_the_check_as_ci_runs_it(self):
-        run = subprocess.run([sys.executable, "ci/gen-schema.py", "--check"], cwd=REPO_ROOT, capture_output=True,
+        run = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.gen_schema", "--check"], cwd=REPO_ROOT, capture_output=True,
                              text=True, timeout=60)
         assert (run.returncode, run.stderr) == (0, "")
 
@@ -46,7 +46,7 @@ class TestGeneratedValueDocs:
         assert old in text
         (chart / name).write_text(text.replace(old, new, 1))
         assert gen.main(["--check", "--chart", str(chart)]) == 1
-        assert capsys.readouterr().err == f"{chart / name}: drifted from values.schema.yaml: run ci/gen-schema.py\n"
+        assert capsys.readouterr().err == f"{chart / name}: drifted from values.schema.yaml: run python -m ci.gptoss_ci.gen_schema\n"
         assert gen.main(["--chart", str(chart)]) == 0  # regenerates the copy ...
         assert (chart / name).read_text() == (CHART_DIR / name).read_text()
         assert gen.main(["--check", "--chart", str(chart)]) == 0  # ... which is then current

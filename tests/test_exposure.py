@@ -51,7 +51,7 @@ INGRESS = {"ingress": {"enabled": True, "className": "nginx",
 ROUTE = {"httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway", "namespace": "gateway-system"}],
                        "hostnames": ["gpt-oss.example.com"]}}
 # The picker reads gauges TensorRT-LLM serves from 1.3.0 on: the chart refuses the pool on the pinned 1.2.0.
-POOL = {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0"}}}
+POOL = {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0rc29"}}}
 # KV routing as the 1.2 line writes it (the 1.2.1 parsers check the flags; the 1.6 line's queue threshold:
 # tests/test_dynamo_release.py).
 LINE_1_2 = {"dynamo": {"releaseLine": "1.2"}}
@@ -485,7 +485,7 @@ class TestUpstreamSchemas:
 
 class TestPlanTool:
     def test_should_print_the_routes_the_budgets_and_the_router(self):
-        from tools.plan import plan
+        from tools.gptoss.plan import plan
         text = plan(["agg.yaml"], {**INGRESS, **ROUTE, **KV_AGG})
         assert "  Reach: Ingress gpt-oss https://gpt-oss.example.com/ -> Service gpt-oss-frontend:8000" in text
         assert ("  Reach: HTTPRoute gpt-oss on Gateway inference-gateway (gpt-oss.example.com) -> "
@@ -495,7 +495,7 @@ class TestPlanTool:
         assert "  Router: --router-mode kv --kv-cache-block-size 32" in text
 
     def test_should_fall_back_to_port_forward_and_name_the_pool(self):
-        from tools.plan import plan
+        from tools.gptoss.plan import plan
         assert ("  Reach: kubectl port-forward -n llm svc/gpt-oss-frontend 8000:8000 (no Ingress or HTTPRoute)"
                 in plan(["agg.yaml"], {}))
         text = plan(["trtllm-serve-low-latency.yaml"], {**ROUTE, **POOL})

@@ -1,4 +1,4 @@
-"""ci/fetch-crds.py: the pinned upstream CRDs (ci/crds.json), fetched from a real HTTP server on 127.0.0.1.
+"""python -m ci.gptoss_ci.fetch_crds: the pinned upstream CRDs (ci/crds.json), fetched from a real HTTP server on 127.0.0.1.
 
 The server is Python's http.server over a mirror laid out like ../shared, made of the copies the tests find
 (../shared, GPT_OSS_CRDS_DIR or .cache/crds); a test needing them skips when there are none.
@@ -21,7 +21,7 @@ import pytest
 from tests.helpers import REPO_ROOT
 from tests.schemas import crd_lookup, load_crds
 
-SCRIPT = REPO_ROOT / "ci" / "fetch-crds.py"
+COMMAND = [sys.executable, "-m", "ci.gptoss_ci.fetch_crds"]
 LOCK = json.loads((REPO_ROOT / "ci" / "crds.json").read_text())
 PINNED = crd_lookup.pinned_crds()
 # The CRD of every custom resource the chart renders, and the files the cluster tier and kind-setup.sh install.
@@ -88,7 +88,7 @@ def serve():
 
 
 def fetch(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
 
 
 def sha256(path) -> str:
@@ -189,17 +189,17 @@ class TestWhere:
     def test_should_print_where_the_tests_find_a_crd(self, mirror, tmp_path):
         env = {"PATH": "/usr/bin:/bin", "GPT_OSS_SHARED_DIR": str(tmp_path / "none"),
                "GPT_OSS_CRDS_DIR": str(mirror / "keda" / "crds")}
-        result = subprocess.run([sys.executable, str(SCRIPT), "--where", "keda.sh_scaledobjects.yaml"],
-                                capture_output=True, text=True, env=env)
+        result = subprocess.run([*COMMAND, "--where", "keda.sh_scaledobjects.yaml"], capture_output=True, text=True,
+                                env=env, cwd=REPO_ROOT)
         assert (result.returncode, result.stdout) == (0, f"{mirror / 'keda' / 'crds' / 'keda.sh_scaledobjects.yaml'}\n")
 
     def test_should_name_the_folders_searched_and_the_fix(self, tmp_path):
         env = {"PATH": "/usr/bin:/bin", "GPT_OSS_SHARED_DIR": str(tmp_path), "GPT_OSS_CRDS_DIR": str(tmp_path / "a")}
-        result = subprocess.run([sys.executable, str(SCRIPT), "--where", "nope.yaml"], capture_output=True,
-                                text=True, env=env)
+        result = subprocess.run([*COMMAND, "--where", "nope.yaml"], capture_output=True, text=True, env=env,
+                                cwd=REPO_ROOT)
         assert result.returncode == 1
         assert result.stderr == (
             f"error: no nope.yaml in {tmp_path}/dynamo/crds, {tmp_path}/keda/crds, {tmp_path}/gateway-api/crds, "
             f"{tmp_path}/gateway-api-inference-extension/crds, {tmp_path}/a, {REPO_ROOT}/.cache/crds: run "
-            "`python ci/fetch-crds.py` (downloads the pinned upstream CRDs into .cache/crds), or set "
+            "`python -m ci.gptoss_ci.fetch_crds` (downloads the pinned upstream CRDs into .cache/crds), or set "
             "GPT_OSS_SHARED_DIR to the shared reference folder or GPT_OSS_CRDS_DIR to folders of CRD files\n")

@@ -1,8 +1,9 @@
-"""The cluster tier's own parts: Go programs built from pinned modules (ci/go_parts.py), the processes the tiers
+"""The cluster tier's own parts: Go programs built from pinned modules (python -m ci.gptoss_ci.go_parts), the processes the tiers
 start and must end (ci/gptoss_ci/processes.py), and the node's socket paths (ci/gptoss_ci/node)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import time
@@ -63,6 +64,32 @@ class TestGoParts:
         kubernetes, versions = GO_PARTS.pinned_versions("kubernetes"), GO_PARTS.pinned_versions(part)
         drifted = {m: (v, kubernetes[m]) for m, v in versions.items() if m in kubernetes and v != kubernetes[m]}
         assert set(drifted) == self.NEWER_THAN_KUBERNETES[part], drifted
+
+    def test_should_pin_argocd_2_14_21_and_the_helm_its_image_ships(self):
+        assert GO_PARTS.pinned_versions("argocd")["github.com/argoproj/argo-cd/v2"] == "v2.14.21"
+        # hack/tool-versions.sh of argo-cd v2.14.21: helm3_version=3.16.3; a module of its own keeps both pins apart
+        assert GO_PARTS.pinned_versions("argocd/helm")["helm.sh/helm/v3"] == "v3.16.3"
+        assert "helm.sh/helm/v3" not in GO_PARTS.pinned_versions("argocd")
+
+    def test_should_repeat_the_replaces_of_argocd(self):
+        # argo-cd's go.mod replaces the Kubernetes staging modules; only the main module's replaces count
+        replaces = dict(re.findall(r"^\s*(k8s\.io/[\w.-]+) => k8s\.io/[\w.-]+ (v\S+)$",
+                                   (REPO_ROOT / "ci/go/argocd/go.mod").read_text(), re.M))
+        assert replaces["k8s.io/client-go"] == replaces["k8s.io/api"] == "v0.31.0"
+        assert replaces["k8s.io/apimachinery"] == "v0.31.2"
+        assert len(replaces) == 31, sorted(replaces)
+
+    def test_should_stamp_argocd_and_its_helm_with_their_pins(self):
+        spec = json.loads((REPO_ROOT / "ci/go/argocd/build.json").read_text())
+        flags = [GO_PARTS.expand(flag, GO_PARTS.pinned_versions("argocd")) for flag in spec["ldflags"]]
+        assert "github.com/argoproj/argo-cd/v2/common.version=2.14.21" in flags
+        assert "helm.sh/helm/v3/internal/version.version=v3.16.3" in flags
+        # helm's default Kubernetes version (Makefile: client-go's minor, major + 1): without it helm 3.16 renders
+        # as for Kubernetes 1.20, which the chart's kubeVersion refuses
+        assert "helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=31" in flags
+        assert GO_PARTS.pinned_versions("argocd/helm")["k8s.io/client-go"].startswith("v0.31.")
+        assert spec["binaries"] == {"argocd": "github.com/argoproj/argo-cd/v2/cmd",
+                                    "helm": "helm:helm.sh/helm/v3/cmd/helm"}
 
     def test_should_refuse_a_stamp_naming_a_module_go_mod_does_not_require(self):
         with pytest.raises(SystemExit, match="example.com/other"):

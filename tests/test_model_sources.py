@@ -316,8 +316,8 @@ class TestPlan:
     @pytest.fixture(scope="class")
     @classmethod
     def plan_tool(cls):
-        import tools.plan
-        return tools.plan
+        import tools.gptoss.plan
+        return tools.gptoss.plan
 
     @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1"])
     def test_should_say_where_from_how_checked_and_the_disk(self, plan_tool, api_version):
@@ -368,15 +368,16 @@ class TestDownloaderImage:
         chart = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
         assert values["tag"] == chart["version"], "the release workflow tags the image with the chart version"
         workflow = (REPO_ROOT / ".github" / "workflows" / "release.yaml").read_text()
-        assert "images/model-fetch/Containerfile" in workflow and "ci/model-fetch-image.py" in workflow
+        assert "images/model-fetch/Containerfile" in workflow and "python -m ci.gptoss_ci.model_fetch_image" in workflow
         owner = values["repository"].split("/")[1]
-        printed = subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "model-fetch-image.py"), "--owner", owner,
-                                  "--version", chart["version"]], capture_output=True, text=True, check=True)
+        printed = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.model_fetch_image", "--owner", owner,
+                                  "--version", chart["version"]], capture_output=True, text=True, check=True,
+                                 cwd=REPO_ROOT)
         assert printed.stdout.strip() == f"{values['repository']}:{values['tag']}"
 
     def test_should_refuse_to_publish_where_the_chart_does_not_point(self):
-        refused = subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "model-fetch-image.py"), "--owner", "someone",
-                                  "--version", "0.3.0"], capture_output=True, text=True)
+        refused = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.model_fetch_image", "--owner", "someone",
+                                  "--version", "0.3.0"], capture_output=True, text=True, cwd=REPO_ROOT)
         assert refused.returncode == 1
         assert "modelCache.download.image.repository" in refused.stderr and "ghcr.io/someone/model-fetch" in refused.stderr
 

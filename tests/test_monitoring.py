@@ -295,7 +295,7 @@ MONITORING_REFUSALS = [
             "monitoring.cost.gpuHourPrice has none ({\"B200\":5.5}); set monitoring.cost.gpuHourPrice.GB200 to what you pay, "
             "e.g. --set monitoring.cost.gpuHourPrice.GB200=5.5: the chart invents no price"),
     *(Refusal(f"pool-on-older-release-{tag}", "trtllm-serve-low-latency.yaml",
-              {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": tag}}},
+              {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": tag}, "allowUnlistedRelease": True}},
               f"trtllmServe.image.tag={tag} is TensorRT-LLM 1.2", extra=True) for tag in ["1.2.1", "1.2.0rc6"]),
 ]
 REFUSALS = {"monitoring": MONITORING_REFUSALS}
@@ -310,7 +310,8 @@ class TestReleasesThatServeTheGauges:
     @pytest.mark.parametrize("tag", ["1.3.0", "1.3.1rc2", "sha256:0123abcd", "1.3.0rc23"])
     def test_should_render_the_pool_on_a_release_with_the_gauges_or_an_unknown_one(self, tag):
         objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
-                                                                   "trtllmServe": {"image": {"tag": tag}}},
+                                                                   "trtllmServe": {"image": {"tag": tag},
+                                                                                   "allowUnlistedRelease": True}},
                                show_only=[INFERENCE_POOL])
         assert find(objects, "InferencePool")
 

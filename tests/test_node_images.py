@@ -1,4 +1,4 @@
-"""The node tier's images (ci/node-images.py): named as the chart renders, with the project's pins, and the
+"""The node tier's images (python -m ci.gptoss_ci.node_images): named as the chart renders, with the project's pins, and the
 serving stand-in reads every trtllm-serve command line the chart renders. Offline: nothing is built."""
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dynamo_line_values
-from tools.predict import aiconfigurator_inputs, format_release_match, read_target, release_match
+from tools.gptoss.predict import aiconfigurator_inputs, format_release_match, read_target, release_match
 
 HAVE_AICONFIGURATOR = importlib.util.find_spec("aiconfigurator") is not None
 needs_aiconfigurator = pytest.mark.skipif(
@@ -209,7 +209,7 @@ TUNED = {"agg.yaml": "agg.yaml", "disagg-k8s.yaml": "disagg-k8s-balanced.yaml",
 
 @pytest.fixture(scope="module")
 def predictions():
-    from tools.predict import predict
+    from tools.gptoss.predict import predict
     return {overlay: predict([overlay]) for overlay in OVERLAYS}
 
 
@@ -257,7 +257,7 @@ class TestPredictions:
 
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
     def test_should_predict_trtllm_serve_on_h200(self, overlay):
-        from tools.predict import predict
+        from tools.gptoss.predict import predict
         p = predict([overlay], H200, best=False)
         got = (p["tokens_per_s_per_gpu"], p["tokens_per_s_per_user"], p["ttft_ms"], p["itl_ms"])
         assert got == pytest.approx(EXPECTED_H200_PREDICTION[overlay], rel=TOLERANCE)
@@ -292,7 +292,7 @@ class TestQuantizationModes:
 
         import aiconfigurator_core
         import pandas
-        from tools.predict import MEASURED_MOE_MODES
+        from tools.gptoss.predict import MEASURED_MOE_MODES
         data = Path(aiconfigurator_core.__file__).parent / "systems" / "data"
         measured = {}
         for system in MEASURED_MOE_MODES:
@@ -330,8 +330,8 @@ EXPECTED_PUBLISHED = {
 
 @pytest.fixture(scope="module")
 def rows():
-    """ci/compare-published.py's rows by (ISL, OSL, GPU)."""
-    result = subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "compare-published.py"), "--json"],
+    """ci.gptoss_ci.compare_published's rows by (ISL, OSL, GPU)."""
+    result = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.compare_published", "--json"],
                             capture_output=True, text=True, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stderr[-2000:]
     return {(r["isl"], r["osl"], r["gpu"]): r for r in json.loads(result.stdout)}
@@ -348,7 +348,7 @@ class TestPublishedFigures:
             assert got[key][1] == pytest.approx(predicted, rel=TOLERANCE), key
 
     def test_should_state_the_error_the_plan_prints(self, rows):
-        from tools.predict import PUBLISHED_RATIO
+        from tools.gptoss.predict import PUBLISHED_RATIO
         for gpu, (short, long) in PUBLISHED_RATIO.items():
             assert (rows[(1000, 1000, gpu)]["ratio"], rows[(8192, 1024, gpu)]["ratio"]) == pytest.approx(
                 (short, long), abs=0.02), gpu
@@ -359,4 +359,4 @@ class TestSizingTables:
     def test_should_be_what_the_pinned_model_predicts(self):
         # Regenerates the tables in memory (a few minutes) and compares with the chart's copy.
         from ci.gptoss_ci import gen_sizing_tables as module
-        assert module.render() == module.TARGET.read_text(), "stale: run ci/gen-sizing-tables.py"
+        assert module.render() == module.TARGET.read_text(), "stale: run python -m ci.gptoss_ci.gen_sizing_tables"

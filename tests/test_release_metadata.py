@@ -35,8 +35,8 @@ OPTIONAL_COMPONENTS = {
     "exposure": {"ingress": {"enabled": True, "hosts": [{"host": "gpt-oss.example.com",
                                                          "paths": [{"path": "/", "pathType": "Prefix"}]}]},
                  "httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway"}]},
-                 # The endpoint picker reads gauges TensorRT-LLM serves from 1.3.0 on (refused on the pinned 1.2.0).
-                 "inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0"}}},
+                 # The endpoint picker reads gauges TensorRT-LLM serves from 1.3.0 on (refused on 1.2.0).
+                 "inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0rc29"}}},
 }
 # What the chart says when a component set belongs to the other runtime: that overlay is left out.
 OTHER_RUNTIME_REFUSALS = ("so these Dynamo-only values would be ignored",

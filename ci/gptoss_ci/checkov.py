@@ -1,6 +1,6 @@
 """Scan every overlay's rendered objects with Checkov, plus the DGD's pods as the operator will create them.
 
-    python ci/checkov.py [--checkov PATH] [--markdown]
+    python -m ci.gptoss_ci.checkov [--checkov PATH] [--markdown]
 
 Renders each values/ overlay (helm-python-sdk, as the tests do) into a scratch folder: the chart's objects,
 and for both DGD API versions the frontend and worker pod templates written out as Pods (tools.gptoss.objects.dgd_pods),
@@ -27,8 +27,8 @@ from pathlib import Path
 import yaml
 
 from tools.gptoss.objects import dgd_pods
-from tools.gptoss.render import render_chart
-from tools.gptoss.values import OVERLAYS
+from tools.gptoss.render import parse_manifests, render_manifests
+from tools.gptoss.values import overlays
 
 from . import REPO
 
@@ -44,7 +44,7 @@ OPTIONAL_COMPONENTS = {
     "ingress": {"enabled": True, "hosts": [{"host": "gpt-oss.example.com", "paths": [{"path": "/"}]}]},
     "httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway"}]},
 }
-SCAN_TARGETS = {overlay: {} for overlay in OVERLAYS} | {
+SCAN_TARGETS = {overlay: {} for overlay in overlays()} | {
     # The 1.2.1 planner decides from forward-pass metrics, which workers publish only without attention DP.
     "agg.yaml + optional components": {**OPTIONAL_COMPONENTS, "frontend": {"autoscaling": {"enabled": True}},
                                        "planner": {"enabled": True, "rbac": {"create": True}},
@@ -77,12 +77,12 @@ def write_scan_input(target: str, folder: Path) -> None:
     """The target's rendered objects, and the DGD pods of both API versions, as YAML files in `folder`."""
     folder.mkdir(parents=True)
     overlay, values = target.split(" + ")[0], SCAN_TARGETS[target]
-    objects = render_chart([overlay], values)
+    objects = parse_manifests(render_manifests([overlay], values))
     (folder / "chart.yaml").write_text(yaml.safe_dump_all(objects, sort_keys=False))
     if not any(obj["kind"] == "DynamoGraphDeployment" for obj in objects):
         return  # runtime trtllm-serve: its Deployment is already a pod template Checkov reads
     for api_version in API_VERSIONS:
-        for obj in render_chart([overlay], {**values, "dynamo": {"apiVersion": api_version}}):
+        for obj in parse_manifests(render_manifests([overlay], {**values, "dynamo": {"apiVersion": api_version}})):
             if obj["kind"] != "DynamoGraphDeployment":
                 continue
             pods = list(dgd_pods(obj).values())
@@ -167,3 +167,7 @@ def main() -> int:
                   f"{summary['skipped']} |")
     print(f"checkov {version}: {unwaived} unwaived failure(s)")
     return 1 if unwaived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

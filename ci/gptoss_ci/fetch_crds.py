@@ -1,7 +1,7 @@
 """Fetch the upstream CRDs the tests read (pinned in ci/crds.json) into a cache folder, checking each sha256.
 
-usage: python ci/fetch-crds.py [--dest DIR] [--base-url URL] [--timeout SECONDS]
-       python ci/fetch-crds.py --where FILE
+usage: python -m ci.gptoss_ci.fetch_crds [--dest DIR] [--base-url URL] [--timeout SECONDS]
+       python -m ci.gptoss_ci.fetch_crds --where FILE
 
 The project keeps no copy of an upstream file: each CRD is downloaded from its repository at a pinned commit
 into DEST (default .cache/crds, git-ignored), one flat folder of files. A file whose sha256 differs from the
@@ -31,7 +31,7 @@ from . import CI, REPO
 
 LOCK = CI / "crds.json"
 DEFAULT_CACHE = REPO / ".cache" / "crds"
-FIX = "run `python ci/fetch-crds.py` (downloads the pinned upstream CRDs into .cache/crds)"
+FIX = "run `python -m ci.gptoss_ci.fetch_crds` (downloads the pinned upstream CRDs into .cache/crds)"
 
 
 class PinnedCrd(NamedTuple):
@@ -162,3 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:  # the destination cannot be written
         print(f"error: {error}", file=sys.stderr)
         return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

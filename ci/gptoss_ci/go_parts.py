@@ -1,8 +1,8 @@
 """Build the Go programs the cluster tier runs (Kubernetes, etcd, operators) from modules pinned in go.sum files.
 
-    ci/go_parts.py build [PART ...]   builds each part that is not in the cache yet (all parts by default)
-    ci/go_parts.py where PART         prints the part's bin folder; exits 1 when it is not built
-    ci/go_parts.py list               each part, its cache key and whether it is built
+    python -m ci.gptoss_ci.go_parts build [PART ...]   builds each part that is not in the cache yet (all parts by default)
+    python -m ci.gptoss_ci.go_parts where PART         prints the part's bin folder; exits 1 when it is not built
+    python -m ci.gptoss_ci.go_parts list               each part, its cache key and whether it is built
 
 A part is a folder ci/go/<part>/ holding a go.mod (with `tool` lines naming its main packages), its go.sum and a
 build.json: {"binaries": {"<name>": "<main package>"}, "ldflags": [...], "env": {...}}. A binary whose pins must
@@ -161,10 +161,14 @@ def main() -> int:
     if args.command == "where":
         folder = built(args.part)
         if folder is None:
-            print(f"{args.part} is not built: ci/go_parts.py build {args.part}", file=sys.stderr)
+            print(f"{args.part} is not built: python -m ci.gptoss_ci.go_parts build {args.part}", file=sys.stderr)
             return 1
         print(folder)
         return 0
     for part in parts():
         print(f"{part}\t{key(part)}\t{'built' if built(part) else 'not built'}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

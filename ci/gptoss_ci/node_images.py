@@ -1,8 +1,8 @@
 """Build, from Debian packages and PyPI only, every container image the node tests run; never pull one.
 
-    ci/node-images.py build  [--cache DIR] [--image NAME ...]   build what the cache lacks, timing each build
-    ci/node-images.py list   [--cache DIR]                      JSON: each image's key, archive, names, state
-    ci/node-images.py import [--cache DIR] --address SOCKET     import every built archive into a containerd
+    python -m ci.gptoss_ci.node_images build  [--cache DIR] [--image NAME ...]   build what the cache lacks, timing each build
+    python -m ci.gptoss_ci.node_images list   [--cache DIR]                      JSON: each image's key, archive, names, state
+    python -m ci.gptoss_ci.node_images import [--cache DIR] --address SOCKET     import every built archive into a containerd
                                                                 (namespace k8s.io), tagged with the rendered names
 
 Each image is a one-layer OCI archive (oci-layout, index.json, manifest, config, one uncompressed layer) that
@@ -40,6 +40,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
@@ -97,10 +98,10 @@ def cache_dir(value: str | None = None) -> Path:
 def rendered_images() -> dict[str, str]:
     """role -> the image reference the chart renders for it (default values of one target per runtime)."""
     from tools.gptoss.objects import dgd_components, find
-    from tools.gptoss.render import render_chart
-    from tools.gptoss.values import DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS
-    serve = render_chart([TRTLLM_SERVE_OVERLAYS[0]])
-    dynamo = render_chart([DYNAMO_OVERLAYS[0]])
+    from tools.gptoss.render import parse_manifests, render_manifests
+    from tools.gptoss.values import overlay_runtime, overlays
+    serve, dynamo = (parse_manifests(render_manifests([next(o for o in overlays() if overlay_runtime(o) == runtime)]))
+                     for runtime in ("trtllm-serve", "dynamo"))
     job = next(o for o in serve if o["kind"] == "Job" and "model-download" in o["metadata"]["name"])
     deployment = find(serve, "Deployment")["spec"]["template"]["spec"]
     smoke = next(o for o in serve if o["kind"] == "Pod" and o["metadata"]["name"].endswith("smoke-test"))
@@ -344,7 +345,7 @@ def write_archive(planned: Planned, root: Path, work: Path) -> int:
               "config": {"Env": BASE_ENV + planned.image.config.get("Env", []),
                          **{k: v for k, v in planned.image.config.items() if k != "Env"}},
               "rootfs": {"type": "layers", "diff_ids": [layer_digest]},
-              "history": [{"created_by": f"ci/node-images.py {planned.image.name} (key {planned.key})"}]}
+              "history": [{"created_by": f"python -m ci.gptoss_ci.node_images {planned.image.name} (key {planned.key})"}]}
     config_bytes = json.dumps(config, sort_keys=True).encode()
     config_digest = f"sha256:{hashlib.sha256(config_bytes).hexdigest()}"
     manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
@@ -491,6 +492,10 @@ def main() -> int:
         parser.error("import needs --address")
     missing = import_images(cache, args.address)
     if missing:
-        print(f"not built (run ci/node-images.py build): {', '.join(missing)}")
+        print(f"not built (run python -m ci.gptoss_ci.node_images build): {', '.join(missing)}")
         return 1
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,7 +15,8 @@ from pathlib import Path
 
 # What the tiers start and the end of CI must not find running.
 SERVER_NAMES = ("kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "etcd",
-                "containerd", "dynamo-operator", "traefik", "epp")
+                "containerd", "dynamo-operator", "argocd-application-controller", "argocd-repo-server", "traefik",
+                "epp")
 
 
 def _stat(pid: int) -> list[str] | None:

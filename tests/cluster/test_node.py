@@ -1,14 +1,14 @@
-"""Pods that really run: the chart on the kubelet node of ci/node.py (containerd, runc, CNI, kube-proxy, DNS).
+"""Pods that really run: the chart on the kubelet node of python -m ci.gptoss_ci.node (containerd, runc, CNI, kube-proxy, DNS).
 
-Skips, saying why, unless ci/control-plane.py started its node (a kubelet binary beside the control-plane
-binaries, root, the node's Debian packages, the images of ci/node-images.py). For this module the node is
+Skips, saying why, unless python -m ci.gptoss_ci.control_plane started its node (a kubelet binary beside the control-plane
+binaries, root, the node's Debian packages, the images of python -m ci.gptoss_ci.node_images). For this module the node is
 untainted and every API-only node cordoned (tests/cluster/node.py Takeover), so every pod the chart makes runs
 for real, in namespaces enforcing PodSecurity `restricted`, with the model cache on a `local` PV of the node.
 
 The images are stand-ins built from Debian packages and PyPI (tests/cluster/node.py stand_ins() says what each
 is): the Jobs' Python image is Debian's python3 with the Jobs' pinned packages; the TensorRT-LLM and Dynamo
 runtime images are Dynamo's own frontend in front of GPU-free mockers. The model is a small tokenizer and config
-plus one large file, served by tests/e2e/fake_hub.py on the node's bridge address (ci/node.py FAKE_HUB_URL) over
+plus one large file, served by tests/e2e/fake_hub.py on the node's bridge address (ci.gptoss_ci.node FAKE_HUB_URL) over
 HTTPS with a test CA, as a Hub mirror must be (issue 36): the pods trust the CA through modelCache.caBundle (a
 ConfigMap in each namespace) and the release pins the manifest sha256 tools/mirror-model.py prints for a copy
 made through the same fake Hub (modelCache.manifestSha256), as a user does before pointing the chart at a mirror.
@@ -870,7 +870,7 @@ class TestImagesBuiltHere:
         require(run, "containers")
         rendered = {c["image"] for pod in run.pods.values()
                     for c in pod["spec"].get("initContainers", []) + pod["spec"]["containers"]}
-        # Which stand-in each image the pods name is (ci/node-images.py), in the test report.
+        # Which stand-in each image the pods name is (python -m ci.gptoss_ci.node_images), in the test report.
         for image in sorted(rendered):
             record_property(image, node.stand_ins.get(image, "NOT BUILT HERE"))
         assert rendered <= set(node.stand_ins), f"pods name images not built here: {rendered - set(node.stand_ins)}"

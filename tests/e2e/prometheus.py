@@ -162,7 +162,7 @@ def prometheus_binary(release: str = "2.42") -> str | None:
 
 def missing_binary(release: str) -> str:
     return {"2.42": "prometheus not found; install Debian's prometheus package (apt-get install prometheus)"}.get(
-        release, f"Prometheus {release} is not built: python ci/go_parts.py build prometheus")
+        release, f"Prometheus {release} is not built: python -m ci.gptoss_ci.go_parts build prometheus")
 
 
 def prometheus_service(name: str, folder: Path, port: int, scrape_configs: list[dict], groups: list[dict],

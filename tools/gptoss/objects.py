@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from tools.gptoss.yaml_text import load_yaml
+from .yaml_text import load_yaml
 
 
 def find(objects: list[dict], kind: str, name: str | None = None) -> dict:

@@ -219,7 +219,8 @@ Usage: {{ include "gpt-oss.computePlanDocument" . }} (templates read it through 
   "requestCount" (int $plan.benchmark.requestCount) }}
 {{- $doc := dict "runtime" .Values.runtime "gpuType" .Values.gpu.type "totalGpus" (int $plan.totalGpus) "layout" $layout
   "roles" $roles "decodeSlots" (int $plan.decodeSlots) "benchmark" $benchmark
-  "warnings" (include "gpt-oss.warnings" . | fromYamlArray) "trtllmRelease" (include "gpt-oss.trtllmRelease" .) }}
+  "warnings" (include "gpt-oss.warnings" . | fromYamlArray) "trtllmRelease" (include "gpt-oss.trtllmRelease" .)
+  "engineKeys" (pick (include "gpt-oss.engineKeyList" . | fromYaml) "release" "list" "summary") }}
 {{- toYaml $doc }}
 {{- end }}
 
@@ -312,6 +313,7 @@ says why their figures differ. */}}
   (ternary "GPU serves" "GPUs serve" (eq $prefillGpus 1)) $prefillRate $isl $concurrency $osl $itl (int $perGpu) $neededRate $tables.model) }}
 {{- end }}
 {{- $warnings = concat $warnings (include "gpt-oss.autoscalingWarnings" . | fromYamlArray) }}
+{{- $warnings = concat $warnings (include "gpt-oss.engineKeyWarnings" . | fromYamlArray) }}
 {{- toYaml $warnings }}
 {{- end }}
 

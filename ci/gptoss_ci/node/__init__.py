@@ -1,12 +1,12 @@
 """A real Kubernetes node for the cluster tier: containerd, runc, CNI, the kubelet, kube-proxy and a cluster DNS.
 
-ci/control-plane.py calls start() after its API server is up, when a `kubelet` binary sits beside the
+python -m ci.gptoss_ci.control_plane calls start() after its API server is up, when a `kubelet` binary sits beside the
 control-plane binaries, and stop() first thing in its own stop, so one start/stop pair runs both:
 
-    ci/control-plane.py start --dir .envtest     ... plus the node, when there is a kubelet
-    ci/control-plane.py stop  --dir .envtest     ... the node first, undoing every host change it made
+    python -m ci.gptoss_ci.control_plane start --dir .envtest     ... plus the node, when there is a kubelet
+    python -m ci.gptoss_ci.control_plane stop  --dir .envtest     ... the node first, undoing every host change it made
 
-What runs (each recorded in <dir>/pids.json, so `ci/control-plane.py restart --component kubelet` works):
+What runs (each recorded in <dir>/pids.json, so `python -m ci.gptoss_ci.control_plane restart --component kubelet` works):
   containerd   Debian's, with its own config, root, state and socket under <dir>/node (settings from
                ../shared/NODE-FACTS.md: CRI restrict_oom_score_adj, runc with cgroupfs, the pause image)
   dnsmasq      Debian's, on the bridge address (GATEWAY:53): the cluster DNS. It answers
@@ -25,7 +25,7 @@ The node registers as NODE_NAME, labelled like the API-only B200 node of ci/gpu-
 nvidia.com/gpu capacity patched into its status), and tainted NODE_TAINT, so the tests that expect API-only nodes
 never land on it; the node tests (tests/cluster/test_node.py) lift the taint for their module.
 
-Images: ci/node-images.py builds them (cached outside the checkout) and start() imports them into containerd.
+Images: python -m ci.gptoss_ci.node_images builds them (cached outside the checkout) and start() imports them into containerd.
 
 Host changes, each undone by stop() (recorded before start in <dir>/node/host.json):
   - sysctls the kubelet and the bridge plugin set (SYSCTLS): saved before, restored after;
@@ -80,7 +80,7 @@ def why_not(binaries: Path | None) -> str | None:
         other = LOCK.read_text().strip()
         if Path(other, "pids.json").exists():
             return (f"another node runs on this machine (state {other}; one node per machine: "
-                    f"ci/control-plane.py stop --dir {other})")
+                    f"python -m ci.gptoss_ci.control_plane stop --dir {other})")
     return None
 
 

@@ -136,7 +136,13 @@ Usage: {{ include "gpt-oss.downloadJobName" . }}
 */}}
 {{- define "gpt-oss.downloadJobName" -}}
 {{- $source := pick .Values.modelCache "source" "manifestSha256" "huggingface" "s3" "oci" "proxy" "caBundle" }}
-{{- $inputs := dict "model" .Values.model "download" .Values.modelCache.download "source" $source "mountPath" .Values.modelCache.mountPath "claim"
+{{- /* Helm 3 (Argo CD's repo-server) keeps the null defaults of values.yaml as keys, Helm 4 drops them: only keys
+  that hold a value count, so both name the Job alike */}}
+{{- $download := dict }}
+{{- range $key, $value := .Values.modelCache.download }}
+{{- if not (kindIs "invalid" $value) }}{{- $_ := set $download $key $value }}{{- end }}
+{{- end }}
+{{- $inputs := dict "model" .Values.model "download" $download "source" $source "mountPath" .Values.modelCache.mountPath "claim"
   (include "gpt-oss.modelCache.claimName" .) "labels" (include "gpt-oss.labels" (dict "root" . "component" "model-download")) }}
 {{- printf "%s-model-download-%s" (include "gpt-oss.fullname" . | trunc 40 | trimSuffix "-") (toJson $inputs | sha256sum | trunc 8) }}
 {{- end }}
