@@ -328,32 +328,40 @@ class EndpointPicker:
             processes.terminate(self.entry, grace=10)
 
 
-def ext_proc_pick(body: dict, authority: str, timeout: float = 20) -> dict:
-    """Play the gateway for one request: the request's headers and body to the picker's ext-proc service; the
-    endpoint it names (x-gateway-destination-endpoint, in the header mutation and the envoy.lb metadata) and the
-    immediate response when it refuses. {endpoint, metadata_endpoint, immediate}."""
-    import grpc
-    from envoy.config.core.v3 import base_pb2
-    from envoy.service.ext_proc.v3 import external_processor_pb2 as ext_proc
-    from envoy.service.ext_proc.v3 import external_processor_pb2_grpc as ext_proc_grpc
+class ExtProcGateway:
+    """The gateway's side of the picker's ext-proc service, as Envoy plays it: one HTTP/2 connection to the picker,
+    over TLS (--secure-serving, its default; through a TlsClientRelay, which skips verification as Envoy's cluster
+    does), and one bidirectional stream per request carrying the request's headers, then its body."""
 
-    raw = json.dumps(body).encode()
-    headers = [(":method", "POST"), (":path", "/v1/chat/completions"), (":authority", authority),
-               (":scheme", "http"), ("content-type", "application/json"), ("content-length", str(len(raw))),
-               ("x-request-id", secrets.token_hex(8))]
-    requests = [
-        ext_proc.ProcessingRequest(request_headers=ext_proc.HttpHeaders(headers=base_pb2.HeaderMap(headers=[
-            base_pb2.HeaderValue(key=k, raw_value=v.encode()) for k, v in headers]), end_of_stream=False)),
-        ext_proc.ProcessingRequest(request_body=ext_proc.HttpBody(body=raw, end_of_stream=True))]
-    result = {"endpoint": None, "metadata_endpoint": None, "immediate": None}
-    relay = TlsClientRelay((PICKER_ADDRESS, EXT_PROC_PORT))  # the picker serves TLS (--secure-serving, its default)
-    with contextlib.closing(relay), grpc.insecure_channel(f"127.0.0.1:{relay.port}") as channel:
-        stream = ext_proc_grpc.ExternalProcessorStub(channel).Process(iter(requests), timeout=timeout)
-        for response in stream:
+    def __init__(self, address: str = PICKER_ADDRESS, port: int = EXT_PROC_PORT):
+        import grpc
+        from envoy.service.ext_proc.v3 import external_processor_pb2_grpc as ext_proc_grpc
+        self.relay = TlsClientRelay((address, port))
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.relay.port}")
+        self.stub = ext_proc_grpc.ExternalProcessorStub(self.channel)
+
+    def pick(self, body: dict, authority: str, timeout: float = 20) -> dict:
+        """One request: its headers and body to the picker; the endpoint it names (x-gateway-destination-endpoint,
+        in the header mutation and the envoy.lb metadata) and the immediate response when it refuses.
+        {endpoint, metadata_endpoint, immediate}."""
+        from envoy.config.core.v3 import base_pb2
+        from envoy.service.ext_proc.v3 import external_processor_pb2 as ext_proc
+
+        raw = json.dumps(body).encode()
+        headers = [(":method", "POST"), (":path", "/v1/chat/completions"), (":authority", authority),
+                   (":scheme", "http"), ("content-type", "application/json"), ("content-length", str(len(raw))),
+                   ("x-request-id", secrets.token_hex(8))]
+        requests = [
+            ext_proc.ProcessingRequest(request_headers=ext_proc.HttpHeaders(headers=base_pb2.HeaderMap(headers=[
+                base_pb2.HeaderValue(key=k, raw_value=v.encode()) for k, v in headers]), end_of_stream=False)),
+            ext_proc.ProcessingRequest(request_body=ext_proc.HttpBody(body=raw, end_of_stream=True))]
+        result = {"endpoint": None, "metadata_endpoint": None, "immediate": None}
+        # The picker answers once the body has come (headers response, then the body's), and ends the stream when
+        # the gateway has sent all it has.
+        for response in self.stub.Process(iter(requests), timeout=timeout):
             if response.HasField("immediate_response"):
                 result["immediate"] = {"status": response.immediate_response.status.code,
                                        "body": response.immediate_response.body[:300]}
-                break
             if response.HasField("request_headers"):
                 mutation = response.request_headers.response.header_mutation
                 for header in mutation.set_headers:
@@ -362,9 +370,11 @@ def ext_proc_pick(body: dict, authority: str, timeout: float = 20) -> dict:
                 lb = response.dynamic_metadata.fields.get("envoy.lb")
                 if lb is not None:
                     result["metadata_endpoint"] = lb.struct_value.fields["x-gateway-destination-endpoint"].string_value
-                break  # the pick is made; the rest of the exchange is the body, passed through
-        stream.cancel()
-    return result
+        return result
+
+    def close(self) -> None:
+        self.channel.close()
+        self.relay.close()
 
 
 def picker_metrics(timeout: float = 5) -> str:
