@@ -11,12 +11,16 @@ pick moves away from the pod whose queue and KV-cache gauges are high. What Trae
 chart renders is read from Traefik itself: the features its GatewayClass reports, and its verdict on an HTTPRoute to
 the InferencePool.
 
-The CRDs come from the controllers' own modules at their pinned versions (the Go module cache); the Gateway, the
-GatewayClass and the IngressClass are the platform's part, made here.
+One release per target: trtllm-serve's is installed with the pool (the picker, the Ingress, Traefik's verdict on
+the route to the pool), then upgraded without it (the HTTPRoute to the Service); the Dynamo target's runs on a thread
+of its own meanwhile. Traefik and the picker start once. The CRDs come from the controllers' own modules at their
+pinned versions (the Go module cache); the Gateway, the GatewayClass and the IngressClass are the platform's part,
+made here.
 """
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import contextlib
 import json
 import re
@@ -33,7 +37,7 @@ from tests.cluster import node as real
 from tests.cluster.streams import StreamingLoad
 # node and hub: the node module's fixtures (the node taken over, the fake Hub), for this module too.
 from tests.cluster.test_node import (DYNAMO_TARGET, TRTLLM_SERVE_TARGET, Run, crd_storing, frontend_stand_in,  # noqa: F401
-                                     http_get, hub, node, node_values, on_the_node, require, wait_job, wait_ready)
+                                     hub, node, node_values, on_the_node, require, wait_job, wait_ready)
 from tests.helpers import find, skip_for_missing_part
 from tests.relays import TcpRelay
 
@@ -61,7 +65,7 @@ def gateway_crds(node, cluster_access, k8s) -> list[str]:
 def traefik(gateway_crds, cluster_access, k8s, tmp_path_factory):
     binaries = go_parts.built("traefik")
     if binaries is None:
-        skip_for_missing_part("Traefik is not built: python ci/go_parts.py build traefik")
+        skip_for_missing_part("Traefik is not built: python -m ci.gptoss_ci.go_parts build traefik")
     gw.traefik_classes(k8s)
     proxy = gw.Traefik(binaries / "traefik", cluster_access.kubeconfig,
                        tmp_path_factory.mktemp("traefik") / "traefik.log")
@@ -94,24 +98,29 @@ def platform_objects(k8s: kube.Kube, namespace: str, traefik: gw.Traefik, hosts:
     return ca
 
 
+def until_routed(traefik: gw.Traefik, what: str, send) -> dict:
+    """send()'s answer once it is a 200 (Traefik has programmed the route), within 90 s."""
+    return kube.wait_for(f"Traefik to route {what}", lambda: (r := send()) and r["status"] == 200 and r,
+                         timeout=90, interval=1, explain=lambda: f"{send()}\n{traefik.tail()}")
+
+
 def through_traefik(run: Run, traefik: gw.Traefik, hosts: dict, ca: bytes, model: str, route: bool) -> None:
     """A streaming chat through the Ingress (plain, then TLS with the Ingress's certificate) and, when `route`,
     through the HTTPRoute, each once Traefik has programmed it; recorded in run.facts."""
-    def until_routed(what: str, send):
-        return kube.wait_for(f"Traefik to route {what}", lambda: (r := send()) and r["status"] == 200 and r,
-                             timeout=90, interval=1, explain=lambda: f"{send()}\n{traefik.tail()}")
-    run.facts["ingress"] = until_routed("the Ingress", lambda: gw.stream_chat(traefik.web, hosts["ingress"], model))
-    run.facts["ingress_tls"] = until_routed("the Ingress over TLS", lambda: gw.stream_chat(
+    run.facts["ingress"] = until_routed(traefik, "the Ingress", lambda: gw.stream_chat(traefik.web, hosts["ingress"],
+                                                                                       model))
+    run.facts["ingress_tls"] = until_routed(traefik, "the Ingress over TLS", lambda: gw.stream_chat(
         traefik.websecure, hosts["ingress"], model, ca=ca))
     if route:
-        run.facts["route"] = until_routed("the HTTPRoute", lambda: gw.stream_chat(traefik.web, hosts["route"], model))
+        run.facts["route"] = until_routed(traefik, "the HTTPRoute", lambda: gw.stream_chat(traefik.web, hosts["route"],
+                                                                                           model))
 
 
 def route_status(k8s: kube.Kube, namespace: str, name: str) -> dict:
     return k8s.custom.get_namespaced_custom_object("gateway.networking.k8s.io", "v1", namespace, "httproutes", name)
 
 
-# --- the trtllm-serve target: Traefik, then the endpoint picker ------------------------------------------------
+# --- the trtllm-serve target: the endpoint picker and Traefik --------------------------------------------------
 
 
 @dataclass
@@ -123,70 +132,56 @@ class Picks:
 
 
 @pytest.fixture(scope="module")
-def served_through(node, hub, traefik, cluster_access, k8s, tmp_path_factory) -> Run:
-    """One server behind Traefik's routes; then, upgraded to the inference pool, two servers (started at once, beside
-    the one they replace: 3 x 8 fake GPUs) behind the picker."""
-    real.set_gpus(k8s, 8 * 3)
+def served_through(node, hub, traefik, cluster_access, k8s, dynamo_started, tmp_path_factory) -> Run:
+    """Two servers in the inference pool behind the picker, and behind Traefik's Ingress; then the pool turned off,
+    the HTTPRoute to the Service. The Dynamo target's flow runs meanwhile (dynamo_started): both wait on the node
+    more than they compute."""
+    real.set_gpus(k8s, 8 * 3)  # two servers, and the rollout's third when the pool goes
     with on_the_node(node, hub, cluster_access, k8s, TRTLLM_SERVE_TARGET) as (run, release, namespace):
         routes, hosts = exposure("trtllm-serve", traefik)
         ca = platform_objects(k8s, namespace.name, traefik, hosts)
-        values = node_values(TRTLLM_SERVE_TARGET, hub, {**routes, "trtllmServe": {"replicas": 1,
-                                                                                  "maxBatchSize": SLOTS}})
-        run.values = release.values(TRTLLM_SERVE_TARGET, values)
-        release.install(TRTLLM_SERVE_TARGET, values)
-        run.objects = release.manifest()
-        wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
-        server = find(run.objects, "Deployment")["metadata"]["name"]
-        wait_ready(k8s, namespace.name, server, 1, "a Ready trtllm-serve pod")
-        run.seconds["ready"] = round(time.monotonic() - run.started, 1)
-        through_traefik(run, traefik, hosts, ca, SERVE_MODEL, route=True)
-        run.seconds["traefik"] = round(time.monotonic() - run.started, 1)
-
-        # The inference pool: the HTTPRoute now points at it, the servers mount their metrics (a rollout).
-        pooled = node_values(TRTLLM_SERVE_TARGET, hub, {**routes, "trtllmServe": {"maxBatchSize": SLOTS},
+        pooled = node_values(TRTLLM_SERVE_TARGET, hub, {**routes, "trtllmServe": {"replicas": 2, "maxBatchSize": SLOTS},
                                                         "inferencePool": {"enabled": True, "endpointPicker": {
                                                             "image": {"pullPolicy": "Never"}}}})
-        release.upgrade(TRTLLM_SERVE_TARGET, pooled)
+        run.values = release.values(TRTLLM_SERVE_TARGET, pooled)
+        release.install(TRTLLM_SERVE_TARGET, pooled)
         run.objects = release.manifest()
+        server = find(run.objects, "Deployment")["metadata"]["name"]
         picker = find(run.objects, "Deployment", f"{server}-epp")
         # Its pod cannot reach the API server (127.0.0.1 of the host) from the node: the test runs the picker.
         k8s.apps.patch_namespaced_deployment_scale(picker["metadata"]["name"], namespace.name, {"spec": {"replicas": 0}})
-        route = find(run.objects, "HTTPRoute")["metadata"]["name"]
-        run.facts["route_to_pool"] = kube.wait_for(
-            "Traefik's verdict on the HTTPRoute to the InferencePool", lambda: (r := route_status(
-                k8s, namespace.name, route)) and gw.route_conditions(r).get("ResolvedRefs") == ("False", "InvalidKind")
-            and r, timeout=60, interval=1)
-        kube.wait_for("the rollout to two pods that serve /prometheus/metrics", lambda: metrics_served(
-            k8s, namespace.name), timeout=420, interval=2, explain=lambda: real.describe(k8s, namespace.name))
-        run.seconds["pool"] = round(time.monotonic() - run.started, 1)
-        run.facts["picks"] = pick_under_load(run, k8s, namespace.name, picker, cluster_access.kubeconfig,
-                                             tmp_path_factory.mktemp("epp"))
-        run.seconds["picker"] = round(time.monotonic() - run.started, 1)
+        with the_picker(run, k8s, namespace.name, picker, cluster_access.kubeconfig,
+                        tmp_path_factory.mktemp("epp")) as (epp, gateway):  # it starts while the servers do
+            wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
+            wait_ready(k8s, namespace.name, server, 2, "two Ready trtllm-serve pods")
+            run.seconds["ready"] = round(time.monotonic() - run.started, 1)
+            through_traefik(run, traefik, hosts, ca, SERVE_MODEL, route=False)
+            route = find(run.objects, "HTTPRoute")["metadata"]["name"]
+            run.facts["route_to_pool"] = kube.wait_for(
+                "Traefik's verdict on the HTTPRoute to the InferencePool", lambda: (r := route_status(
+                    k8s, namespace.name, route)) and gw.route_conditions(r).get("ResolvedRefs") == ("False", "InvalidKind")
+                and r, timeout=60, interval=1)
+            run.seconds["traefik"] = round(time.monotonic() - run.started, 1)
+            run.facts["picks"] = pick_under_load(run, k8s, namespace.name, epp, gateway)
+            run.seconds["picker"] = round(time.monotonic() - run.started, 1)
+
+        # No pool: the HTTPRoute names the Service. The rollout this starts (the servers stop serving their metrics)
+        # keeps a Ready server throughout, so nothing waits for it.
+        release.upgrade(TRTLLM_SERVE_TARGET, node_values(TRTLLM_SERVE_TARGET, hub, {
+            **routes, "trtllmServe": {"replicas": 2, "maxBatchSize": SLOTS}}))
+        run.facts["route"] = until_routed(traefik, "the HTTPRoute", lambda: gw.stream_chat(
+            traefik.web, hosts["route"], SERVE_MODEL))
+        run.seconds["route"] = round(time.monotonic() - run.started, 1)
     yield run
     release.close()
     real.set_gpus(k8s, 8)
     namespace.delete()
 
 
-def metrics_served(k8s: kube.Kube, namespace: str) -> dict[str, str] | None:
-    """pod IP -> its /prometheus/metrics text, once exactly two Ready server pods serve it."""
-    pods = [p for p in k8s.pods(namespace, SERVER_SELECTOR) if not p["metadata"].get("deletionTimestamp")]
-    ready = [p for p in pods if any(c["type"] == "Ready" and c["status"] == "True"
-                                    for c in p["status"].get("conditions") or [])]
-    if len(pods) != 2 or len(ready) != 2:
-        return None
-    texts = {}
-    for pod in ready:
-        status, text = http_get(f"http://{pod['status']['podIP']}:8000/prometheus/metrics")
-        if status != 200:
-            return None
-        texts[pod["status"]["podIP"]] = text
-    return texts
-
-
-def pick_under_load(run: Run, k8s: kube.Kube, namespace: str, picker: dict, kubeconfig, folder) -> Picks:
-    """The picker started as the chart's Deployment would run it; picks with both pods idle, then with streams held
-    open on one pod, then on the other."""
+@contextlib.contextmanager
+def the_picker(run: Run, k8s: kube.Kube, namespace: str, picker: dict, kubeconfig, folder):
+    """The picker started as the chart's Deployment would run it, and the gateway's ext-proc connection to it; its
+    log's tail joins any error raised meanwhile."""
     container = picker["spec"]["template"]["spec"]["containers"][0]
     # The one volume, the ConfigMap, at /config (EndpointPicker lays it out there).
     assert container["volumeMounts"][0]["mountPath"] == "/config", container["volumeMounts"]
@@ -197,74 +192,80 @@ def pick_under_load(run: Run, k8s: kube.Kube, namespace: str, picker: dict, kube
     token = k8s.core.create_namespaced_service_account_token(account, namespace, {"spec": {"expirationSeconds": 3600}})
     api = urllib.parse.urlparse(kube_server(kubeconfig))
     run.facts["picker_args"] = list(container["args"])
+    binaries = go_parts.built("epp")
+    if binaries is None:
+        skip_for_missing_part("the endpoint picker is not built: python -m ci.gptoss_ci.go_parts build epp")
     with contextlib.ExitStack() as stack:
         netns = stack.enter_context(gw.picker_network())
-        assert api.hostname == "127.0.0.1", api  # ci/control-plane.py's API server
+        assert api.hostname == "127.0.0.1", api  # ci.gptoss_ci.control_plane's API server
         relay = TcpRelay(api.port, listen=gw.PICKER_HOST)  # the API server, for the picker's network namespace
         stack.callback(relay.close)
-        binaries = go_parts.built("epp")
-        if binaries is None:
-            skip_for_missing_part("the endpoint picker is not built: python ci/go_parts.py build epp")
         pod = picker["spec"]["template"]["spec"]["securityContext"]
         epp = gw.EndpointPicker(binaries / "epp", folder / "root", folder / "epp.log", netns, container["args"], env,
                                 config_map["data"], gw.picker_kubeconfig(kubeconfig, relay.port, token.status.token),
                                 user=f"{pod['runAsUser']}:{pod['runAsGroup']}")
-        stack.callback(lambda: run.facts.__setitem__("picker_log", epp.tail(60)))
         stack.callback(epp.stop)
         epp.start()
-        servers = gw.pod_ips(k8s, namespace, SERVER_SELECTOR)
-        endpoints = {f"{ip}:8000": name for ip, name in servers.items()}
+        gateway = gw.ExtProcGateway()
+        stack.callback(gateway.close)
+        try:
+            yield epp, gateway
+        except Exception as error:
+            raise AssertionError(f"{type(error).__name__}: {error}\nthe picker's log:\n{epp.tail()}\n"
+                                 f"its TLS relay: {gateway.relay.failures[-5:]}") from error
 
-        def ask() -> dict:
-            """One pick; a connection the loaded machine let drop before the TLS handshake ended is retried (3 in
-            all), as a gateway retries its connection to the picker."""
-            import grpc
-            for attempt in range(3):
-                try:
-                    return gw.ext_proc_pick({"model": SERVE_MODEL, "stream": True, "max_tokens": 8, "messages": [
-                        {"role": "user", "content": f"pick {time.monotonic_ns()}"}]},
-                        authority="trtllm-serve.route.gpt-oss.test")
-                except grpc.RpcError as error:
-                    if error.code() != grpc.StatusCode.UNAVAILABLE or attempt == 2:
-                        raise
-            raise AssertionError("unreachable")
 
-        def pick() -> str | None:
-            answer = ask()
-            assert answer["immediate"] is None, answer
-            assert answer["endpoint"] == answer["metadata_endpoint"], answer
-            return endpoints.get(answer["endpoint"], answer["endpoint"])
+def pick_under_load(run: Run, k8s: kube.Kube, namespace: str, epp: gw.EndpointPicker,
+                    gateway: gw.ExtProcGateway) -> Picks:
+    """Picks with both servers idle, then with streams held open on one, then on the other."""
+    servers = gw.pod_ips(k8s, namespace, SERVER_SELECTOR)
+    endpoints = {f"{ip}:8000": name for ip, name in servers.items()}
 
-        def first_pick():
-            assert epp.alive(), f"the endpoint picker exited:\n{epp.tail()}"
-            with contextlib.suppress(Exception):
-                return pick()
-        kube.wait_for("the endpoint picker to pick a server pod", first_pick, timeout=120, interval=1,
-                      explain=epp.tail)
-        log = epp.log.read_text(errors="replace")
-        run.facts["picker_started"] = {"config_loaded": "loaded configuration from file/text successfully" in log,
-                                       "refused": [line for line in log.splitlines() if "cannot be used" in line]}
-        picks = Picks(idle=[pick() for _ in range(4)], loaded={}, queue_seen={})
-        for ip, name in sorted(servers.items(), key=lambda item: item[1]):
-            load = StreamingLoad(f"http://{ip}:8000", SERVE_MODEL, concurrency=LOAD, max_tokens=150).start()
-            try:
-                picks.queue_seen[name] = kube.wait_for(f"the picker to see {name}'s queue", lambda n=name: (
-                    q := queue_sizes()) and q.get(n, 0) >= 1 and q, timeout=60, interval=0.5, explain=epp.tail)
-                picks.loaded[name] = [pick() for _ in range(6)]
-            finally:
-                run.facts.setdefault("loads", {})[name] = load.stop()
+    def pick() -> str | None:
+        answer = gateway.pick({"model": SERVE_MODEL, "stream": True, "max_tokens": 8, "messages": [
+            {"role": "user", "content": f"pick {time.monotonic_ns()}"}]}, authority="trtllm-serve.route.gpt-oss.test")
+        assert answer["immediate"] is None, answer
+        assert answer["endpoint"] == answer["metadata_endpoint"], answer
+        return endpoints.get(answer["endpoint"], answer["endpoint"])
+
+    def first_pick():
+        assert epp.alive(), f"the endpoint picker exited:\n{epp.tail()}"
+        with contextlib.suppress(Exception):
+            return pick()
+
+    def idle(sizes: dict[str, float]) -> bool:
+        return sizes.keys() == set(servers.values()) and not any(sizes.values())
+    kube.wait_for("the endpoint picker to pick a server pod", first_pick, timeout=120, interval=1, explain=epp.tail)
+    kube.wait_for("the picker to read both servers' queues, empty", lambda: idle(queue_sizes()), timeout=60,
+                  interval=0.5, explain=lambda: f"{queue_sizes()}\n{epp.tail()}")
+    log = epp.log.read_text(errors="replace")
+    run.facts["picker_started"] = {"config_loaded": "loaded configuration from file/text successfully" in log,
+                                   "refused": [line for line in log.splitlines() if "cannot be used" in line]}
+    picks = Picks(idle=[pick() for _ in range(4)], loaded={}, queue_seen={})
+    for ip, name in sorted(servers.items(), key=lambda item: item[1]):
+        load = StreamingLoad(f"http://{ip}:8000", SERVE_MODEL, concurrency=LOAD, max_tokens=150).start()
+        try:
+            picks.queue_seen[name] = kube.wait_for(f"the picker to see {name}'s queue", lambda n=name: (
+                q := queue_sizes()) and q.get(n, 0) >= 1 and q, timeout=60, interval=0.2, explain=epp.tail)
+            picks.loaded[name] = [pick() for _ in range(6)]
+        finally:
+            run.facts.setdefault("loads", {})[name] = load.stop()
+        kube.wait_for("the picker to see the queues empty again", lambda: idle(queue_sizes()), timeout=60,
+                      interval=0.5, explain=lambda: f"{queue_sizes()}\n{epp.tail()}")
     return picks
 
 
 def queue_sizes() -> dict[str, float]:
-    """The picker's inference_pool_per_pod_queue_size, by pod: what it read from each pod's queue gauge."""
+    """The picker's inference_pool_per_pod_queue_size, by pod: what it read from each pod's queue gauge. The picker
+    names an endpoint `<pod>-rank-<i>`, i the index of the pool's target port (one here)."""
     sizes = {}
     try:
         text = gw.picker_metrics()
     except OSError:  # not listening yet
         return sizes
     for line in text.splitlines():
-        match = re.match(r'inference_pool_per_pod_queue_size\{[^}]*model_server_pod="([^"]+)"[^}]*\} (\S+)', line)
+        match = re.match(r'inference_pool_per_pod_queue_size\{[^}]*model_server_pod="([^"]+)-rank-0"[^}]*\} (\S+)',
+                         line)
         if match:
             sizes[match.group(1)] = float(match.group(2))
     return sizes
@@ -339,30 +340,49 @@ class TestEndpointPicker:
 
 
 @pytest.fixture(scope="module")
-def dynamo_through(node, hub, traefik, cluster_access, k8s, crd_source, operator_present) -> Run:
+def dynamo_started(node, hub, traefik, cluster_access, k8s, crd_source, operator_present):
+    """The Dynamo target's flow, started first and run on a thread of its own while the trtllm-serve target's runs
+    (served_through): its pods start, its Job downloads, while the other's do. The future of its Run."""
     crd = kube.DgdCrd(cluster_access.api_client, crd_source, operator_present)
-    with crd_storing(crd, kube.API_VERSIONS[0]):
-        with on_the_node(node, hub, cluster_access, k8s, DYNAMO_TARGET) as (run, release, namespace):
-            routes, hosts = exposure("dynamo", traefik)
-            ca = platform_objects(k8s, namespace.name, traefik, hosts)
-            small = {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"memory": "3Gi"}}
-            values = node_values(DYNAMO_TARGET, hub, {**routes, "frontend": {"resources": small, "replicas": 1}})
-            run.values = release.values(DYNAMO_TARGET, values)
-            release.install(DYNAMO_TARGET, values)
-            run.objects = release.manifest()
-            deployment, service = frontend_stand_in(run.objects, namespace.name)
-            k8s.apps.create_namespaced_deployment(namespace.name, deployment)
-            k8s.core.create_namespaced_service(namespace.name, service)
-            wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
-            wait_ready(k8s, namespace.name, deployment["metadata"]["name"], 1, "the frontend stand-in Ready")
-            through_traefik(run, traefik, hosts, ca, DYNAMO_MODEL, route=True)
-            run.facts["route_status"] = route_status(k8s, namespace.name, find(run.objects, "HTTPRoute")["metadata"]["name"])
-            run.facts["gateway_class"] = k8s.custom.get_cluster_custom_object(
-                "gateway.networking.k8s.io", "v1", "gatewayclasses", gw.GATEWAY_CLASS)
-            run.seconds["traefik"] = round(time.monotonic() - run.started, 1)
-    yield run
-    release.close()
-    namespace.delete()
+    with crd_storing(crd, kube.API_VERSIONS[0]), concurrent.futures.ThreadPoolExecutor(1) as pool:
+        future = pool.submit(dynamo_flow, node, hub, traefik, cluster_access, k8s)
+        try:
+            yield future
+        finally:
+            run, release, namespace = future.result(timeout=DYNAMO_FLOW_SECONDS)
+            release.close()
+            namespace.delete()
+
+
+DYNAMO_FLOW_SECONDS = 420
+
+
+def dynamo_flow(node, hub, traefik, cluster_access, k8s) -> tuple[Run, object, object]:
+    with on_the_node(node, hub, cluster_access, k8s, DYNAMO_TARGET) as (run, release, namespace):
+        routes, hosts = exposure("dynamo", traefik)
+        ca = platform_objects(k8s, namespace.name, traefik, hosts)
+        small = {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"memory": "3Gi"}}
+        values = node_values(DYNAMO_TARGET, hub, {**routes, "frontend": {"resources": small, "replicas": 1}})
+        run.values = release.values(DYNAMO_TARGET, values)
+        release.install(DYNAMO_TARGET, values)
+        run.objects = release.manifest()
+        deployment, service = frontend_stand_in(run.objects, namespace.name)
+        k8s.apps.create_namespaced_deployment(namespace.name, deployment)
+        k8s.core.create_namespaced_service(namespace.name, service)
+        wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
+        wait_ready(k8s, namespace.name, deployment["metadata"]["name"], 1, "the frontend stand-in Ready")
+        run.seconds["ready"] = round(time.monotonic() - run.started, 1)
+        through_traefik(run, traefik, hosts, ca, DYNAMO_MODEL, route=True)
+        run.facts["route_status"] = route_status(k8s, namespace.name, find(run.objects, "HTTPRoute")["metadata"]["name"])
+        run.facts["gateway_class"] = k8s.custom.get_cluster_custom_object(
+            "gateway.networking.k8s.io", "v1", "gatewayclasses", gw.GATEWAY_CLASS)
+        run.seconds["traefik"] = round(time.monotonic() - run.started, 1)
+    return run, release, namespace
+
+
+@pytest.fixture(scope="module")
+def dynamo_through(dynamo_started) -> Run:
+    return dynamo_started.result(timeout=DYNAMO_FLOW_SECONDS)[0]
 
 
 class TestTraefikRoutesTheDynamoFrontend:
@@ -375,8 +395,9 @@ class TestTraefikRoutesTheDynamoFrontend:
         assert answer["status"] == 200 and answer["error"] is None, answer
         assert answer["finished"] and answer["done"] and answer["chunks"] >= 2, answer
 
-    def test_should_accept_the_route_and_resolve_its_service(self, dynamo_through):
+    def test_should_accept_the_route_and_resolve_its_service(self, dynamo_through, record_property):
         require(dynamo_through, "route_status")
+        record_property("seconds", json.dumps(dynamo_through.seconds))
         conditions = gw.route_conditions(dynamo_through.facts["route_status"])
         assert conditions.get("Accepted") == ("True", "Accepted"), conditions
         assert conditions.get("ResolvedRefs") == ("True", "ResolvedRefs"), conditions
