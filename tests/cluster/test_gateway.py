@@ -146,7 +146,8 @@ def served_through(node, hub, traefik, cluster_access, k8s, dynamo_started, tmp_
         run.values = release.values(TRTLLM_SERVE_TARGET, pooled)
         release.install(TRTLLM_SERVE_TARGET, pooled)
         run.objects = release.manifest()
-        server = find(run.objects, "Deployment")["metadata"]["name"]
+        server = next(o["metadata"]["name"] for o in run.objects if o["kind"] == "Deployment" and
+                      o["metadata"]["labels"]["app.kubernetes.io/component"] == "trtllm-serve")
         picker = find(run.objects, "Deployment", f"{server}-epp")
         # Its pod cannot reach the API server (127.0.0.1 of the host) from the node: the test runs the picker.
         k8s.apps.patch_namespaced_deployment_scale(picker["metadata"]["name"], namespace.name, {"spec": {"replicas": 0}})
