@@ -119,7 +119,7 @@ class Access:
                                                  ("client-key", user)) if key not in holder]
         if missing_files:
             raise ValueError(f"{kubeconfig} names no file for {', '.join(missing_files)} (inline data is not read "
-                             "here): the controllers run against python -m ci.gptoss_ci.control_plane's control plane")
+                             "here): the controllers run against ci.gptoss_ci.control_plane's control plane")
         return cls(cluster["server"], Path(cluster["certificate-authority"]), Path(user["client-certificate"]),
                    Path(user["client-key"]))
 

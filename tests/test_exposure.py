@@ -63,13 +63,19 @@ KV_DISAGG = {**LINE_1_2, "frontend": {"routerMode": "kv"},
 # The Service the API is served from: the operator's frontend Service, or the chart's trtllm-serve Service.
 SERVING = {name: ("gpt-oss-trtllm-serve", 8000) if name in TRTLLM_SERVE_OVERLAYS else ("gpt-oss-frontend", 8000)
            for name in OVERLAYS}
-# The GAIE v1.5.0 chart's trtllm-serve flags (PRODUCTION-FACTS.md section C), as --flag=value.
-EPP_TRTLLM_SERVE_FLAGS = [
-    '--total-queued-requests-metric="trtllm_num_requests_waiting"',
-    '--total-running-requests-metric="trtllm_num_requests_running"',
-    '--kv-cache-usage-percentage-metric="trtllm_kv_cache_utilization"',
-    '--model-server-metrics-path="/prometheus/metrics"',
-]
+# The metric flags the GAIE v1.5.0 chart sets for trtllm-serve (PRODUCTION-FACTS.md section C), which the v1.5.0
+# picker refuses ("flag ... is deprecated and cannot be used; configure metrics via engineConfigs in
+# EndpointPickerConfig instead": its pkg/epp/server/options.go, seen in tests/cluster/test_gateway.py), and the
+# deprecated metrics path flag the config replaces.
+EPP_REFUSED_FLAGS = ("--total-queued-requests-metric", "--total-running-requests-metric",
+                     "--kv-cache-usage-percentage-metric", "--lora-info-metric", "--cache-info-metric",
+                     "--model-server-metrics-path")
+# trtllm-serve's gauges (../shared/trtllm/RELEASES-FACTS.md section 2, tensorrt_llm/metrics/collector.py).
+TRTLLM_SERVE_ENGINE = {"name": "trtllm-serve", "queuedRequestsSpec": "trtllm_num_requests_waiting",
+                       "runningRequestsSpec": "trtllm_num_requests_running",
+                       "kvUsageSpec": "trtllm_kv_cache_utilization", "loraSpec": "", "cacheInfoSpec": "",
+                       "cacheBlockSizeSpec": "trtllm_kv_cache_tokens_per_block",
+                       "cacheNumBlocksSpec": "trtllm_kv_cache_max_blocks"}
 ROUTER_MODES_1_2_1 = ["round-robin", "random", "power-of-two", "kv", "direct", "least-loaded", "device-aware-weighted"]
 
 
@@ -196,21 +202,17 @@ class TestInferencePool:
             {(9002, "grpc"), (9003, "grpc-health"), (9090, "metrics")}
 
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
-    def test_should_run_the_upstream_endpoint_picker_with_its_trtllm_serve_flags(self, overlay):
+    def test_should_run_the_upstream_endpoint_picker_without_the_metric_flags_it_refuses(self, overlay):
         objects = render_chart([overlay], POOL, show_only=[PICKER_DEPLOYMENT])
         epp = find(objects, "Deployment", "gpt-oss-trtllm-serve-epp")
         pod = epp["spec"]["template"]["spec"]
         [container] = pod["containers"]
         assert container["image"] == "registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0"
         args = container["args"]
-        for flag in EPP_TRTLLM_SERVE_FLAGS:  # the upstream chart's text, its inner quotes dropped
-            assert flag.replace('"', "") in args
-        # Not the upstream chart's trtllm_cache_config_info, which no TensorRT-LLM collector serves: the metric
-        # tensorrt_llm/metrics/collector.py registers (main @050f80de).
-        assert "--cache-info-metric=trtllm_kv_cache_config_info" in args
+        refused = [arg for arg in args if arg.split("=")[0] in EPP_REFUSED_FLAGS]
+        assert not refused, refused
         assert args[args.index("--pool-name") + 1] == "gpt-oss-trtllm-serve"
         assert args[args.index("--pool-namespace") + 1] == "llm"
-        assert args[args.index("--lora-info-metric") + 1] == ""
         assert args[args.index("--config-file") + 1] == "/config/default-plugins.yaml"
         assert pod["securityContext"]["runAsNonRoot"] is True
         assert container["securityContext"]["allowPrivilegeEscalation"] is False
@@ -226,6 +228,9 @@ class TestInferencePool:
         assert config["kind"] == "EndpointPickerConfig"
         plugins = {p["type"]: p.get("parameters") for p in config["plugins"]}
         assert plugins["metrics-data-source"]["path"] == "/prometheus/metrics"
+        # The gauges by trtllm-serve's names: the picker's metric flags are refused, the config names them.
+        assert plugins["core-metrics-extractor"] == {"defaultEngine": "trtllm-serve",
+                                                     "engineConfigs": [TRTLLM_SERVE_ENGINE]}
         weights = {p["pluginRef"]: p["weight"] for p in config["schedulingProfiles"][0]["plugins"]}
         assert weights == {"queue-scorer": 2, "kv-cache-utilization-scorer": 2, "prefix-cache-scorer": 3}
 

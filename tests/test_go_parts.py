@@ -66,6 +66,31 @@ class TestGoParts:
         with pytest.raises(RuntimeError, match="example.com/absent.*ci/go/keda"):
             GO_PARTS.module_dir("keda", "example.com/absent")
 
+    def test_should_pin_the_endpoint_picker_at_the_release_the_chart_image_names(self):
+        import yaml
+        image = yaml.safe_load((REPO_ROOT / "charts/gpt-oss/values.yaml").read_text())["inferencePool"][
+            "endpointPicker"]["image"]
+        assert image["repository"] == "registry.k8s.io/gateway-api-inference-extension/epp"
+        pinned = GO_PARTS.pinned_versions("epp")["sigs.k8s.io/gateway-api-inference-extension"]
+        assert pinned == image["tag"] == "v1.5.0"
+
+    def test_should_pin_traefik_3_6_and_the_gateway_api_it_is_built_with(self):
+        versions = GO_PARTS.pinned_versions("traefik")
+        # v3.7 needs modules the proxy refuses (ci/go/traefik/go.mod says which); v3.6.12 resolves whole.
+        assert versions["github.com/traefik/traefik/v3"] == "v3.6.12"
+        assert versions["sigs.k8s.io/gateway-api"] == "v1.4.0"
+
+    # Where a controller needs a newer version than Kubernetes pins (a require can only raise a version).
+    NEWER_THAN_KUBERNETES = {"epp": set(), "traefik": {"github.com/json-iterator/go"}}
+
+    @pytest.mark.parametrize("part", sorted(NEWER_THAN_KUBERNETES))
+    def test_should_require_what_it_shares_with_kubernetes_at_kubernetes_versions(self, part):
+        """A compiled package is reused only at the same versions of it and its dependencies: a controller whose
+        shared modules drift from Kubernetes' pins compiles client-go, grpc and the rest again in a cold CI."""
+        kubernetes, versions = GO_PARTS.pinned_versions("kubernetes"), GO_PARTS.pinned_versions(part)
+        drifted = {m: (v, kubernetes[m]) for m, v in versions.items() if m in kubernetes and v != kubernetes[m]}
+        assert set(drifted) == self.NEWER_THAN_KUBERNETES[part], drifted
+
     def test_should_pin_argocd_2_14_21_and_the_helm_its_image_ships(self):
         assert GO_PARTS.pinned_versions("argocd")["github.com/argoproj/argo-cd/v2"] == "v2.14.21"
         # hack/tool-versions.sh of argo-cd v2.14.21: helm3_version=3.16.3; a module of its own keeps both pins apart

@@ -131,6 +131,20 @@ def build(part: str) -> Path:
     return target / "bin"
 
 
+def module_dir(part: str, module: str) -> Path:
+    """Where the Go module cache holds `module` at the version the part's go.mod selects, downloaded and checked
+    against its go.sum when missing: the tests read a controller's own files (its CRDs) from there."""
+    try:
+        result = subprocess.run(["go", "mod", "download", "-json", module], cwd=PARTS / part, capture_output=True,
+                                text=True, timeout=600, env={**os.environ, "GOFLAGS": "-mod=readonly"})
+    except FileNotFoundError:
+        raise LookupError(f"{module} of {part}: no go command on PATH") from None
+    info = json.loads(result.stdout or "{}")
+    if result.returncode or info.get("Error") or not info.get("Dir"):
+        raise LookupError(f"{module} of {part}: {info.get('Error') or result.stderr.strip()}")
+    return Path(info["Dir"])
+
+
 def drop_other_keys(part: str) -> None:
     """Older pins' builds of the part are never used again (kubernetes is ~480 MB a key): a disk that held every
     pin CI ever built filled up. A scratch folder of a build that died goes too, unless it is an hour young

@@ -16,7 +16,7 @@ from pathlib import Path
 # What the tiers start and the end of CI must not find running.
 SERVER_NAMES = ("kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "etcd",
                 "containerd", "dynamo-operator", "argocd-application-controller", "argocd-repo-server",
-                "kube-router", "prometheus-operator", "keda", "keda-adapter")
+                "kube-router", "prometheus-operator", "keda", "keda-adapter", "traefik", "epp")
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -33,10 +33,10 @@ def start_time(pid: int) -> int | None:
 
 
 def spawn(argv: list[str], log, env: dict[str, str] | None = None) -> dict:
-    """Start argv in its own session (with `env`, else this process's environment); the record names the process for
-    as long as it lives."""
+    """Start argv in its own session (with `env` added to this process's environment); the record names the process
+    for as long as it lives."""
     process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               start_new_session=True, env=env)
+                               start_new_session=True, env={**os.environ, **env} if env else None)
     return {"pid": process.pid, "start_time": start_time(process.pid), "exe": argv[0]}
 
 

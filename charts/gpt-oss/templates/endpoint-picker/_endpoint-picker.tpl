@@ -26,11 +26,10 @@ app.kubernetes.io/component: endpoint-picker
 {{- end }}
 
 {{/*
-Arguments of the endpoint picker: its pool, config file, and the trtllm-serve metric names and path the
-GAIE v1.5.0 chart sets for modelServerType trtllm-serve (written --flag=value, without the quotes that
-chart leaves inside its values), except the cache-info metric: TensorRT-LLM names it trtllm_kv_cache_config_info
-(tensorrt_llm/metrics/collector.py @050f80de; nothing serves trtllm_cache_config_info). The gauges need TensorRT-LLM
-1.3.0 or newer (gpt-oss.checkValues.monitoring). LoRA metrics off, trtllm-serve has none.
+Arguments of the endpoint picker: its pool and its config file. No metric flags: v1.5.0 refuses them ("flag
+"total-queued-requests-metric" is deprecated and cannot be used; configure metrics via engineConfigs in
+EndpointPickerConfig instead", for each of the queue, running, KV-cache, LoRA and cache-info flags): the metric names
+and path are in the config (gpt-oss.endpointPicker.config).
 Usage: {{ include "gpt-oss.endpointPicker.args" . | nindent 12 }}
 */}}
 {{- define "gpt-oss.endpointPicker.args" -}}
@@ -40,13 +39,6 @@ Usage: {{ include "gpt-oss.endpointPicker.args" . | nindent 12 }}
 - {{ .Release.Namespace }}
 - --pool-group
 - inference.networking.k8s.io
-- --total-queued-requests-metric=trtllm_num_requests_waiting
-- --total-running-requests-metric=trtllm_num_requests_running
-- --kv-cache-usage-percentage-metric=trtllm_kv_cache_utilization
-- --cache-info-metric=trtllm_kv_cache_config_info
-- --model-server-metrics-path=/prometheus/metrics
-- --lora-info-metric
-- ""
 - --zap-encoder
 - json
 - --config-file
@@ -57,7 +49,10 @@ Usage: {{ include "gpt-oss.endpointPicker.args" . | nindent 12 }}
 
 {{/*
 The EndpointPickerConfig: queue, KV-cache-utilization and prefix-cache scorers (weights 2, 2, 3 as the
-upstream chart), metrics scraped from trtllm-serve's Prometheus endpoint.
+upstream chart), metrics scraped from trtllm-serve's Prometheus endpoint, read by trtllm-serve's gauge names
+(tensorrt_llm/metrics/collector.py @050f80de; the picker's own trtllm-serve mapping has the same): the queue, the
+running requests, the KV-cache use, and the block size and count as gauges (trtllm-serve serves no cache-info
+metric; LoRA: none). The gauges need TensorRT-LLM 1.3.0 or newer (gpt-oss.checkValues.monitoring).
 Usage: {{ include "gpt-oss.endpointPicker.config" . | nindent 4 }}
 */}}
 {{- define "gpt-oss.endpointPicker.config" -}}
@@ -75,6 +70,15 @@ plugins:
   - type: core-metrics-extractor
     parameters:
       defaultEngine: trtllm-serve
+      engineConfigs:
+        - name: trtllm-serve
+          queuedRequestsSpec: trtllm_num_requests_waiting
+          runningRequestsSpec: trtllm_num_requests_running
+          kvUsageSpec: trtllm_kv_cache_utilization
+          loraSpec: ""
+          cacheInfoSpec: ""
+          cacheBlockSizeSpec: trtllm_kv_cache_tokens_per_block
+          cacheNumBlocksSpec: trtllm_kv_cache_max_blocks
 schedulingProfiles:
   - name: default
     plugins:
