@@ -51,7 +51,8 @@ LOAD_TIMEOUT = 240  # seconds of bursts at most; the HPA controller reads its me
 SCALED = "every HPA asked for more replicas and every target has them"
 STAND_IN = REPO_ROOT / "ci" / "gptoss_ci" / "stand_in.py"  # the trtllm-serve the node images run
 # trtllm-serve's engine batches 2 sequences (the rendered --max_batch_size), so a burst of 36 leaves up to 34 waiting;
-# its mocker, slowed, finishes about one and a half a second here, keeping the queue above 10 for several HPA syncs.
+# its mocker, slowed, finishes about one and a half requests a second here: the queue stays above 10 for about 15 s
+# of each burst (an HPA sync is 15 s), and the bursts go on until every target has scaled.
 SERVE_REQUESTS, SERVE_SPEEDUP = 36, "0.3"
 SERVE_POD = "gpt-oss-trtllm-serve-7d4b9c6f58-e2e00"  # named as the Deployment's pods are, which the query selects
 SERVE_QUERY = "trtllm-serve: the ScaledObject's query"
