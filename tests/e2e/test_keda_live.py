@@ -2,19 +2,21 @@
 
 One run of tests/e2e/test_monitoring_live.py's two releases, every role scaled by KEDA (agg: frontend and worker;
 disagg-k8s: frontend, prefill and decode), on the chart's default Dynamo line and Prometheus 3, with the operator's
-Prometheus configuration (tests/e2e/prometheus.py); beside them trtllm-serve's ScaledObject and Deployment, which KEDA
-reads too, but whose gauge no process here serves. The rendered ScaledObjects go into the control plane unchanged
-(their serverAddress is the chart's value `autoscaling.prometheusAddress`, set to where the chart's Prometheus
-answers), each beside the DynamoGraphDeploymentScalingAdapter it targets, made as the Dynamo operator makes one (no
-Dynamo operator runs here). KEDA v2.21 (ci/go/keda: its operator and its metrics server) runs in the stack's network
-namespace, where it queries that Prometheus; it reaches the API server, and the API server reaches its metrics server
-(registered as the v1beta1.external.metrics.k8s.io APIService), through bridges (tests/e2e/bridge.py).
-kube-controller-manager's HPA controller reads the metric through the API server and scales the adapters.
+Prometheus configuration (tests/e2e/prometheus.py); beside them values/trtllm-serve-low-latency.yaml's release: its
+Deployment and ScaledObject in the control plane, and the node images' trtllm-serve stand-in (ci/gptoss_ci/stand_in.py)
+as its pod, serving trtllm-serve's gauges at /prometheus/metrics, scraped through the chart's PodMonitor. The
+rendered ScaledObjects go into the control plane unchanged (their serverAddress is the chart's value
+`autoscaling.prometheusAddress`, set to where the chart's Prometheus answers), each Dynamo one beside the
+DynamoGraphDeploymentScalingAdapter it targets, made as the Dynamo operator makes one (no Dynamo operator runs here).
+KEDA v2.21 (ci/go/keda: its operator and its metrics server) runs in the stack's network namespace, where it queries
+that Prometheus; it reaches the API server, and the API server reaches its metrics server (registered as the
+v1beta1.external.metrics.k8s.io APIService), through bridges (tests/e2e/bridge.py). kube-controller-manager's HPA
+controller reads the metric through the API server and scales the adapters and the Deployment.
 
-While the probe sends bursts, a watcher reads every HPA KEDA made, each adapter's replicas and what the external
-metrics API answers, until every HPA has asked for more replicas and every adapter got them (or the probe's bounded
-load ends). Serial: the cluster has one external metrics APIService, which every HPA reads (ci/test-tiers.sh runs
-serial tests on a control plane of their own).
+While the probe sends bursts (to the Dynamo frontends and to trtllm-serve), a watcher reads every HPA KEDA made, each
+target's replicas and what the external metrics API answers, until every HPA has asked for more replicas and every
+target got them (or the probe's bounded load ends). Serial: the cluster has one external metrics APIService, which
+every HPA reads (ci/test-tiers.sh runs serial tests on a control plane of their own).
 """
 from __future__ import annotations
 
@@ -33,10 +35,11 @@ import yaml
 
 from tests import controllers
 from tests.e2e import conftest as e2e
+from tests.e2e import plan as e2e_plan
 from tests.e2e import prometheus as prom
 from tests.e2e.bridge import Bridge
-from tests.e2e.test_monitoring_live import PROMETHEUS_PORTS, build
-from tests.helpers import dgd_components, find, render_chart, skip_for_missing_part
+from tests.e2e.test_monitoring_live import INTERVAL, PROMETHEUS_PORTS, build, single
+from tests.helpers import REPO_ROOT, dgd_components, find, render_chart, skip_for_missing_part
 from tests.schemas import crd_file
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial]
@@ -45,7 +48,15 @@ TRTLLM_SERVE = "trtllm-serve-low-latency.yaml"
 ADAPTER_CRD = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
 ADAPTERS = "dynamographdeploymentscalingadapters"
 LOAD_TIMEOUT = 240  # seconds of bursts at most; the HPA controller reads its metrics every 15 s
-SCALED = "every HPA asked for more replicas and every adapter has them"
+SCALED = "every HPA asked for more replicas and every target has them"
+STAND_IN = REPO_ROOT / "ci" / "gptoss_ci" / "stand_in.py"  # the trtllm-serve the node images run
+# trtllm-serve's engine batches 2 sequences (the rendered --max_batch_size), so a burst of 36 leaves up to 34 waiting;
+# its mocker, slowed, finishes about one and a half requests a second here: the queue stays above 10 for about 15 s
+# of each burst (an HPA sync is 15 s), and the bursts go on until every target has scaled.
+SERVE_REQUESTS, SERVE_SPEEDUP = 36, "0.3"
+SERVE_POD = "gpt-oss-trtllm-serve-7d4b9c6f58-e2e00"  # named as the Deployment's pods are, which the query selects
+SERVE_QUERY = "trtllm-serve: the ScaledObject's query"
+SERVE_SERIES = "trtllm-serve: the gauge's series"
 
 
 @pytest.fixture(scope="module")
@@ -66,12 +77,12 @@ def keda_cluster(monitoring_cluster):
     return monitoring_cluster
 
 
-def scaled_entry(so: dict, namespace: str, traffic: bool) -> dict:
-    """What the test knows of one rendered ScaledObject; traffic: whether its query sees the e2e processes' load."""
+def scaled_entry(so: dict, namespace: str) -> dict:
+    """What the test knows of one rendered ScaledObject."""
     target = so["spec"]["scaleTargetRef"]
     return {"namespace": namespace, "name": so["metadata"]["name"], "target": target["name"], "kind": target["kind"],
             "rendered": so, "min": so["spec"]["minReplicaCount"], "max": so["spec"]["maxReplicaCount"],
-            "threshold": float(so["spec"]["triggers"][0]["metadata"]["threshold"]), "traffic": traffic}
+            "threshold": float(so["spec"]["triggers"][0]["metadata"]["threshold"])}
 
 
 def adapter_object(objects: list[dict], name: str, namespace: str) -> dict:
@@ -85,6 +96,50 @@ def adapter_object(objects: list[dict], name: str, namespace: str) -> dict:
             "spec": {"replicas": 1, "dgdRef": {"name": dgd_name, "serviceName": component}},
             "status": {"replicas": 1, "selector": f"nvidia.com/dynamo-graph-deployment-name={dgd_name},"
                                                   f"nvidia.com/dynamo-component={component}"}}
+
+
+def trtllm_serve_part(cluster: prom.OperatorRun, python: str, folder: Path) -> dict:
+    """trtllm-serve as values/trtllm-serve-low-latency.yaml renders it with autoscaling and the PodMonitor on and a
+    batch of 2 sequences, for build(beside=...): the rendered PodMonitor in a namespace of its own; the node images'
+    stand-in (ci/gptoss_ci/stand_in.py) run with the rendered arguments, each volume mounted as a local folder (the
+    model cache holds the e2e tokenizer as the checkpoint; the engine YAML is the rendered ConfigMap's, which turns
+    /prometheus/metrics on); one Pod object with the Deployment's pod labels and named port, which that PodMonitor
+    selects; the probe's load on it, and the ScaledObject's query, read on the chart's Prometheus."""
+    namespace = cluster.namespace(f"llm3-{cluster.run}")
+    objects = render_chart([TRTLLM_SERVE], {
+        "trtllmServe": {"maxBatchSize": 2, "autoscaling": {
+            "enabled": True, "prometheusAddress": f"http://127.0.0.1:{PROMETHEUS_PORTS['chart']}"}},
+        "monitoring": {"podMonitor": {"enabled": True, "interval": INTERVAL, "scrapeTimeout": INTERVAL}}},
+        namespace=namespace)
+    cluster.chart_objects(objects, namespace)
+    deployment = find(objects, "Deployment")
+    pod_spec = deployment["spec"]["template"]["spec"]
+    container = e2e_plan.main_container(pod_spec, "trtllm-serve")
+    assert container["command"] == ["trtllm-serve"], container["command"]
+    mounts = {m["mountPath"].rstrip("/") + "/": folder / m["name"] for m in container["volumeMounts"]}
+    args = [next((str(local / arg[len(mount):]) for mount, local in mounts.items() if arg.startswith(mount)), arg)
+            for arg in container["args"]]
+    volumes = {v["name"]: v for v in pod_spec["volumes"]}
+    for mount in container["volumeMounts"]:
+        config_map = volumes[mount["name"]].get("configMap")
+        if config_map:  # the engine YAML, the scripts
+            for file, text in find(objects, "ConfigMap", config_map["name"])["data"].items():
+                (folder / mount["name"]).mkdir(parents=True, exist_ok=True)
+                (folder / mount["name"] / file).write_text(text)
+    port = next(p["containerPort"] for p in container["ports"] if p["name"] == "http")
+    for sub in ("home", "tmp"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    env = {"PATH": f"{Path(python).parent}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+           "HOME": str(folder / "home"), "TMPDIR": str(folder / "tmp"),
+           "GPT_OSS_STAND_IN_SPEEDUP_RATIO": SERVE_SPEEDUP}
+    pod = prom.stand_in_pod(namespace, SERVE_POD, deployment["spec"]["template"]["metadata"]["labels"], {"http": port})
+    return {"namespace": namespace, "objects": objects, "pods": [pod], "targets": 1, "model_paths": [args[0]],
+            "services": [{"name": "trtllm-serve", "role": "trtllm-serve", "env": env,
+                          "argv": [python, str(STAND_IN), "trtllm-serve", *args]}],
+            "frontends": [{"url": f"http://127.0.0.1:{port}", "model": Path(args[0]).name,
+                           "requests": SERVE_REQUESTS, "words": 800, "max_tokens": 32}],
+            "queries": {SERVE_QUERY: find(objects, "ScaledObject")["spec"]["triggers"][0]["metadata"]["query"],
+                        SERVE_SERIES: f'trtllm_num_requests_waiting{{namespace="{namespace}"}}'}}
 
 
 class Watch(threading.Thread):
@@ -178,7 +233,7 @@ class Watch(threading.Thread):
     def scaled_all(self, found: dict) -> bool:
         return all((found[f"{e['namespace']}/{e['name']}"].get("desired") or 0) > e["min"]
                    and found[f"{e['namespace']}/{e['name']}"]["target_replicas"] > e["min"]
-                   for e in self.scaled if e["traffic"])
+                   for e in self.scaled)
 
     def run(self) -> None:
         while not self.done.wait(2):
@@ -220,7 +275,14 @@ def keda_run(e2e_python, tokenizer_dir, tmp_path_factory, keda_cluster):
     watch = None
     try:
         with prom.OperatorRun(keda_cluster.api_client, keda_cluster.kubeconfig, run_dir / "cluster") as cluster:
-            plan, expected = build(python, tokenizer_dir, run_dir, tmp_dir, RELEASE, cluster, LINE, e2e_python)
+            serve_part = {}
+
+            def beside(cluster):
+                serve_part.update(trtllm_serve_part(cluster, e2e_python, run_dir / "trtllm-serve"))
+                return serve_part
+
+            plan, expected = build(python, tokenizer_dir, run_dir, tmp_dir, RELEASE, cluster, LINE, e2e_python,
+                                   beside=beside)
             monitoring = expected["namespaces"]["monitoring"]
             scaled = []
             for release_id, objects in expected["renders"].items():
@@ -232,19 +294,16 @@ def keda_run(e2e_python, tokenizer_dir, tmp_path_factory, keda_cluster):
                         "nvidia.com", "v1alpha1", namespace, ADAPTERS, target,
                         {"status": adapter_object(objects, target, namespace)["status"]})
                     cluster.create(so, namespace)
-                    scaled.append(scaled_entry(so, namespace, traffic=True))
-            # trtllm-serve: its rendered Deployment (its pods wait for the model cache's claim, which is not made
-            # here, so none is bound) and its ScaledObject. No process here serves its gauge (see the test below).
-            serve_namespace = cluster.namespace(f"llm3-{cluster.run}")
-            serve = render_chart([TRTLLM_SERVE], {"trtllmServe": {"autoscaling": {
-                "enabled": True, "prometheusAddress": f"http://127.0.0.1:{PROMETHEUS_PORTS['chart']}"}}},
-                namespace=serve_namespace)
+                    scaled.append(scaled_entry(so, namespace))
+            # trtllm-serve: its rendered Deployment (its own pods wait for the model cache's claim, which is not made
+            # here, so none is bound; the stand-in process is its pod) and its ScaledObject.
+            serve_namespace = serve_part["namespace"]
             from kubernetes import client
             client.AppsV1Api(keda_cluster.api_client).create_namespaced_deployment(
-                serve_namespace, find(serve, "Deployment"))
-            so = find(serve, "ScaledObject")
+                serve_namespace, find(serve_part["objects"], "Deployment"))
+            so = find(serve_part["objects"], "ScaledObject")
             cluster.create(so, serve_namespace)
-            scaled.append(scaled_entry(so, serve_namespace, traffic=False))
+            scaled.append(scaled_entry(so, serve_namespace))
             certs = controllers.write_serving_pki(tmp_dir / "keda-certs", [
                 f"{controllers.KEDA_SERVICE}.{monitoring}.svc", "localhost", "127.0.0.1"])
             kubeconfig = access.kubeconfig(tmp_dir / "keda-kubeconfig", f"https://127.0.0.1:{prom.API_PORT}")
@@ -323,14 +382,14 @@ class TestKeda:
     def test_should_answer_the_charts_query_above_its_threshold_under_load(self, keda_run):
         """What the HPA reads through the API server: KEDA's metrics server, which ran the chart's query."""
         _, scaled, watch, run = keda_run
-        for entry in (e for e in scaled if e["traffic"]):
+        for entry in scaled:
             values = [s["found"][f"{entry['namespace']}/{entry['name']}"].get("metric") for s in watch.samples]
             peak = max((v for v in values if v is not None), default=None)
             assert peak is not None and peak > entry["threshold"], (entry["name"], values, evidence(watch, run))
 
     def test_should_raise_desired_replicas_and_scale_the_target(self, keda_run):
         _, scaled, watch, run = keda_run
-        for entry in (e for e in scaled if e["traffic"]):
+        for entry in scaled:
             key = f"{entry['namespace']}/{entry['name']}"
             desired = max((s["found"][key].get("desired") or 0) for s in watch.samples)
             replicas = max(s["found"][key]["target_replicas"] for s in watch.samples)
@@ -338,20 +397,29 @@ class TestKeda:
             assert desired == entry["max"] and replicas == entry["max"], (entry["name"], desired, replicas,
                                                                            evidence(watch, run))
 
-    def test_should_keep_trtllm_serve_at_its_minimum_while_its_gauge_has_no_series(self, keda_run):
-        """trtllm-serve's query reads trtllm_num_requests_waiting, which no process of this run serves (the e2e tier's
-        trtllm-serve stand-in is a Dynamo frontend): KEDA answers 0 for an empty result instead of failing, so the HPA
-        neither scales on nothing nor reports an error, and the Deployment keeps its minimum."""
-        _, scaled, watch, run = keda_run
-        [entry] = [e for e in scaled if not e["traffic"]]
+    def test_should_scale_trtllm_serve_on_its_waiting_gauge(self, keda_run):
+        """The stand-in serves trtllm_num_requests_waiting at the chart's path; the operator's configuration from the
+        chart's PodMonitor scrapes it into the chart's Prometheus. Idle, the chart's query reads 0; under the burst it
+        reads more than the threshold (each reading evaluated at one instant), and the HPA KEDA made for the
+        gpt-oss-trtllm-serve Deployment raises desiredReplicas from the minimum to the maximum and the Deployment's
+        replicas follow."""
+        data, scaled, watch, run = keda_run
+        [entry] = [e for e in scaled if e["name"] == "gpt-oss-trtllm-serve"]
+        # values.yaml: trtllmServe.autoscaling threshold "10", minReplicas 1, maxReplicas 2.
+        assert (entry["threshold"], entry["min"], entry["max"]) == (10.0, 1, 2), entry
+        # One series, scraped from the stand-in's pod by the job prometheus-operator made of the chart's PodMonitor.
+        [series] = data["idle"][SERVE_SERIES]["chart"]
+        assert {k: series["labels"].get(k) for k in ("job", "pod", "model_name")} == {
+            "job": f"{entry['namespace']}/gpt-oss-trtllm-serve", "pod": SERVE_POD, "model_name": "gpt-oss-120b"}, series
+        assert single(data["idle"][SERVE_QUERY]["chart"]) == 0.0, data["idle"][SERVE_QUERY]
+        readings = [single(s["results"][SERVE_QUERY]["chart"]) for s in data["load"]]
+        assert max((r for r in readings if r is not None), default=0.0) > 10, (readings, evidence(watch, run))
         key = f"{entry['namespace']}/{entry['name']}"
-        answered = [s["found"][key].get("metric") for s in watch.samples if s["found"][key].get("metric") is not None]
-        assert answered and set(answered) == {0.0}, (answered, evidence(watch, run))
-        assert {s["found"][key]["target_replicas"] for s in watch.samples} == {entry["min"]}
-        conditions = {c["type"]: (c["status"], c["reason"]) for c in watch.final[key]["hpa"]["status"]["conditions"]}
-        # The HPA reads the Deployment's scale and finds the metric valid: it keeps the minimum by decision.
-        assert conditions["AbleToScale"][0] == "True" and conditions["ScalingActive"] == ("True", "ValidMetricFound"), \
-            conditions
+        desired = [s["found"][key].get("desired") for s in watch.samples]
+        replicas = [s["found"][key]["target_replicas"] for s in watch.samples]
+        # The Deployment starts at its minimum (1) and ends at its maximum (2), as the HPA asked.
+        assert max(d or 0 for d in desired) == 2, (desired, evidence(watch, run))
+        assert replicas[0] == 1 and max(replicas) == 2, (replicas, evidence(watch, run))
 
     def test_should_serve_the_whole_burst(self, keda_run):
         data, _, _, run = keda_run

@@ -132,10 +132,13 @@ def dashboard_queries(objects: list[dict], namespace: str) -> dict[str, str]:
 
 
 def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path, release: str, cluster: prom.OperatorRun,
-          line: str = "1.2", tools_python: str | None = None) -> tuple[dict, dict]:
+          line: str = "1.2", tools_python: str | None = None, beside=None) -> tuple[dict, dict]:
     """The plan (both releases, three Prometheus servers on the operator's configurations, the probe), the objects in
     the control plane, and what the test checks against. python runs the line's Dynamo; tools_python's folder (aiperf)
-    comes second on PATH."""
+    comes second on PATH. beside(cluster), called once both releases are in the control plane and before the operator
+    writes the configurations, adds a part of the caller's (tests/e2e/test_keda_live.py: trtllm-serve): {"namespace"
+    (its PodMonitors are scraped by the chart's setup and by both), "pods", "targets" (how many they add), "services",
+    "model_paths", "frontends" (probe load), "queries" (evaluated on the chart's Prometheus)}."""
     adapter = prom.adapter_rules((REPO_ROOT / "docs" / "monitoring.md").read_text())
     plan, spec_queries, scalers, dashboards, frontends, pods = None, {}, [], {}, [], []
     monitoring = cluster.namespace(f"dynamo-system-{cluster.run}")  # the platform's PodMonitors and the Prometheuses
@@ -191,13 +194,22 @@ def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path, release: s
             plan["dirs"] += part["dirs"]
             plan["files"].update(part["files"])
             plan["model_paths"] = sorted(set(plan["model_paths"]) | set(part["model_paths"]))
+    extra = beside(cluster) if beside else {}
+    chart_namespaces = [*namespaces.values(), *([extra["namespace"]] if extra else [])]
+    targets = {where: count + (0 if where == "platform" else extra.get("targets", 0))
+               for where, count in TARGETS.items()}
+    plan["services"] += extra.get("services", [])
+    plan["model_paths"] = sorted(set(plan["model_paths"]) | set(extra.get("model_paths", [])))
+    frontends += extra.get("frontends", [])
+    spec_queries.update({name: {"promql": promql, "on": ["chart"]}
+                         for name, promql in extra.get("queries", {}).items()})
     # The chart's PodMonitors (one pair per release), the platform's (once, for both releases), and both.
     for monitor in prom.platform_podmonitors(monitoring, list(namespaces.values()), INTERVAL):
         cluster.create(monitor, monitoring)
-    cluster.pods(pods)
+    cluster.pods(pods + extra.get("pods", []))
     configurations = prom.operator_configurations(
-        cluster, monitoring, {"chart": list(namespaces.values()), "platform": [monitoring],
-                              "both": [*namespaces.values(), monitoring]}, release, INTERVAL)
+        cluster, monitoring, {"chart": chart_namespaces, "platform": [monitoring],
+                              "both": [*chart_namespaces, monitoring]}, release, INTERVAL)
     for service in plan["services"]:  # one marker for the whole run: stack.py finds every leftover by it
         service["env"][e2e_plan.RUN_ENV] = plan["run_dir"]
     env = dict(plan["services"][0]["env"])
@@ -206,7 +218,7 @@ def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path, release: s
                   for where, port in PROMETHEUS_PORTS.items()}
     plan["services"] = [prom.api_bridge_service(python, tmp_dir / "api.sock", env), *plan["services"],
                         *prometheus.values()]
-    spec = {"frontends": frontends, "prometheus": {k: v["url"] for k, v in prometheus.items()}, "targets": TARGETS,
+    spec = {"frontends": frontends, "prometheus": {k: v["url"] for k, v in prometheus.items()}, "targets": targets,
             "queries": spec_queries, "alerts_on": "both", "ready_timeout": 150, "load_timeout": 150, "settle": 4}
     spec_path = run_dir / "probe-spec.json"
     spec_path.write_text(json.dumps(spec, indent=1))
