@@ -29,6 +29,8 @@ class TestNodeImages:
             "python": ["docker.io/library/python:3.12.8-slim-bookworm", "ghcr.io/gpt-oss-chart/model-fetch:0.5.2"],
             "serving": ["nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1",
                         "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc29"],
+            # The operator's own binaries: its platform chart's repository, appVersion 1.5.0 of main @ 2a6da14c.
+            "dynamo-operator": ["nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.5.0-dev.2a6da14c"],
         }
 
     def test_should_install_the_download_images_pins_and_aiperf_from_requirements(self, rendered):

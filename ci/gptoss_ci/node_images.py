@@ -24,6 +24,10 @@ The images, and what each stands in for (tests say so where they use them):
            script ci/gptoss_ci/stand_in.py, also installed as `trtllm-serve`. Stands in for the TensorRT-LLM
            release image (trtllm-serve: a Dynamo frontend on the rendered port in front of a mocker serving the
            checkpoint folder's name) and for the Dynamo runtime image (`python3 -m dynamo.frontend` / mocker).
+  dynamo-operator  no stand-in: the Dynamo operator's own binaries, built here from the shared source archives (the
+           Go part dynamo-operator, ci/gptoss_ci/dynamo_operator.py), laid out as its upstream Dockerfile lays out
+           nvcr.io/nvidia/ai-dynamo/kubernetes-operator: /manager, /crd-apply, the CRDs in /opt/dynamo-operator/crds,
+           user 65532. Tagged <appVersion>-dev.<commit>; the node tests install it with the platform chart.
 Where each image's pip packages come from is its `pip` list: "FILE" (every requirement of a requirements file),
 or "FILE:name,..." (only those projects).
 
@@ -46,7 +50,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import REPO
+from . import REPO, dynamo_operator, go_parts
 
 RECIPE_VERSION = 1  # bump when the recipe below changes what an image contains
 SUITE = "bookworm"
@@ -67,6 +71,8 @@ class Image:
     links: dict[str, str] = field(default_factory=dict)  # path in the image -> symlink target
     config: dict = field(default_factory=dict)  # OCI image config (Entrypoint, Cmd, Env, WorkingDir)
     busybox_links: bool = False
+    part: str = ""  # a Go part (ci/go_parts.py) whose build provides part_files
+    part_files: dict[str, str] = field(default_factory=dict)  # path in the image -> file or folder in the part
 
 
 IMAGES = [
@@ -83,6 +89,11 @@ IMAGES = [
           apt=PYTHON_APT, pip=["requirements-e2e.txt:ai-dynamo"],
           files={"/usr/local/bin/gpt-oss-stand-in": "ci/gptoss_ci/stand_in.py"},
           links={"/usr/local/bin/trtllm-serve": "gpt-oss-stand-in"}, config={"Cmd": ["python3"]}),
+    Image("dynamo-operator", ["dynamo-operator"],
+          "the Dynamo operator itself (1.5.0-dev), built here from the shared source archives",
+          part=dynamo_operator.PART, part_files={"/manager": "bin/manager", "/crd-apply": "bin/crd-apply",
+                                                 "/opt/dynamo-operator/crds": "crds"},
+          config={"Entrypoint": ["/manager"], "User": "65532:65532"}),
 ]
 BASE_ENV = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"]
 
@@ -112,7 +123,31 @@ def rendered_images() -> dict[str, str]:
         "wait-for-model": next(c["image"] for c in deployment["initContainers"] if c["name"] == "wait-for-model"),
         "trtllm-serve": next(c["image"] for c in deployment["containers"] if c["name"] == "trtllm-serve"),
         "dynamo-runtime": frontend["image"],
+        "dynamo-operator": operator_image(),
     }
+
+
+def operator_image() -> str:
+    """The name the node tests install the Dynamo operator's image under (a placeholder without its archives)."""
+    try:
+        return dynamo_operator.image()
+    except dynamo_operator.SourceMissing:
+        return f"{dynamo_operator.IMAGE_REPOSITORY}:no-source"
+
+
+def part_key(image: Image) -> str:
+    """The cache key of the Go part an image copies files from ("" when its source is missing)."""
+    try:
+        return go_parts.key(image.part)
+    except dynamo_operator.SourceMissing:
+        return ""
+
+
+def part_missing(image: Image) -> str | None:
+    """Why an image's Go part cannot be copied from, or None."""
+    if image.part and go_parts.built(image.part) is None:
+        return f"the Go part {image.part} is not built (python ci/go_parts.py build {image.part})"
+    return None
 
 
 def image_names(image: Image, rendered: dict[str, str]) -> list[str]:
@@ -185,6 +220,7 @@ def inputs(image: Image, rendered: dict[str, str]) -> dict:
         "pip": pip_requirements(image, rendered),
         "files": {dest: hashlib.sha256((REPO / src).read_bytes()).hexdigest() for dest, src in image.files.items()},
         "links": image.links, "config": image.config, "busybox_links": image.busybox_links,
+        **({"part": {"name": image.part, "key": part_key(image), "files": image.part_files}} if image.part else {}),
     }
 
 
@@ -383,8 +419,20 @@ def build_one(planned: Planned, cache: Path, rendered: dict[str, str]) -> dict:
         root.mkdir()
         if planned.image.apt:
             python_rootfs(planned.image, root, cache, rendered)
-        else:
+        elif planned.image.debs:
             extract_debs(planned.image, root, work)
+        else:
+            for folder in ("tmp", "dev", "proc", "sys", "etc"):
+                (root / folder).mkdir()
+            (root / "tmp").chmod(0o1777)
+        for dest, src in planned.image.part_files.items():
+            source, target = go_parts.bin_dir(planned.image.part).parent / src, root / dest.lstrip("/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if source.is_dir():
+                shutil.copytree(source, target)
+            else:
+                shutil.copy(source, target)
+                target.chmod(0o755)
         for dest, src in planned.image.files.items():
             target = root / dest.lstrip("/")
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -419,8 +467,14 @@ def build(cache: Path, only: list[str] | None = None) -> int:
         return 3
     cache.mkdir(parents=True, exist_ok=True)
     rendered = rendered_images()
+    failed = 0
     for planned in plan(cache, rendered):
         if only and planned.image.name not in only:
+            continue
+        missing = part_missing(planned.image)
+        if missing and not planned.built:
+            print(f"{planned.image.name}: NOT built: {missing}", flush=True)
+            failed = 1
             continue
         if planned.built:
             print(f"{planned.image.name}: cached ({planned.archive.name}) as {', '.join(planned.names)}", flush=True)
@@ -433,7 +487,7 @@ def build(cache: Path, only: list[str] | None = None) -> int:
             if stale != planned.archive:  # an older key of the same image: never used again
                 stale.unlink()
                 stale.with_suffix(".json").unlink(missing_ok=True)
-    return 0
+    return failed
 
 
 def import_images(cache: Path, address: str, namespace: str = "k8s.io") -> list[str]:
