@@ -23,7 +23,12 @@ The images, and what each stands in for (tests say so where they use them):
   serving  the same base + ai-dynamo from requirements-e2e.txt (Dynamo frontend and mocker) + the stand-in
            script ci/gptoss_ci/stand_in.py, also installed as `trtllm-serve`. Stands in for the TensorRT-LLM
            release image (trtllm-serve: a Dynamo frontend on the rendered port in front of a mocker serving the
-           checkpoint folder's name) and for the Dynamo runtime image (`python3 -m dynamo.frontend` / mocker).
+           checkpoint folder's name).
+  dynamo-runtime  the same base + ai-dynamo 1.6.1 (requirements-e2e-dynamo-1.6.txt, installed --no-deps as
+           ci/dynamo-venv.sh does: the file is the whole resolved set) + the stand-in script, with
+           ci/gptoss_ci/stand_in_python3.sh as /usr/local/bin/python3. Stands in for the Dynamo runtime image
+           (tensorrtllm-runtime) in the pods the Dynamo operator makes: `python3 -m dynamo.frontend` is the real
+           1.6.1 frontend, `python3 -m dynamo.trtllm` the GPU-free mocker, both answering the operator's probes.
   dynamo-operator  no stand-in: the Dynamo operator's own binaries, built here from the shared source archives (the
            Go part dynamo-operator, ci/gptoss_ci/dynamo_operator.py), laid out as its upstream Dockerfile lays out
            nvcr.io/nvidia/ai-dynamo/kubernetes-operator: /manager, /crd-apply, the CRDs in /opt/dynamo-operator/crds,
@@ -71,6 +76,7 @@ class Image:
     links: dict[str, str] = field(default_factory=dict)  # path in the image -> symlink target
     config: dict = field(default_factory=dict)  # OCI image config (Entrypoint, Cmd, Env, WorkingDir)
     busybox_links: bool = False
+    pip_no_deps: bool = False  # the pip list is a whole resolved set: install it as it is (pip --no-deps)
     part: str = ""  # a Go part (ci/go_parts.py) whose build provides part_files
     part_files: dict[str, str] = field(default_factory=dict)  # path in the image -> file or folder in the part
 
@@ -84,11 +90,17 @@ IMAGES = [
           "the model-fetch and docker.io/library/python images: Debian bookworm's python3 (3.11) with the Jobs' "
           "pinned pip packages", apt=PYTHON_APT, pip=["images/model-fetch/requirements.txt", "requirements-e2e.txt:aiperf"],
           config={"Cmd": ["python3"]}),
-    Image("serving", ["trtllm-serve", "dynamo-runtime"],
-          "the TensorRT-LLM and Dynamo runtime images: ai-dynamo's frontend and GPU-free mocker on Debian's python3",
-          apt=PYTHON_APT, pip=["requirements-e2e.txt:ai-dynamo"],
+    Image("serving", ["trtllm-serve"],
+          "the TensorRT-LLM release image (trtllm-serve): ai-dynamo 1.2.1's frontend and GPU-free mocker on Debian's "
+          "python3", apt=PYTHON_APT, pip=["requirements-e2e.txt:ai-dynamo"],
           files={"/usr/local/bin/gpt-oss-stand-in": "ci/gptoss_ci/stand_in.py"},
           links={"/usr/local/bin/trtllm-serve": "gpt-oss-stand-in"}, config={"Cmd": ["python3"]}),
+    Image("dynamo-runtime", ["dynamo-runtime"],
+          "the Dynamo runtime image (tensorrtllm-runtime): ai-dynamo 1.6.1's real frontend, and its GPU-free mocker "
+          "for `python3 -m dynamo.trtllm`, on Debian's python3", apt=PYTHON_APT,
+          pip=["requirements-e2e-dynamo-1.6.txt"], pip_no_deps=True,
+          files={"/usr/local/bin/gpt-oss-stand-in": "ci/gptoss_ci/stand_in.py",
+                 "/usr/local/bin/python3": "ci/gptoss_ci/stand_in_python3.sh"}, config={"Cmd": ["python3"]}),
     Image("dynamo-operator", ["dynamo-operator"],
           "the Dynamo operator itself (1.5.0-dev), built here from the shared source archives",
           part=dynamo_operator.PART, part_files={"/manager": "bin/manager", "/crd-apply": "bin/crd-apply",
@@ -217,7 +229,7 @@ def inputs(image: Image, rendered: dict[str, str]) -> dict:
         "recipe": RECIPE_VERSION, "name": image.name,
         "debs": candidate_versions(image.debs) if image.debs else {},
         "base": base_inputs(image) if image.apt else None,
-        "pip": pip_requirements(image, rendered),
+        "pip": pip_requirements(image, rendered), **({"pip_no_deps": True} if image.pip_no_deps else {}),
         "files": {dest: hashlib.sha256((REPO / src).read_bytes()).hexdigest() for dest, src in image.files.items()},
         "links": image.links, "config": image.config, "busybox_links": image.busybox_links,
         **({"part": {"name": image.part, "key": part_key(image), "files": image.part_files}} if image.part else {}),
@@ -330,7 +342,8 @@ def python_rootfs(image: Image, root: Path, cache: Path, rendered: dict[str, str
     """The base root with the image's pip packages, from a tar cached under the hash of base and requirements
     (so changing a file copied into the image costs no new pip install)."""
     requirements = pip_requirements(image, rendered)
-    stage = cache / f"stage-{image.name}-{key_of({'base': base_inputs(image), 'pip': requirements})}.tar"
+    no_deps = {"no_deps": True} if image.pip_no_deps else {}
+    stage = cache / f"stage-{image.name}-{key_of({'base': base_inputs(image), 'pip': requirements, **no_deps})}.tar"
     if stage.is_file():
         run(["tar", "--extract", "--file", str(stage), "--numeric-owner", "-C", str(root)])
         return
@@ -347,8 +360,9 @@ def python_rootfs(image: Image, root: Path, cache: Path, rendered: dict[str, str
         if host_ca.is_file():
             binds[host_ca] = "/tmp/host-ca.crt"
             cert = "--cert /tmp/host-ca.crt "
+        no_deps = "--no-deps " if image.pip_no_deps else ""
         chroot(root, f"python3 -m pip install --quiet --break-system-packages --root-user-action=ignore {cert}"
-                     "-r /tmp/requirements.txt", binds=binds)
+                     f"{no_deps}-r /tmp/requirements.txt", binds=binds)
         (root / "tmp" / "host-ca.crt").unlink(missing_ok=True)
         (root / "tmp" / "requirements.txt").unlink()
         (root / "etc" / "resolv.conf").unlink()
