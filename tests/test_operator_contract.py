@@ -88,3 +88,12 @@ class TestPlannerGracePeriod:
         # 45 = preStopSeconds 5 + maxRequestSeconds 10 + exitSeconds 30 (gpt-oss.gracefulShutdown)
         assert components["Planner"]["pod_spec"]["terminationGracePeriodSeconds"] == 45
         assert components["Frontend"]["pod_spec"]["terminationGracePeriodSeconds"] == 45
+
+
+class TestNotes:
+    def test_should_name_the_operator_the_tests_run_and_its_window(self):
+        from tests.helpers import render_notes
+        notes = render_notes(["agg.yaml"])
+        assert ("Tested with the Dynamo operator 1.5.0-dev (ai-dynamo/dynamo main @ 2a6da14c, Grove off); an operator "
+                "supports runtimes\n  from two minors before its own to one after") in notes
+        assert "the platform it needs: operator 1.6.x (1.5.x to 1.8.x admit it)" in notes
