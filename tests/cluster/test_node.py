@@ -778,6 +778,8 @@ def worker_rollout(k8s: kube.Kube, run: Run, release: Release, namespace: str, v
                           explain=lambda: f"worker hash {worker_hash(k8s, namespace)} (before: {before}); "
                                           f"{deployments_of(k8s, namespace)}\n{json.dumps(dgd_status(k8s, namespace))}\n"
                                           f"{real.describe(k8s, namespace)}")
+    # The frontend is Ready again once the new workers have registered (its probe waits for /v1/models to list them).
+    wait_ready(k8s, namespace, OPERATOR_FRONTEND, 1, "the frontend Ready with the new workers")
     run.facts["rollout"] = {"before": before, "after": after, "seconds": round(time.monotonic() - started, 1),
                             "gpus": kube.gpus(k8s._dict(k8s.core.read_node(NODE.NODE_NAME))),
                             "chat": stream_chat(run.facts["frontend_url"], SERVED_MODEL)}
@@ -856,12 +858,12 @@ class TestDynamoTargetOnTheNodeUnderTheOperator:
 
 @pytest.mark.parametrize("flow", ["served", "dynamo_run"])
 class TestNoDroppedRequests:
-    """Streaming chats at a fixed concurrency through the Service (trtllm-serve's, or the frontend stand-ins') while a
+    """Streaming chats at a fixed concurrency through the Service (trtllm-serve's, or the operator's frontend) while a
     pod is deleted, a helm upgrade replaces every pod, the node is drained under the budget and the replicas go from 2
     to 1: every request started completes, none fails, no stream is cut. What makes it true is the chart's
     (gracefulShutdown: the preStop drain mark and wait, readiness failing on it, the grace period, the rollout, the
-    frontend's own drain timeout) and the servers' drain on SIGTERM (the stand-in drains as trtllm-serve and the Dynamo
-    frontend do: ci/gptoss_ci/stand_in.py)."""
+    frontend's own drain timeout) and the servers' drain on SIGTERM (the stand-in drains as trtllm-serve does:
+    ci/gptoss_ci/stand_in.py; the Dynamo frontend is ai-dynamo 1.6.1's own)."""
 
     @pytest.mark.parametrize("scenario", SCENARIOS)
     def test_should_complete_every_request_while_pods_go(self, flow, scenario, request, record_property):

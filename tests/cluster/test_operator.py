@@ -125,23 +125,34 @@ def reconciled(dynamo_operator, cluster_access, k8s, scheduler, controllers) -> 
         r.release.helm.install(load_chart(), r.release.name, load_values([r.overlay], OPERATOR_VALUES),
                                namespace=r.namespace, timeout=180, wait="hookOnly")
 
-    with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
-        for r, future in [(r, pool.submit(install, r)) for r in runs.values()]:
-            try:
-                future.result()
-            except Exception as error:
-                r.error = f"helm install: {error}"
-    deadline = time.monotonic() + 240
-    waiting = [r for r in runs.values() if not r.error]
-    while waiting and time.monotonic() < deadline:
-        for r in list(waiting):
-            read(k8s, r)
-            if settled(r):
-                r.seconds = round(time.monotonic() - started, 1)
-                waiting.remove(r)
-        time.sleep(2)
+    # Two waves: the targets with multi-GPU workers first, then those of 1-GPU workers. The scheduler spreads pods over
+    # the least allocated nodes, so 1-GPU workers bound first would leave no node with 4 free GPUs for agg's worker.
+    waves = [[r for r in runs.values() if max(t[1] for t in TARGETS[r.overlay].values()) > 1],
+             [r for r in runs.values() if max(t[1] for t in TARGETS[r.overlay].values()) == 1]]
+    waiting = []
+    for wave in waves:
+        with concurrent.futures.ThreadPoolExecutor(len(wave)) as pool:
+            for r, future in [(r, pool.submit(install, r)) for r in wave]:
+                try:
+                    future.result()
+                except Exception as error:
+                    r.error = f"helm install: {error}"
+        waiting = [r for r in wave if not r.error]
+        deadline = time.monotonic() + 180
+        while waiting and time.monotonic() < deadline:
+            for r in list(waiting):
+                read(k8s, r)
+                if settled(r):
+                    r.seconds = round(time.monotonic() - started, 1)
+                    waiting.remove(r)
+            time.sleep(2)
+        if waiting:
+            for later in waves[waves.index(wave) + 1:]:
+                for r in later:
+                    r.error = "not installed: the wave before it did not settle"
+            break
     for r in waiting:
-        r.error = (f"not settled within 240 s: deployments {sorted(r.deployments)}, pods "
+        r.error = (f"not settled within 180 s: deployments {sorted(r.deployments)}, pods "
                    f"{ {c: [p['spec'].get('nodeName') for p in ps] for c, ps in r.pods.items()} }\n"
                    f"{k8s.describe_events(r.namespace)}\n{OPERATOR.status_json(r.dgd)}")
     yield runs
