@@ -531,3 +531,23 @@ class TestOperatorWindow:
                 "dynamo-operator-controller-manager), and an operator supports runtimes from two minors before its own "
                 "to one after it (1.3 to 1.6 here), but this release renders the runtime 1.2.1 (dynamo.releaseLine=1.2); "
                 "allowed: dynamo.releaseLine=1.6") in str(refused.value)
+
+
+class TestPlannerUnderTheOperator:
+    def test_should_give_the_planner_pod_the_charts_grace_period(self, dynamo_operator, cluster_access, k8s):
+        """The operator gives a planner component 60 s unless the DGD says otherwise; the chart's grace period wins."""
+        namespace = create_namespace(k8s)
+        release = Release(cluster_access.kubeconfig, namespace, kube.API_VERSIONS[0])
+        try:
+            release.helm.install(load_chart(), release.name, load_values(["disagg-k8s.yaml"], deep_merge(
+                OPERATOR_VALUES, {"planner": {"enabled": True}})), namespace=namespace, timeout=180, wait="hookOnly")
+            planner = kube.wait_for("the operator's planner Deployment", lambda: next(
+                (k8s._dict(d) for d in k8s.apps.list_namespaced_deployment(namespace).items
+                 if (d.metadata.labels or {}).get("nvidia.com/dynamo-component") == "Planner"), None), timeout=120,
+                explain=lambda: k8s.describe_events(namespace))
+        finally:
+            release.close()
+            delete_namespace(k8s, namespace)
+        spec = planner["spec"]["template"]["spec"]
+        assert spec["terminationGracePeriodSeconds"] == GRACE
+        assert spec["serviceAccountName"] == "planner-serviceaccount"  # the operator's, left behind on uninstall
