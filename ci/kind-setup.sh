@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create a kind cluster for the live-cluster tier (pytest -m cluster): one control plane, one worker
 # without GPUs (for the model download Job) and fake GPU workers for every target
-# (2x GB200 arm64 4 GPUs, 1x B200 amd64 8 GPUs, 1x H100 amd64 8 GPUs; see ci/kind-nodes.py),
+# (2x GB200 arm64 4 GPUs, 1x B200 amd64 8 GPUs, 1x H100 amd64 8 GPUs; see python -m ci.gptoss_ci.kind_nodes),
 # then the Dynamo CRDs. Nothing here needs a GPU.
 #
 #   ci/kind-setup.sh [--name gpt-oss] [--kubeconfig .kind/kubeconfig] [--install-tools]
@@ -9,7 +9,7 @@
 #
 # --crds DIR          apply the Dynamo CRD files in DIR (default: the folder where the tests find the
 #                     upstream DGD CRD: $GPT_OSS_SHARED_DIR/dynamo/crds, $GPT_OSS_CRDS_DIR or .cache/crds,
-#                     which `python3 ci/fetch-crds.py` fills), conversion rewritten to None: no operator
+#                     which `python3 -m ci.gptoss_ci.fetch_crds` fills), conversion rewritten to None: no operator
 #                     serves the webhook
 # --crds-chart REF    `helm install` the Dynamo CRD chart instead (e.g. the dynamo-crds chart from NGC)
 # --operator-chart REF `helm install` the Dynamo platform chart (operator + its own CRDs); the tier then
@@ -44,6 +44,10 @@ while [[ $# -gt 0 ]]; do
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+kubeconfig=$(realpath -m -- "$kubeconfig")
+
+# A ci/ program: a module of the checkout, run from its root (`python3 -m ci.gptoss_ci.<name>`).
+ci_program() { (cd "$repo_root" && python3 -m "ci.gptoss_ci.$1" "${@:2}"); }
 
 if $install_tools; then
   bin="$repo_root/.kind/bin"
@@ -60,7 +64,7 @@ mkdir -p "$(dirname "$kubeconfig")"
 export KUBECONFIG="$kubeconfig"
 
 # Node labels from the config survive; the GPU look is added after creation (the kubelet owns arch).
-# One worker per node of each profile in ci/gpu-node-profiles.json (shared with ci/control-plane.py).
+# One worker per node of each profile in ci/gpu-node-profiles.json (shared with python -m ci.gptoss_ci.control_plane).
 python3 - "$repo_root/ci/gpu-node-profiles.json" > "$(dirname "$kubeconfig")/kind-config.yaml" <<'PY'
 import json, sys
 table = json.load(open(sys.argv[1]))
@@ -72,10 +76,10 @@ PY
 kind create cluster --name "$name" --image "$KIND_NODE_IMAGE" --kubeconfig "$kubeconfig" --wait 120s \
   --config "$(dirname "$kubeconfig")/kind-config.yaml"
 
-python3 "$repo_root/ci/kind-nodes.py" --kubeconfig "$kubeconfig" --apply
+ci_program kind_nodes --kubeconfig "$kubeconfig" --apply
 # A status sync or two later the patched GPUs must still be there (the kubelet keeps them).
 sleep 20
-python3 "$repo_root/ci/kind-nodes.py" --kubeconfig "$kubeconfig" --check
+ci_program kind_nodes --kubeconfig "$kubeconfig" --check
 
 if [[ -n "$operator_chart" ]]; then
   helm install dynamo-platform "$operator_chart" --namespace dynamo-system --create-namespace --wait --timeout 10m
@@ -83,8 +87,8 @@ elif [[ -n "$crds_chart" ]]; then
   helm install dynamo-crds "$crds_chart" --namespace default --wait
 elif ! $no_crds; then
   if [[ -z "$crds_dir" ]]; then
-    # ci/fetch-crds.py prints where the tests find the DGD CRD, or says where it looked and how to get it.
-    dgd_crd=$(python3 "$repo_root/ci/fetch-crds.py" --where nvidia.com_dynamographdeployments.yaml) || {
+    # python -m ci.gptoss_ci.fetch_crds prints where the tests find the DGD CRD, or says where it looked and how to get it.
+    dgd_crd=$(ci_program fetch_crds --where nvidia.com_dynamographdeployments.yaml) || {
       echo "pass --crds DIR, --crds-chart REF or --no-crds" >&2
       exit 1
     }

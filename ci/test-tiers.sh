@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Every tier, as CI runs it (the README's test command), on three control planes on 127.0.0.1 (ci/control-plane.py),
+# Every tier, as CI runs it (the README's test command), on three control planes on 127.0.0.1 (python -m ci.gptoss_ci.control_plane),
 # so that nothing one group of tests does reaches another and all three groups run at once:
-#   cluster plane: pytest -n 3 --dist loadfile -m "not serial and not node"   (every tier, three workers)
+#   cluster plane: pytest -n 3 --dist loadfile -m "not serial and not node and not argocd"   (every tier, 3 workers)
 #   serial plane:  pytest -m serial   (the tests that restart the API server or etcd, or hold the fake GPU nodes)
 #   node plane:    pytest -m node     (the kubelet node: one per host, one process)
-# The serial and node runs print their output after the workers' run. With CI=true a plane or node that cannot start
+#   gitops plane:  pytest -m argocd   (a live Argo CD, whose controller watches the whole cluster)
+# The serial, node and argocd runs print their output after the workers' run. With CI=true a plane or node that cannot start
 # fails the run, and so does a cluster test that would skip for want of a part (tests/helpers.py
 # skip_for_missing_part); elsewhere they skip, saying why. Every run happens; any failure fails the script. Whatever
 # happens, the planes stop, and then nothing they started may still run.
@@ -23,15 +24,16 @@ state_folder() {
 cluster_plane="$(state_folder cluster)"
 serial_plane="$(state_folder serial)"
 node_plane="$(state_folder node)"
+gitops_plane="$(state_folder gitops)"
 logs="$PWD/.envtest"
 background=()
 
 stop_planes() {
   for pid in "${background[@]}"; do kill -- "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
-  for plane in "$node_plane" "$serial_plane" "$cluster_plane"; do
-    "$PYTHON" ci/control-plane.py stop --dir "$plane"
+  for plane in "$node_plane" "$serial_plane" "$gitops_plane" "$cluster_plane"; do
+    "$PYTHON" -m ci.gptoss_ci.control_plane stop --dir "$plane"
   done
-  "$PYTHON" ci/control-plane.py leftovers || exit 1
+  "$PYTHON" -m ci.gptoss_ci.control_plane leftovers || exit 1
 }
 trap stop_planes EXIT
 trap 'exit 130' INT TERM
@@ -40,13 +42,14 @@ trap 'exit 130' INT TERM
 start_plane() {
   local folder="$1" started=0
   shift
-  env "$@" "$PYTHON" ci/control-plane.py start --dir "$folder" || started=$?
+  env "$@" "$PYTHON" -m ci.gptoss_ci.control_plane start --dir "$folder" || started=$?
   if [[ $started -ne 0 && ( $started -ne 3 || "${CI:-}" == "true" ) ]]; then
     exit "$started"
   fi
 }
 start_plane "$cluster_plane" GPT_OSS_NODE=0
 start_plane "$serial_plane" GPT_OSS_NODE=0
+start_plane "$gitops_plane" GPT_OSS_NODE=0
 start_plane "$node_plane"
 
 status=0
@@ -56,9 +59,11 @@ KUBECONFIG="$serial_plane/kubeconfig" "$PYTHON" -m pytest -m serial "$@" >"$logs
 background+=($!)
 KUBECONFIG="$node_plane/kubeconfig" "$PYTHON" -m pytest -m node "$@" >"$logs/node-tests.log" 2>&1 &
 background+=($!)
-KUBECONFIG="$cluster_plane/kubeconfig" "$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node" "$@" \
-  || status=1
+KUBECONFIG="$gitops_plane/kubeconfig" "$PYTHON" -m pytest -m argocd "$@" >"$logs/argocd-tests.log" 2>&1 &
+background+=($!)
+KUBECONFIG="$cluster_plane/kubeconfig" "$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node and not argocd" \
+  "$@" || status=1
 for pid in "${background[@]}"; do wait "$pid" || status=1; done
 background=()
-cat "$logs/serial-tests.log" "$logs/node-tests.log"
+cat "$logs/serial-tests.log" "$logs/node-tests.log" "$logs/argocd-tests.log"
 exit "$status"

@@ -27,9 +27,10 @@ def pytest_runtest_setup(item):
     # node of its host to itself: neither runs in a pytest-xdist worker.
     if not hasattr(item.config, "workerinput"):
         return
-    for marker in ("serial", "node"):
+    for marker in ("serial", "node", "argocd"):
         if item.get_closest_marker(marker):
-            pytest.fail(f"a {marker} test cannot run in a pytest-xdist worker: run `-n N -m 'not serial and not node'`, "
+            pytest.fail(f"a {marker} test cannot run in a pytest-xdist worker: run `-n N -m 'not serial and not node "
+                        f"and not argocd'`, "
                         f"then `-m {marker}` without -n (bash ci/test-tiers.sh runs them all)", pytrace=False)
 
 

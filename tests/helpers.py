@@ -1,19 +1,50 @@
-"""The tests' helpers: the chart's renders and values (tools/gptoss, re-exported here), the overlays, and a few
-assertions. `render_chart(values_files=..., values=..., show_only=...)` is the tests' API."""
+"""The tests' helpers: `render_chart(values_files=..., values=..., show_only=...)` (the tests' API), the overlays, and
+a few assertions. The values and the renders come from tools/gptoss (Helm's own parsers and engine)."""
 from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
-from typing import Any, NamedTuple
+import subprocess
+import tempfile
+from typing import Any, Iterable, NamedTuple
 
 import pytest
 
 from tools.gptoss.objects import dgd_components, dgd_pods, dgd_workers, find, plan_document, plan_quantization  # noqa: F401,E501
-from tools.gptoss.render import (CHART_DIR, NAMESPACE, RELEASE_NAME, ChartRenderError,  # noqa: F401
-                                 load_chart, parse_manifests, render_chart, render_manifests, render_notes)
-from tools.gptoss.values import (DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, RUNTIMES, TRTLLM_SERVE_OVERLAYS,  # noqa: F401
-                                 VALUES_DIR, deep_merge, load_values)
+from tools.gptoss.render import (CHART_DIR, NAMESPACE, RELEASE_NAME, ChartRenderError, load_chart,  # noqa: F401
+                                 parse_manifests, render_key, render_manifests, render_notes)
+from tools.gptoss.values import REPO_ROOT, VALUES_DIR, deep_merge, load_values, overlay_runtime, overlays  # noqa: F401
+
+# Every file of values/ is a parametrized case, its file name the id; and the runtime each selects.
+OVERLAYS = overlays()
+RUNTIMES = {name: overlay_runtime(name) for name in OVERLAYS}
+DYNAMO_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "dynamo"]
+TRTLLM_SERVE_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "trtllm-serve"]
+
+
+# The parsed objects of renders within one process, by merged values, release, namespace and show_only.
+_objects_cache: dict[str, list[dict]] = {}
+
+
+def render_chart(values_files=(), values=None, show_only: Iterable[str] | None = None,
+                 name=RELEASE_NAME, namespace=NAMESPACE) -> list[dict]:
+    """Render like `helm template` and return the parsed objects (a copy: callers may change them); raises
+    ChartRenderError with Helm's message.
+
+    values_files: overlays by name ("agg.yaml") or paths; values: a dict on top, as --set-json '{...}' gives.
+    Objects come in template-path order, each file's documents in file order. show_only: template paths
+    relative to the chart, e.g. [DGD].
+    """
+    key = render_key(load_values(values_files, values), name, namespace,
+                     None if show_only is None else sorted(show_only))
+    if key not in _objects_cache:
+        _objects_cache[key] = parse_manifests(render_manifests(values_files, values, name=name, namespace=namespace),
+                                              show_only)
+    # a pickle round trip: a deep copy in C, several times faster than copy.deepcopy on these trees
+    return pickle.loads(pickle.dumps(_objects_cache[key], protocol=pickle.HIGHEST_PROTOCOL))
+
 
 # Templates the tests read one at a time (render_chart's show_only), relative to the chart.
 DGD = "templates/dynamo/dynamographdeployment.yaml"
@@ -22,22 +53,25 @@ HPA = "templates/autoscaling/horizontalpodautoscaler.yaml"
 HTTP_ROUTE = "templates/exposure/httproute.yaml"
 PROMETHEUS_RULE = "templates/monitoring/prometheusrule.yaml"
 POD_MONITORS = "templates/monitoring/podmonitor.yaml"
-DASHBOARD = "templates/monitoring/configmap-dashboard.yaml"
-BENCHMARK_JOB = "templates/tests/job-benchmark.yaml"
-DOWNLOAD_JOB = "templates/model-cache/job-model-download.yaml"
+DASHBOARD = "templates/monitoring/configmap.yaml"
+BENCHMARK_JOB = "templates/benchmark/job.yaml"
+DOWNLOAD_JOB = "templates/model-cache/job.yaml"
 MODEL_CACHE_PVC = "templates/model-cache/persistentvolumeclaim.yaml"
-ENGINE_CONFIG = "templates/engine/configmap-engine.yaml"
-PICKER_CONFIG = "templates/endpoint-picker/configmap-endpoint-picker.yaml"
-SCRIPTS = "templates/configmap-scripts.yaml"
+ENGINE_CONFIG = "templates/engine/configmap.yaml"
+PICKER_CONFIG = "templates/endpoint-picker/configmap.yaml"
+SCRIPTS = "templates/scripts/configmap.yaml"
 NETWORK_POLICIES = "templates/exposure/networkpolicy.yaml"
-TRTLLM_SERVE_DEPLOYMENT = "templates/trtllm-serve/deployment-trtllm-serve.yaml"
+TRTLLM_SERVE_DEPLOYMENT = "templates/trtllm-serve/deployment.yaml"
 PDBS = "templates/disruption/poddisruptionbudget.yaml"
 INGRESS_TEMPLATE = "templates/exposure/ingress.yaml"
-PICKER_DEPLOYMENT = "templates/endpoint-picker/deployment-endpoint-picker.yaml"
+PICKER_DEPLOYMENT = "templates/endpoint-picker/deployment.yaml"
 INFERENCE_POOL = "templates/endpoint-picker/inferencepool.yaml"
 # The one template that calls gpt-oss.checkValues: Helm reports every refusal there (line 4, column 4).
 CHECK_VALUES = "templates/validation/check-values.yaml"
 REFUSED_AT = f"execution error at ({CHART_DIR.name}/{CHECK_VALUES}:4:4): "
+# NetworkPolicies on, with the Kubernetes API's peer they need whenever a pod of the release calls it (an address the
+# tests make up: TEST-NET-style, nothing listens there).
+NETWORK_POLICY_ON = {"enabled": True, "apiServer": {"to": [{"ipBlock": {"cidr": "10.0.0.10/32"}}]}}
 
 
 
@@ -136,28 +170,26 @@ def refusal_params(table: dict[str, list[Refusal]]) -> list:
 
 
 def render_error(overlay: str, values: dict, kube_version: str | None = None) -> str:
-    """Helm's error for the values on an overlay, "" when they render. With kube_version, render as a cluster of that
-    version would (helm template --kube-version): helm-python-sdk's Chart.render does not expose it, but its Helm C
-    SDK takes it as a render option (Helm 4's lint takes it too, but turns `fail` into a log line)."""
+    """Helm's error for the values on an overlay, "" when they render. With kube_version, as `helm template
+    --kube-version` renders for a cluster of that version: helm-python-sdk's render does not take one, so the helm
+    CLI does (built by `python -m ci.gptoss_ci.go_parts build helm`; the case skips without it, as tests/test_helm_cli.py)."""
     if kube_version is None:
         try:
             render_chart([overlay], values, show_only=[CHECK_VALUES])
         except ChartRenderError as error:
             return str(error)
         return ""
-    import helm_python
-    try:
-        from helm_python import _native
-        from helm_python.chart import _dumps
-    except ImportError as error:
-        pytest.skip(f"this helm-python-sdk has no native render with a Kubernetes version: {error}")
-    options = {"name": RELEASE_NAME, "namespace": NAMESPACE, "is_install": True, "kube_version": kube_version}
-    try:
-        _native.call_string("helm_render", load_chart()._raw(), _dumps(load_values([overlay], values)),
-                            json.dumps(options))
-    except helm_python.HelmError as error:
-        return str(error)
-    return ""
+    from ci.gptoss_ci import go_parts
+    folder = go_parts.built("helm")
+    if folder is None:
+        pytest.skip("the helm CLI is not built: python -m ci.gptoss_ci.go_parts build helm")
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
+        json.dump(load_values([overlay], values), file)
+        file.flush()
+        result = subprocess.run([str(folder / "helm"), "template", RELEASE_NAME, str(CHART_DIR), "-n", NAMESPACE,
+                                 "--kube-version", kube_version, "-f", file.name],
+                                capture_output=True, text=True, timeout=120)
+    return result.stderr.strip().removeprefix("Error: ") if result.returncode else ""
 
 
 def assert_refused(case: Refusal) -> None:

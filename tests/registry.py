@@ -2,7 +2,7 @@
 
 `oci_registry` starts one per session on a free port, plain HTTP, with its config and storage in a temp dir;
 where the binary is missing the tests that use it skip, saying why (.ci/run installs it with apt-get).
-`chart_archive` is the chart packaged once by ci/chart-release.py; `release_tool` is that script as a module.
+`chart_archive` is the chart packaged once by python -m ci.gptoss_ci.chart_release; `release_tool` is that script as a module.
 """
 from __future__ import annotations
 

@@ -233,11 +233,11 @@ class TestTrtllmServe:
         assert hpa["spec"]["metrics"][0]["external"] == {"metric": {"name": "trtllm_num_requests_waiting"},
                                                          "target": {"type": "AverageValue", "averageValue": "10"}}
 
-    @pytest.mark.parametrize("tag", ["1.2.0", "1.3.0rc23", "sha256:0123abcd"])
+    @pytest.mark.parametrize("tag", ["1.2.0", "1.3.0rc23", "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"])
     def test_should_default_to_the_queue_histogram_where_no_gauge_is_known(self, tag):
         """TensorRT-LLM 1.2.0 has no queue gauge (and an unconfirmed release may lack it); every release since 1.0
         serves the request_queue_time_seconds histogram, whose summed rate is the number waiting (Little's law)."""
-        values = {"trtllmServe": {"image": {"tag": tag}, "autoscaling": {"enabled": True}}}
+        values = {"trtllmServe": {"image": {"tag": tag}, "allowUnlistedRelease": True, "autoscaling": {"enabled": True}}}
         so = find(render_chart(["trtllm-serve-low-latency.yaml"], values), "ScaledObject")
         assert so["spec"]["triggers"][0]["metadata"] == {
             "serverAddress": PROMETHEUS, "threshold": "10", "query": TRTLLM_QUEUE}
@@ -349,12 +349,14 @@ class TestPlanner:
         assert not [o for o in render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True}}) if o["kind"] in PLANNER_KINDS]
         objects = render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True, "rbac": {"create": True}}})
         account, role, binding = (find(objects, kind, "gpt-oss-planner") for kind in ("ServiceAccount", "Role", "RoleBinding"))
-        rules = {(group, resource): rule["verbs"] for rule in role["rules"]
+        rules = {(group, resource): (rule["verbs"], rule.get("resourceNames")) for rule in role["rules"]
                  for group in rule["apiGroups"] for resource in rule["resources"]}
-        assert rules[("nvidia.com", "dynamographdeploymentscalingadapters/scale")] == ["patch"]
-        assert rules[("nvidia.com", "dynamographdeployments")] == ["get", "list", "create", "update", "patch"]
-        assert rules[("discovery.k8s.io", "endpointslices")] == ["get", "list", "watch"]
-        assert rules[("", "pods")] == ["get", "list", "patch"]
+        # Its own DGD and its roles' adapters by name (tests/test_security.py checks the verbs against its source).
+        assert rules[("nvidia.com", "dynamographdeploymentscalingadapters/scale")] == (
+            ["get", "patch"], ["gpt-oss-trtllmprefillworker", "gpt-oss-trtllmdecodeworker"])
+        assert rules[("nvidia.com", "dynamographdeployments")] == (["get"], ["gpt-oss"])
+        assert rules[("discovery.k8s.io", "endpointslices")] == (["list", "watch"], None)
+        assert rules[("", "pods")] == (["list"], None)  # read only: the planner never patches a pod
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpt-oss-planner", "namespace": "llm"}]
         assert binding["roleRef"]["name"] == role["metadata"]["name"]
         pod = dgd_components(find(objects, "DynamoGraphDeployment"))["Planner"]["pod_spec"]

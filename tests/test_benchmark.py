@@ -3,7 +3,7 @@ import pytest
 
 from tests.helpers import OVERLAYS, RUNTIMES, Refusal, assert_refused, find, flag_value, refusal_params, render_chart
 
-BENCHMARK = "templates/tests/job-benchmark.yaml"
+BENCHMARK = "templates/benchmark/job.yaml"
 
 # overlay -> (GPUs counted, concurrency, requests), FACTS.md "The four deployment targets".
 EXPECTED = {

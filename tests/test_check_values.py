@@ -6,10 +6,13 @@ import pytest
 from tests import (test_autoscaling, test_benchmark, test_dynamo_release, test_engine, test_exposure, test_graceful_shutdown,
                    test_model_sources, test_monitoring, test_operator_admission, test_quantization, test_topology,
                    test_trtllm_serve)
+from tests import test_security
 from tests.helpers import (CHART_DIR, CHECK_VALUES, DGD, MODEL_CACHE_PVC, OVERLAYS, TRTLLM_SERVE_DEPLOYMENT, Refusal,
-                           assert_refused, dgd_workers, fail_messages, find, refusal_params, render_chart, render_notes,
-                           template_defines)
+                           assert_refused, dgd_workers, fail_messages, find, plan_document, refusal_params, render_chart,
+                           render_notes, template_defines)
 from tests.schemas import dgd_errors
+
+PLAN = "templates/plan/configmap.yaml"
 
 # Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
 # message, beside the concern's tests; the sizes' are here.
@@ -31,7 +34,7 @@ REFUSALS = {"sizes": SIZE_REFUSALS}
 # Every concern's table.
 TABLES = [module.REFUSALS for module in (test_autoscaling, test_benchmark, test_dynamo_release, test_engine, test_exposure, test_graceful_shutdown,
                                          test_model_sources, test_monitoring, test_operator_admission, test_quantization,
-                                         test_topology, test_trtllm_serve)] + [REFUSALS]
+                                         test_topology, test_trtllm_serve, test_security)] + [REFUSALS]
 
 
 @pytest.mark.parametrize("case", refusal_params(REFUSALS))
@@ -66,7 +69,7 @@ class TestWhereRefusalsPoint:
                      if path.is_file() and not path.name.startswith("_")]
         order = sorted(templates, key=lambda path: (path.count("/"), path), reverse=True)
         assert order[0] == f"gpt-oss/{CHECK_VALUES}"
-        assert "gpt-oss/templates/tests/job-benchmark.yaml" in order[1:]
+        assert "gpt-oss/templates/benchmark/job.yaml" in order[1:]
 
     def test_should_check_one_concern_per_define_from_one_list(self):
         defines = template_defines("_check-*.tpl")
@@ -134,10 +137,10 @@ class TestAcceptedAlternatives:
         assert render_chart(["agg.yaml"], values)
 
     def test_should_accept_a_digest_with_a_runtime_version(self):
-        values = {"dynamo": {"releaseLine": "1.2", "image": {"tag": "sha256:0123abcd"}, "runtimeVersionOverride": "1.2.1"}}
+        values = {"dynamo": {"releaseLine": "1.2", "image": {"tag": "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"}, "runtimeVersionOverride": "1.2.1"}}
         dgd = next(o for o in render_chart(["agg.yaml"], values, show_only=[DGD]) if o["kind"] == "DynamoGraphDeployment")
         main = dgd["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]
-        assert main["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime@sha256:0123abcd"
+        assert main["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime@sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"
         assert {c["runtimeVersionOverride"] for c in dgd["spec"]["components"]} == {"1.2.1"}
 
     def test_should_accept_w4a16_on_hopper(self):
@@ -164,6 +167,38 @@ class TestWarnings:
     def test_should_not_call_short_prompt_targets_prefill_bound(self, overlay):
         assert "prefill-bound" not in render_notes([overlay])
 
+    def test_should_not_call_an_aggregated_worker_prefill_bound(self):
+        # Eight TP1 workers prefill and decode their own 32000-token prompts in turns (max_num_tokens 65536): the
+        # tables cannot split a GPU's time between the two, so no figure would be right (issue 46).
+        assert "prefill-bound" not in render_notes(["8xb200-single-node-balanced.yaml"])
+        notes = render_notes(["8xb200-single-node-balanced.yaml"], {"benchmark": {"inputTokensMean": 65000}})
+        assert "prefill-bound" not in notes
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_warn_about_a_shipped_overlay_only_with_its_documented_reason(self, overlay):
+        warnings = plan_document(render_chart([overlay], show_only=[PLAN]))["warnings"]
+        assert [w for w in warnings if "; expected: " not in w] == []
+
+    @pytest.mark.parametrize("overlay,warnings", [
+        ("agg.yaml", ["benchmark concurrency 3600 exceeds the 3200 decode slots"]),
+        ("disagg-k8s.yaml", ["benchmark concurrency 1536 exceeds the 1280 decode slots", "prefill-bound: "]),
+        ("8xb200-single-node.yaml", ["prefill-bound: "]),
+        ("disagg-k8s-balanced.yaml", []), ("8xb200-single-node-balanced.yaml", []), ("2xh100-truss.yaml", []),
+        ("trtllm-serve-low-latency.yaml", []), ("trtllm-serve-max-throughput.yaml", []),
+    ], ids=lambda value: value if isinstance(value, str) else None)
+    def test_should_warn_the_published_targets_that_queue_by_design(self, overlay, warnings):
+        got = plan_document(render_chart([overlay], show_only=[PLAN]))["warnings"]
+        assert [next((w for w in got if w.startswith(start)), None) is not None for start in warnings] == [True] * len(warnings)
+        assert len(got) == len(warnings)
+
+    def test_should_end_a_warning_with_its_reason_and_only_then(self):
+        notes = render_notes(["disagg-k8s.yaml"])
+        assert ("256 requests will queue and inflate TTFT; expected: the Dynamo disagg recipe's concurrency 1536 against "
+                "its decode engine's max_batch_size 1280, kept as published") in notes
+        assert "the Dynamo disagg recipe's split (1 prefill GPU, 4 decode GPUs), kept as published" in notes
+        bare = render_notes(["disagg-k8s.yaml"], {"benchmark": {"expectedWarnings": {"decodeSlots": "", "prefillBound": ""}}})
+        assert "256 requests will queue and inflate TTFT\n" in bare and "expected:" not in bare
+
     def test_should_not_call_the_balanced_split_prefill_bound(self):
         # 2 TP1 prefill GPUs: 2 x 122672 / 8192 = 30 requests/s; 576 users on 3 decode GPUs = 192 per GPU,
         # read at 256: 21.7 ms per token, so they need about 26 requests/s.
@@ -181,8 +216,8 @@ class TestWarnings:
         # _sizing-tables.tpl, GB200 W4A8_MXFP4_MXFP8: 122672 prompt tokens/s per GPU at 8192 tokens; 1280
         # sequences on 4 decode GPUs = 320 per GPU, read at 384: 30.2 ms per token.
         notes = render_notes(["disagg-k8s.yaml"])
-        assert ("prefill-bound: 1 prefill GPU serves about 15.0 requests/s of 8192 tokens (in TensorRT-LLM's default "
-                "8192-token steps), but 1536 users finishing 1024 tokens at 30.2 ms/token (320 sequences per decode GPU) "
+        assert ("prefill-bound: 1 prefill GPU serves about 15.0 requests/s of 8192 tokens (per-GPU tables, 8192 tokens "
+                "a prefill step), but 1536 users finishing 1024 tokens at 30.2 ms/token (320 sequences per decode GPU) "
                 "need about 50 requests/s") in notes
         assert "aiconfigurator 0.12.0 (trtllm 1.3.0rc20 SILICON database)" in notes
 

@@ -1,11 +1,11 @@
-"""The policy-scan set-up (ci/checkov.py, .checkov.yaml): waivers with reasons, and what the scanner is shown."""
+"""The policy-scan set-up (python -m ci.gptoss_ci.checkov, .checkov.yaml): waivers with reasons, and what the scanner is shown."""
 import re
 
 import pytest
 import yaml
 
 from ci.gptoss_ci import checkov
-from tests.helpers import (DGD, DYNAMO_OVERLAYS, PICKER_DEPLOYMENT, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods,
+from tests.helpers import (NETWORK_POLICY_ON, DGD, DYNAMO_OVERLAYS, PICKER_DEPLOYMENT, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods,
                            render_chart)
 from tools.gptoss.yaml_text import load_yaml_all
 from tests.schemas import kubernetes_errors
@@ -106,7 +106,7 @@ class TestObjectWaivers:
 
     def test_should_waive_on_the_endpoint_picker_with_its_own_reasons(self):
         objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
-                                                                   "trtllmServe": {"image": {"tag": "1.3.0"}}},
+                                                                   "trtllmServe": {"image": {"tag": "1.3.0rc29"}}},
                                show_only=[PICKER_DEPLOYMENT])
         picker = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "gpt-oss-trtllm-serve-epp")
         reasons = skips(picker["metadata"])
@@ -128,11 +128,11 @@ class TestObjectWaivers:
                 for v in sources.values()} == {("oci", "imageVolume"), ("s3", None), ("oci", "pull")}
         image_volume = render_chart(["agg.yaml"], targets["agg.yaml + model from an OCI image volume"], show_only=[DGD])
         pods = [p for o in image_volume if o["kind"] == "DynamoGraphDeployment" for p in dgd_pods(o).values()]
-        assert all(p["spec"]["initContainers"][0]["name"] == "verify-model" for p in pods)
+        assert all(p["spec"]["initContainers"][0]["name"] == "check-model" for p in pods)
 
     @pytest.mark.parametrize("overlay", ["agg.yaml", "trtllm-serve-low-latency.yaml"])
     def test_should_not_waive_the_network_policy_check_with_network_policies_on(self, overlay):
-        found = waivers_by_object(render_chart([overlay], {"networkPolicy": {"enabled": True}}))
+        found = waivers_by_object(render_chart([overlay], {"networkPolicy": NETWORK_POLICY_ON}))
         assert found and not any("CKV2_K8S_6" in ids for ids in found.values())
         assert all("CKV_K8S_11" in ids for ids in found.values())
 

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -30,7 +31,7 @@ def chart_copy(tmp_path):
 
 class TestGeneratedValueDocs:
     def test_should_pass_the_check_as_ci_runs_it(self):
-        run = subprocess.run([sys.executable, "ci/gen-schema.py", "--check"], cwd=REPO_ROOT, capture_output=True,
+        run = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.gen_schema", "--check"], cwd=REPO_ROOT, capture_output=True,
                              text=True, timeout=60)
         assert (run.returncode, run.stderr) == (0, "")
 
@@ -46,7 +47,7 @@ class TestGeneratedValueDocs:
         assert old in text
         (chart / name).write_text(text.replace(old, new, 1))
         assert gen.main(["--check", "--chart", str(chart)]) == 1
-        assert capsys.readouterr().err == f"{chart / name}: drifted from values.schema.yaml: run ci/gen-schema.py\n"
+        assert capsys.readouterr().err == f"{chart / name}: drifted from values.schema.yaml: run python -m ci.gptoss_ci.gen_schema\n"
         assert gen.main(["--chart", str(chart)]) == 0  # regenerates the copy ...
         assert (chart / name).read_text() == (CHART_DIR / name).read_text()
         assert gen.main(["--check", "--chart", str(chart)]) == 0  # ... which is then current
@@ -215,6 +216,22 @@ class TestDocs:
         assert [str(p.relative_to(REPO_ROOT)) for p in sorted((REPO_ROOT / "docs").glob("*.md"))
                 if p.resolve() not in reached] == []
 
+    def test_should_tell_a_new_user_where_the_shared_files_the_linting_and_helm_are(self, monkeypatch):
+        # A plain clone with ../shared beside it (issue 46): the README names the folder and its variable, the CRD
+        # fetch that then downloads nothing (tests/test_fetch_crds.py, TestSharedFolder), the linting CI runs, and
+        # where `python -m ci.gptoss_ci.go_parts build helm` puts helm, the way go_parts computes it.
+        from ci.gptoss_ci import go_parts
+        text = README.read_text()
+        setup = text[text.index("## Quick start"):text.index("## Install")]
+        for needed in ("`../shared`", "`GPT_OSS_SHARED_DIR`", "-m ci.gptoss_ci.fetch_crds", "bash ci/lint.sh"):
+            assert needed in setup, needed
+        monkeypatch.delenv("GPT_OSS_GO_CACHE", raising=False)
+        where = go_parts.bin_dir("helm")
+        assert where.parent.name.startswith("helm-") and where.name == "bin"
+        said = f"`{where.parent.parent.as_posix().replace(str(Path.home()), '~')}/helm-<key>/bin/helm`"
+        assert said in text
+        assert 'export PATH="$(python3 -m ci.gptoss_ci.go_parts where helm):$PATH"' in text
+
     def test_should_list_every_target_in_the_readme_and_the_chart_readme(self):
         overlays = sorted(path.name for path in (REPO_ROOT / "values").glob("*.yaml"))
         readme_rows = re.findall(r"^\| `values/([^`]+)` \|", README.read_text(), flags=re.M)
@@ -235,3 +252,13 @@ class TestLinkChecker:
                         "```sh\n[g](missing-in-block.md)\n```\n[h](https://example.com/x.md)\n"
                         "`wrapped [i](missing-in-wrapped-code.md)\nspan`\n")
         assert broken_links(page) == ["missing.md: no missing.md", "other.md#nope: no heading #nope in other.md"]
+
+
+class TestNetworkPolicyPathsDoc:
+    def test_should_list_every_path_the_policy_tests_try_as_they_expect_it(self):
+        """docs/security.md's table of paths is the node tests' PATHS: a changed expectation changes both."""
+        from tests.cluster.test_node_policies import PATHS
+        text = (REPO_ROOT / "docs" / "security.md").read_text()
+        rows = re.findall(r"^\| `([a-z0-9-]+)` \|[^|\n]*\|[^|\n]*\| \**(open|closed)\** \|", text, re.M)
+        assert dict(rows) == {p.id: "open" if p.open else "closed" for p in PATHS}
+        assert len(rows) == len(PATHS)

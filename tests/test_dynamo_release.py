@@ -5,6 +5,8 @@ made v1beta1 the storage version and removed the v1alpha1 admission webhooks (va
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.helpers import (CHART_DIR, DYNAMO_OVERLAYS, ChartRenderError, Refusal, dgd_components, dgd_workers, find,
@@ -78,6 +80,17 @@ class TestApiVersion:
         # No DGD there: the key is ignored, as before.
         objects = render_chart(["trtllm-serve-low-latency.yaml"], {"dynamo": {"apiVersion": "nvidia.com/v1alpha1"}})
         assert find(objects, "Deployment")
+
+    def test_should_neither_branch_on_the_version_nor_read_the_retired_shape(self):
+        # v1alpha1 kept its components in spec.services (a map), its pods in extraPodSpec with a mainContainer; the
+        # one place that may name the version is the refusal (its test: RELEASE_REFUSALS).
+        retired = re.compile(r'"services"|\bservices\b"|extraPodSpec|\.mainContainer|pop\("mainContainer"|'
+                             r'eq \.Values\.dynamo\.apiVersion|== "nvidia\.com/v1(alpha|beta)1"')
+        sources = [*(CHART_DIR / "templates").rglob("*.tpl"), *(CHART_DIR / "templates").rglob("*.yaml"),
+                   *(CHART_DIR.parent.parent / "tools").rglob("*.py")]
+        found = [f"{path.name}:{number}" for path in sources if path.name != "_check-dynamo-release.tpl"
+                 for number, line in enumerate(path.read_text().splitlines(), 1) if retired.search(line)]
+        assert found == []
 
 
 def dgd_of(overlay: str, values: dict | None = None) -> dict:

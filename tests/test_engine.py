@@ -1,16 +1,17 @@
 """TensorRT-LLM engine configs per role, against FACTS.md, and only with real TensorRT-LLM keys."""
-import itertools
-import subprocess
-import sys
+import functools
+import json
 import zipfile
+from typing import NamedTuple
 
 import pytest
 import yaml
 
 from ci.gptoss_ci import sync_trtllm_fields as sync
-from tests.helpers import (DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, OVERLAYS, REPO_ROOT, ChartRenderError, Refusal,
-                           dynamo_line_values,
-                           assert_refused, dgd_workers, find, refusal_params, render_chart)
+from tools.gptoss import plan as plan_tool
+from tests.helpers import (DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, Refusal,
+                           assert_refused, dgd_workers, dynamo_line_values, find, plan_document, refusal_params,
+                           render_chart, render_error, render_notes)
 from tools.gptoss.yaml_text import load_yaml
 
 # The whole extra-engine-args YAML of each role, as FACTS.md lists it (flags folded into keys:
@@ -132,23 +133,48 @@ EXPECTED_ENGINE = {
 }
 
 
-def engine_configs(overlay):
-    configmap = find(render_chart([overlay], show_only=[ENGINE_CONFIG]), "ConfigMap")
+def engine_configs(overlay, values=None):
+    configmap = find(render_chart([overlay], values, show_only=[ENGINE_CONFIG]), "ConfigMap")
     return {name.removesuffix(".yaml"): load_yaml(text) for name, text in configmap["data"].items()}
 
 
-def chart_field_lists() -> dict:
-    """The chart's generated key lists (templates/engine/_trtllm-fields.tpl): {"releases": {release: {"list",
-    "source"}}, "lists": {name: {"top": [...], "nested": {key: [...]}}}}."""
-    text = (REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl").read_text()
-    body = text.split('{{- define "gpt-oss.trtllmFieldLists" -}}\n', 1)[1].rsplit("{{- end }}", 1)[0]
+FIELDS_TEMPLATE = REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl"
+# The TensorRT-LLM releases the chart runs (issue 45; DYNAMO-RELEASES-FACTS.md section 0): the one inside each Dynamo
+# line's runtime image, and the trtllm-serve image tags with a key list of their own.
+LINE_RELEASES = {"1.2": "1.3.0rc14", "1.6": "1.3.0rc29"}
+SERVE_RELEASES = ["1.2.0", "1.2.1", "1.3.0rc14", "1.3.0rc29"]
+
+
+@functools.cache
+def chart_define(name: str):
+    """One define of the generated templates/engine/_trtllm-fields.tpl, parsed."""
+    body = FIELDS_TEMPLATE.read_text().split(f'{{{{- define "{name}" -}}}}\n', 1)[1].split("{{- end }}", 1)[0]
     return load_yaml(body)
 
 
-def chart_field_list(release: str) -> dict:
-    """The key list the chart checks a release's engine YAML against: {"top": [...], "nested": {key: [...]}}."""
-    lists = chart_field_lists()
-    return lists["lists"][lists["releases"][release]["list"]]
+def chart_keys(release: str) -> dict:
+    """The list the chart checks a release's engine YAML against: top, nested, unions, values."""
+    return chart_define(f"gpt-oss.trtllmKeys.{release}")
+
+
+def release_id(release: str) -> str:
+    """The release and how its list was read (basis: read, read-in-part, inferred or assembled), so a test id says
+    how strong the check is."""
+    return f"{release}-{chart_define('gpt-oss.trtllmKeyLists')['releases'][release]['basis']}"
+
+
+def unknown_keys(config: dict, keys: dict) -> list[str]:
+    """The paths of an engine config the release's list lacks: top-level keys, keys of a nested config (of a
+    speculative_config: of its decoding_type's member)."""
+    missing = [key for key in config if key not in keys["top"]]
+    for key, value in config.items():
+        if isinstance(value, dict) and key in keys["nested"]:
+            union = keys.get("unions", {}).get(key)
+            allowed = keys["nested"][key]
+            if union and union["discriminator"] in value:
+                allowed = union["members"].get(str(value[union["discriminator"]]), [])
+            missing += [f"{key}.{sub}" for sub in value if sub not in allowed]
+    return missing
 
 
 def test_should_cover_every_overlay():
@@ -160,15 +186,17 @@ class TestEngineConfig:
     def test_should_write_the_facts_engine_settings_per_role(self, overlay):
         assert engine_configs(overlay) == EXPECTED_ENGINE[overlay]
 
-    def test_should_use_only_tensorrt_llm_keys(self, overlay):
-        """Against the list of the TensorRT-LLM inside Dynamo 1.6's runtime image (1.3.0rc29, DYNAMO-RELEASES-FACTS.md
-        section 0), which trtllm-serve's default image runs too (TestEngineKeyList keeps it equal to its source)."""
-        fields = chart_field_list("1.3.0rc29")
-        for role, config in engine_configs(overlay).items():
-            assert set(config) <= set(fields["top"]), (role, set(config) - set(fields["top"]))
-            for key, allowed in fields["nested"].items():
-                if isinstance(config.get(key), dict):
-                    assert set(config[key]) <= set(allowed), (role, key, set(config[key]) - set(allowed))
+
+# Every release each overlay can run: a Dynamo overlay the release of either line, a trtllm-serve overlay every
+# release with a list (its image tag). The engine YAML the chart writes does not depend on the release.
+RUNNABLE = ([(overlay, release) for overlay in DYNAMO_OVERLAYS for release in LINE_RELEASES.values()]
+            + [(overlay, release) for overlay in TRTLLM_SERVE_OVERLAYS for release in SERVE_RELEASES])
+
+
+@pytest.mark.parametrize("overlay,release", RUNNABLE, ids=[f"{o}-on-{release_id(r)}" for o, r in RUNNABLE])
+def test_should_set_only_keys_of_every_release_the_overlay_runs(overlay, release):
+    for role, config in engine_configs(overlay).items():
+        assert unknown_keys(config, chart_keys(release)) == [], role
 
 
 # trtllm-serve reads /engine/trtllm-serve.yaml: tests/test_trtllm_serve.py.
@@ -179,75 +207,242 @@ def test_should_point_each_worker_at_its_own_engine_file(overlay):
     assert files == {f"/engine/{role}.yaml" for role in EXPECTED_ENGINE[overlay]}
 
 
+def accepts(keys: dict, path: str) -> bool:
+    """Whether a release's list takes a path: "key", "key.subkey" or "key.field=value"."""
+    if "=" in path:
+        field, value = path.split("=")
+        return value in keys["values"].get(field, [])
+    key, _, sub = path.partition(".")
+    return key in keys["top"] and (not sub or sub in keys["nested"].get(key, [sub]))
+
+
 class TestEngineKeyList:
-    def test_should_carry_the_same_key_list_as_the_source(self, shared_dir, tmp_path):
-        """The chart's copy (templates/engine/_trtllm-fields.tpl) must match trtllm/llmargs-fields.json."""
-        target = REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl"
-        before = target.read_text()
-        try:
-            subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "sync-trtllm-fields.py"),
-                            str(shared_dir / "trtllm" / "llmargs-fields.json")], check=True, capture_output=True)
-            assert target.read_text() == before, "run ci/sync-trtllm-fields.py and commit the result"
-        finally:
-            target.write_text(before)
+    def test_should_carry_the_lists_of_the_shared_files(self, shared_dir):
+        """The chart's copy (templates/engine/_trtllm-fields.tpl) is what python -m ci.gptoss_ci.sync_trtllm_fields writes from
+        trtllm/llmargs-fields-<release>.json and the shared trtllm/llmargs-fields.json."""
+        assert sync.main(["--check", str(shared_dir / "trtllm")]) == 0, "run python -m ci.gptoss_ci.sync_trtllm_fields and commit the result"
 
-    def test_should_not_know_enable_mixed_sampler(self):
-        text = (REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl").read_text()
-        assert "  - enable_attention_dp\n" in text
-        assert "enable_mixed_sampler" not in text
+    def test_should_have_a_list_of_each_release_the_chart_runs(self, shared_dir):
+        assert chart_define("gpt-oss.trtllmKeyLists")["order"] == SERVE_RELEASES
+        assert sorted(path.name for path in (shared_dir / "trtllm").glob("llmargs-fields-*.json")) == [
+            f"llmargs-fields-{release}.json" for release in SERVE_RELEASES]
+
+    @pytest.mark.parametrize("release", SERVE_RELEASES, ids=release_id)
+    def test_should_take_every_field_of_the_release_and_no_other(self, shared_dir, release):
+        fields = json.loads((shared_dir / "trtllm" / f"llmargs-fields-{release}.json").read_text())["fields"]
+        keys = chart_keys(release)
+        # hf_revision: the YAML's alias of revision from 1.3.0rc14 on (RELEASES-FACTS.md).
+        assert set(keys["top"]) - set(fields["LlmArgs"]) == ({"hf_revision"} if release.startswith("1.3") else set())
+        assert set(fields["LlmArgs"]) <= set(keys["top"])
+        assert keys["nested"]["kv_cache_config"] == fields["KvCacheConfig"]
+        assert keys["nested"]["moe_config"] == fields["MoeConfig"]
+
+    def test_should_say_how_each_list_was_read(self):
+        """The issue's words: 1.3.0rc14 read in full from the release's own source, 1.2.1 nearly so, 1.2.0 inferred
+        equal to 1.2.1, 1.3.0rc29 assembled from its documentation."""
+        releases = chart_define("gpt-oss.trtllmKeyLists")["releases"]
+        assert {release: entry["basis"] for release, entry in releases.items()} == {
+            "1.2.0": "inferred", "1.2.1": "read-in-part", "1.3.0rc14": "read", "1.3.0rc29": "assembled"}
+        assert "1.2.1" in releases["1.2.0"]["words"]
+
+    @pytest.mark.parametrize("old", sorted(sync.REPLACEMENTS))
+    def test_should_name_only_replacements_the_lists_bear_out(self, old):
+        """Where a refusal names what replaced a key, one release takes the old name and not the new, and a later
+        one the new and not the old."""
+        new = sync.REPLACEMENTS[old][0]
+        takes = [(accepts(chart_keys(r), old), accepts(chart_keys(r), new)) for r in SERVE_RELEASES]
+        assert (True, False) in takes and (False, True) in takes[takes.index((True, False)):]
 
 
-
-
-# The TensorRT-LLM release each runtime runs (DYNAMO-RELEASES-FACTS.md section 0: Dynamo 1.2.x pins 1.3.0rc14,
-# 1.6.x 1.3.0rc29; trtllm-serve runs its image's release). Values that select it, and the release.
+# The TensorRT-LLM release each runtime runs, the values that select it, who the refusal says reads the YAML.
 RUNS = [
-    ("dynamo-1.2-line", "agg.yaml", dynamo_line_values("1.2"), "workers.worker", "1.3.0rc14"),
-    ("dynamo-1.6-line", "agg.yaml", dynamo_line_values("1.6"), "workers.worker", "1.3.0rc29"),
+    ("dynamo-1.2-line", "agg.yaml", dynamo_line_values("1.2"), "workers.worker", "1.3.0rc14",
+     "the release inside the Dynamo 1.2 line's runtime"),
+    ("dynamo-1.6-line", "agg.yaml", dynamo_line_values("1.6"), "workers.worker", "1.3.0rc29",
+     "the release inside the Dynamo 1.6 line's runtime"),
     ("trtllm-serve-1.2.0", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.2.0"}}},
-     "trtllmServe", "1.2.0"),
-    ("trtllm-serve-1.3.0rc29", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.3.0rc29"}}},
-     "trtllmServe", "1.3.0rc29"),
+     "trtllmServe", "1.2.0", "the release of trtllmServe.image.tag=1.2.0"),
 ]
 
 
-def with_engine_key(values: dict, owner: str, key: str, value=True) -> dict:
-    """values plus one engine key on the owner (workers.worker or trtllmServe)."""
+def with_engine(values: dict, owner: str, engine: dict) -> dict:
+    """values plus engine keys on the owner (workers.worker or trtllmServe)."""
     if owner == "trtllmServe":
-        return {**values, "trtllmServe": {**values.get("trtllmServe", {}), "engine": {key: value}}}
-    return {**values, "workers": {"worker": {"engine": {key: value}}}}
+        return {**values, "trtllmServe": {**values.get("trtllmServe", {}), "engine": engine}}
+    return {**values, "workers": {"worker": {"engine": engine}}}
 
 
 class TestTrtllmRelease:
-    @pytest.mark.parametrize("overlay,values,owner,release", [r[1:] for r in RUNS], ids=[r[0] for r in RUNS])
-    def test_should_check_the_engine_against_the_release_that_runs(self, overlay, values, owner, release):
-        with pytest.raises(ChartRenderError) as error:
-            render_chart([overlay], with_engine_key(values, owner, "no_such_engine_key"))
-        assert (f"{owner}.engine.no_such_engine_key is not a TensorRT-LLM engine key (LlmArgs of TensorRT-LLM "
-                f"{release}, the release that runs)") in str(error.value)
+    @pytest.mark.parametrize("overlay,values,owner,release,reader", [r[1:] for r in RUNS], ids=[r[0] for r in RUNS])
+    def test_should_check_the_engine_against_the_release_that_reads_it(self, overlay, values, owner, release, reader):
+        error = render_error(overlay, with_engine(values, owner, {"no_such_engine_key": True}))
+        assert (f"{owner}.engine.no_such_engine_key is not an engine key of TensorRT-LLM {release} ({reader}): "
+                "TensorRT-LLM would refuse the engine YAML at start; allowed: model, tokenizer,") in error
 
-    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
-    def test_should_render_every_engine_of_the_1_6_line(self, overlay):
-        """Each overlay's engine YAML passes the chart's check on Dynamo 1.6.1 and holds only 1.3.0rc29 keys."""
-        objects = render_chart([overlay], dynamo_line_values("1.6"), show_only=["templates/engine/configmap-engine.yaml"])
-        fields = chart_field_list("1.3.0rc29")
-        for role, text in find(objects, "ConfigMap")["data"].items():
-            config = yaml.safe_load(text)
-            assert set(config) <= set(fields["top"]), (role, set(config) - set(fields["top"]))
+    @pytest.mark.parametrize("overlay,values,release,words", [
+        ("agg.yaml", {}, "1.3.0rc29", "the release inside the Dynamo 1.6 line's runtime (its list assembled from the "
+                                      "release's documentation, partly inferred)"),
+        ("agg.yaml", dynamo_line_values("1.2"), "1.3.0rc14",
+         "the release inside the Dynamo 1.2 line's runtime (its list read in full from the release's own source)"),
+        ("trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.2.0"}}}, "1.2.0",
+         "the release of trtllmServe.image.tag=1.2.0 (its list inferred: the list of 1.2.1"),
+    ], ids=["dynamo-1.6-line", "dynamo-1.2-line", "trtllm-serve-1.2.0"])
+    def test_should_say_which_list_checked_the_engine_yaml(self, overlay, values, release, words):
+        """NOTES.txt and the plan name the release whose list checked the engine YAML, and how its list was read,
+        in a user's words: no file of ../shared."""
+        sentence = f"checked against the engine keys of TensorRT-LLM {release}, {words}"
+        [line] = [line for line in render_notes([overlay], values).splitlines() if line.startswith("  Engine YAML: ")]
+        assert line.startswith(f"  Engine YAML: {sentence}")
+        assert "llmargs" not in line and ".json" not in line
+        assert sentence in plan_document(render_chart([overlay], values))["engineKeys"]["summary"]
+        assert plan_document(render_chart([overlay], values))["engineKeys"]["list"] == release
 
-    def test_should_list_every_release_the_chart_runs(self):
-        assert {"1.3.0rc29", "1.3.0rc14", "1.2.0"} <= set(chart_field_lists()["releases"])
+    def test_should_check_an_unlisted_release_against_the_shared_list_only_when_allowed(self):
+        values = {"trtllmServe": {"image": {"tag": "1.4.0rc1"}, "allowUnlistedRelease": True}}
+        doc = plan_document(render_chart(["trtllm-serve-low-latency.yaml"], values))
+        assert doc["engineKeys"]["list"] == "shared"
+        shared = ("checked against a shared list read from a 1.2/1.3-era TensorRT-LLM source, of no release in "
+                  "particular, since TensorRT-LLM 1.4.0rc1, the release of trtllmServe.image.tag=1.4.0rc1, has no list "
+                  "of its own (trtllmServe.allowUnlistedRelease=true)")
+        assert doc["engineKeys"]["summary"] == shared
+        assert [w for w in doc["warnings"] if w.startswith(f"trtllmServe.engine was {shared}: a key that release")]
+        # The chart says "shared" only where it checks against the shared list.
+        for overlay, values in [("trtllm-serve-low-latency.yaml", {}), ("agg.yaml", dynamo_line_values("1.2"))]:
+            doc = plan_document(render_chart([overlay], values))
+            assert "shared" not in doc["engineKeys"]["summary"] and not any("shared list" in w for w in doc["warnings"])
 
-    @pytest.mark.parametrize("one,other", list(itertools.permutations(["1.3.0rc29", "1.3.0rc14", "1.2.0"], 2)))
-    def test_should_refuse_a_key_of_one_release_on_another(self, one, other):
-        """A key only one release has is refused where the other runs (live once the lists come from the wheels)."""
-        only = sorted(set(chart_field_list(one)["top"]) - set(chart_field_list(other)["top"]))
-        if not only:
-            pytest.skip(f"every {one} key is a {other} key in the chart's lists "
-                        f"({chart_field_lists()['releases'][one]['source']})")
-        run = {r[-1]: r for r in RUNS}[other]
-        with pytest.raises(ChartRenderError, match=f"engine.{only[0]} is not a TensorRT-LLM engine key"):
-            render_chart([run[1]], with_engine_key(run[2], run[3], only[0]))
+    def test_should_warn_when_a_stepping_stone_runtime_runs_a_release_with_no_list(self):
+        """Dynamo 1.4.x runs TensorRT-LLM 1.3.0rc22 (DYNAMO-RELEASES-FACTS.md section 0): its engine YAML is checked
+        against the 1.2 line's 1.3.0rc14, and the plan says so."""
+        values = {"dynamo": {"releaseLine": "1.2", "image": {"tag": "1.4.1"}}}
+        warnings = plan_document(render_chart(["agg.yaml"], values))["warnings"]
+        assert ("dynamo.image.tag=1.4.1 runs TensorRT-LLM 1.3.0rc22, which the chart has no engine key list for: the "
+                "engine YAML was checked against the list of 1.3.0rc14, the release inside the Dynamo 1.2 line's "
+                "runtime") in " ".join(warnings)
+
+
+class Change(NamedTuple):
+    """A key TensorRT-LLM removed, renamed or restricted between the releases the chart runs: the engine keys that
+    set it, the refusal's head ({release} filled in) and, per release that refuses it, what the refusal says about
+    it; every other release takes `accepted` (the engine keys, unless given)."""
+    name: str
+    engine: dict
+    head: str
+    refused: dict
+    accepted: dict | None = None
+
+
+SPECULATIVE = {"decoding_type": "MTP", "num_nextn_predict_layers": 1}
+# The keys the issue names (RELEASES-FACTS.md, "Differences between releases"), and what replaced them.
+CHANGES = [
+    Change("sampler_type", {"sampler_type": "auto"}, "sampler_type is not an engine key of",
+           {"1.3.0rc29": "sampler_type was removed in 1.3.0rc29"}),
+    Change("disable_flashinfer_sampling", {"disable_flashinfer_sampling": True}, "disable_flashinfer_sampling is not an engine key of",
+           {"1.3.0rc29": "disable_flashinfer_sampling was removed in 1.3.0rc29"}),
+    Change("video_pruning_rate", {"video_pruning_rate": 0.5}, "video_pruning_rate is not an engine key of", {
+        **{r: "video_pruning_rate arrived in 1.3.0rc14 and was replaced by multimodal_config.video_pruning_rate in "
+              "1.3.0rc29" for r in ("1.2.0", "1.2.1")},
+        "1.3.0rc29": "video_pruning_rate was replaced by multimodal_config.video_pruning_rate in 1.3.0rc29"}),
+    Change("multimodal_config", {"multimodal_config": {"video_pruning_rate": 0.5}}, "multimodal_config is not an engine key of", {
+        **{r: "multimodal_config arrived in 1.3.0rc29" for r in ("1.2.0", "1.2.1")},
+        "1.3.0rc14": "multimodal_config arrived in 1.3.0rc29; 1.3.0rc14 has video_pruning_rate instead"}),
+    Change("enable_sleep", {"enable_sleep": True}, "enable_sleep is not an engine key of",
+           {r: "enable_sleep was replaced by sleep_config in 1.3.0rc14" for r in ("1.3.0rc14", "1.3.0rc29")}),
+    Change("sleep_config", {"sleep_config": {}}, "sleep_config is not an engine key of",
+           {r: f"sleep_config arrived in 1.3.0rc14; {r} has enable_sleep instead" for r in ("1.2.0", "1.2.1")}),
+    Change("kv_cache_config.onboard_blocks", {"kv_cache_config": {"onboard_blocks": True}},
+           "kv_cache_config.onboard_blocks is not a key of kv_cache_config in",
+           {r: "kv_cache_config.onboard_blocks was removed in 1.3.0rc14" for r in ("1.3.0rc14", "1.3.0rc29")}),
+    Change("fail_fast_on_attention_window_too_large", {"fail_fast_on_attention_window_too_large": True},
+           "fail_fast_on_attention_window_too_large is not an engine key of",
+           {r: "fail_fast_on_attention_window_too_large was removed in 1.3.0rc14: only the TensorRT engine backend's "
+               "arguments keep it" for r in ("1.3.0rc14", "1.3.0rc29")}),
+    Change("speculative_config.acceptance_window", {"speculative_config": {**SPECULATIVE, "acceptance_window": 64}},
+           "speculative_config.acceptance_window is not a key of speculative_config with decoding_type MTP in",
+           {"1.3.0rc29": "speculative_config.acceptance_window was replaced by speculative_config.acceptance_rate_window_size "
+                         "in 1.3.0rc29"}),
+    Change("speculative_config.acceptance_length_threshold",
+           {"speculative_config": {**SPECULATIVE, "acceptance_length_threshold": 2.5}},
+           "speculative_config.acceptance_length_threshold is not a key of speculative_config with decoding_type MTP in",
+           {"1.3.0rc29": "speculative_config.acceptance_length_threshold was replaced by "
+                         "speculative_config.acceptance_rate_threshold in 1.3.0rc29, a rate in [0, 1] now"}),
+    Change("speculative_config.acceptance_rate_window_size",
+           {"speculative_config": {**SPECULATIVE, "acceptance_rate_window_size": 64}},
+           "speculative_config.acceptance_rate_window_size is not a key of speculative_config with decoding_type MTP in",
+           {r: f"speculative_config.acceptance_rate_window_size arrived in 1.3.0rc29; {r} has "
+               "speculative_config.acceptance_window instead" for r in ("1.2.0", "1.2.1", "1.3.0rc14")}),
+    Change("speculative_config.acceptance_rate_threshold",
+           {"speculative_config": {**SPECULATIVE, "acceptance_rate_threshold": 0.5}},
+           "speculative_config.acceptance_rate_threshold is not a key of speculative_config with decoding_type MTP in",
+           {r: f"speculative_config.acceptance_rate_threshold arrived in 1.3.0rc29; {r} has "
+               "speculative_config.acceptance_length_threshold instead" for r in ("1.2.0", "1.2.1", "1.3.0rc14")}),
+    Change("backend", {"backend": "tensorrt"}, "backend=tensorrt is not accepted by",
+           {r: "backend takes only pytorch from 1.3.0rc14 on" for r in ("1.3.0rc14", "1.3.0rc29")},
+           accepted={"backend": "pytorch"}),
+    # decoding_type Eagle3 on 1.2.x: ENGINE_REFUSALS.
+    Change("decoding_type-DraftTarget", {"speculative_config": {"decoding_type": "DraftTarget"}},
+           "speculative_config.decoding_type=DraftTarget is not accepted by",
+           {"1.3.0rc14": "speculative_config.decoding_type: DraftTarget was replaced by Draft_Target in 1.3.0rc14"},
+           accepted={}),
+]
+REFUSED = [(change, release) for change in CHANGES for release in change.refused]
+
+
+def merged(*engines: dict) -> dict:
+    """Engine key maps merged, a nested config's keys too."""
+    out: dict = {}
+    for engine in engines:
+        for key, value in engine.items():
+            out[key] = {**out[key], **value} if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+class TestKeysTheReleasesChanged:
+    @pytest.mark.parametrize("change,release", REFUSED, ids=[f"{c.name}-on-{release_id(r)}" for c, r in REFUSED])
+    def test_should_refuse_the_key_naming_the_release_and_what_became_of_it(self, change, release):
+        error = render_error("trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": release},
+                                                                               "engine": change.engine}})
+        expected = (f"trtllmServe.engine.{change.head} TensorRT-LLM {release} (the release of "
+                    f"trtllmServe.image.tag={release}; {change.refused[release]}")
+        assert expected in error, error
+
+    @pytest.mark.parametrize("release", SERVE_RELEASES, ids=release_id)
+    def test_should_pass_every_changed_key_the_release_takes(self, release):
+        engine = merged(*(change.engine if change.accepted is None else change.accepted
+                          for change in CHANGES if release not in change.refused))
+        values = {"trtllmServe": {"image": {"tag": release}, "engine": engine}}
+        written = engine_configs("trtllm-serve-low-latency.yaml", values)["trtllm-serve"]
+        assert {key: written[key] for key in engine} == engine
+
+    @pytest.mark.parametrize("line,key,said", [
+        ("1.6", "sampler_type", "sampler_type was removed in 1.3.0rc29"),
+        ("1.2", "enable_sleep", "enable_sleep was replaced by sleep_config in 1.3.0rc14"),
+    ], ids=["sampler_type-on-the-1.6-line", "enable_sleep-on-the-1.2-line"])
+    def test_should_refuse_it_in_a_dynamo_workers_engine_naming_the_lines_release(self, line, key, said):
+        error = render_error("agg.yaml", with_engine(dynamo_line_values(line), "workers.worker", {key: True}))
+        assert (f"workers.worker.engine.{key} is not an engine key of TensorRT-LLM {LINE_RELEASES[line]} (the release "
+                f"inside the Dynamo {line} line's runtime; {said}") in error, error
+
+
+class TestPlanTool:
+    """The issue's check, as a user runs it: sleep_config (1.3.0rc14's) refused on trtllm-serve 1.2.1, naming 1.2.1,
+    and taken on 1.3.0rc29; the plan names the list that checked it."""
+
+    @pytest.mark.parametrize("release", ["1.2.1", "1.3.0rc29"])
+    def test_should_refuse_sleep_config_on_1_2_1_only(self, capsys, monkeypatch, release):
+        monkeypatch.chdir(REPO_ROOT)
+        code = plan_tool.main(["-f", "values/trtllm-serve-low-latency.yaml", "--set", f"trtllmServe.image.tag={release}",
+                               "--set-json", 'trtllmServe.engine={"sleep_config":{}}'])
+        out, err = capsys.readouterr()
+        if release == "1.2.1":
+            assert code == 1 and out == ""
+            assert ("trtllmServe.engine.sleep_config is not an engine key of TensorRT-LLM 1.2.1 (the release of "
+                    "trtllmServe.image.tag=1.2.1; sleep_config arrived in 1.3.0rc14; 1.2.1 has enable_sleep instead)") in err
+        else:
+            assert code == 0, err
+            assert '"sleep_config": {}' in out
+            assert ("  Engine YAML: checked against the engine keys of TensorRT-LLM 1.3.0rc29, the release of "
+                    "trtllmServe.image.tag=1.3.0rc29 (its list assembled") in out
 
 
 LLM_ARGS = """
@@ -278,7 +473,7 @@ class TorchLlmArgs(BaseLlmArgs, PackagedBase):
 
 
 class TestFieldReader:
-    """ci/sync-trtllm-fields.py reads pydantic fields from a wheel's source with ast, across modules."""
+    """python -m ci.gptoss_ci.sync_trtllm_fields reads pydantic fields from a wheel's source with ast, across modules."""
 
     @pytest.fixture()
     def wheel(self, tmp_path):
@@ -292,7 +487,7 @@ class TestFieldReader:
         return path
 
     def test_should_read_fields_of_the_class_and_its_bases_once(self, wheel):
-        fields = sync.read_fields(sync.Wheel(str(wheel)).text)
+        fields = sync.read_fields(sync.Wheel(str(wheel)).text, ["CudaGraphConfig", "MoeConfig"])
         assert fields["LlmArgs"] == ["strict_field", "model", "tokenizer", "from_package", "cuda_graph_config"]
         assert fields["CudaGraphConfig"] == ["strict_field", "batch_sizes", "enable_padding"]
         assert fields["MoeConfig"] == []
@@ -301,17 +496,37 @@ class TestFieldReader:
         assert sync.find_text(sync.Wheel(str(wheel)), "trtllm_num_requests_waiting", "tensorrt_llm/models/") == [
             "tensorrt_llm/models/base/__init__.py:3: # trtllm_num_requests_waiting"]
 
-    def test_should_name_each_lists_wheel_in_the_chart(self, wheel):
-        fields = sync.read_fields(sync.Wheel(str(wheel)).text)
-        registry = {"releases": {"1.3.0rc29": {"source": {"wheel": wheel.name, "sha256": "ab" * 32,
-                                                          "member": sync.LLM_ARGS}, "fields": fields}}}
-        shared = {"source": "A list. More.", "fields": {"LlmArgs": ["model"], **{c: [] for c in sync.NESTED.values()}}}
-        text = "\n".join(sync.chart_lines(registry, shared, "shared.json"))
-        assert f"  1.3.0rc29: {wheel.name} (sha256 {'ab' * 32}), tensorrt_llm/llmapi/llm_args.py" in text
-        lists = yaml.safe_load(text.split('{{- define "gpt-oss.trtllmFieldLists" -}}\n', 1)[1].rsplit("{{- end }}", 1)[0])
-        assert lists["releases"]["1.3.0rc29"]["list"] == "1.3.0rc29"
-        assert lists["releases"]["1.2.0"]["list"] == "shared"
-        assert lists["lists"]["1.3.0rc29"]["top"] == fields["LlmArgs"]
+    def test_should_name_each_class_where_the_wheel_and_the_list_differ(self, wheel):
+        fields = sync.read_fields(sync.Wheel(str(wheel)).text, ["CudaGraphConfig"])
+        data = {"fields": {"LlmArgs": fields["LlmArgs"], "CudaGraphConfig": ["batch_sizes", "enable_padding", "gone"]}}
+        assert sync.compare_wheel(fields, data) == [
+            "  CudaGraphConfig: only in the wheel: ['strict_field']; only in the file: ['gone']"]
+
+
+class TestHistory:
+    """What a refusal says about a key the release lacks, from the lists alone (python -m ci.gptoss_ci.sync_trtllm_fields)."""
+
+    LISTS = {
+        "1.0.0": {"top": ["a", "old"], "nested": {"c": ["x", "y"]}, "unions": {}, "values": {}},
+        "1.1.0": {"top": ["a", "new", "late"], "nested": {"c": ["x"]}, "unions": {}, "values": {"a": ["only"]}},
+        "1.2.0rc1": {"top": ["a", "new"], "nested": {}, "unions": {}, "values": {"a": ["only"]}},
+    }
+
+    def test_should_say_when_a_key_left_and_what_took_its_place(self, monkeypatch):
+        monkeypatch.setattr(sync, "REPLACEMENTS", {"old": ("new", "")})
+        notes = sync.history(self.LISTS)
+        assert notes["1.1.0"]["old"] == "old was replaced by new in 1.1.0"
+        assert notes["1.0.0"]["new"] == "new arrived in 1.1.0; 1.0.0 has old instead"
+        assert notes["1.0.0"]["late"] == "late arrived in 1.1.0 and was removed in 1.2.0rc1"
+        assert notes["1.2.0rc1"]["late"] == "late was removed in 1.2.0rc1"
+        assert notes["1.1.0"]["c.y"] == "c.y was removed in 1.1.0"
+        assert notes["1.1.0"]["a="] == "a takes only only from 1.1.0 on"
+        # 1.2.0rc1's file has no data for c: nothing is said, and nothing checked.
+        assert not [path for path in notes["1.2.0rc1"] if path.startswith("c.")]
+
+    def test_should_order_release_candidates_before_their_release(self):
+        assert sorted(["1.3.0", "1.3.0rc29", "1.2.1", "1.3.0rc14"], key=sync.version_key) == [
+            "1.2.1", "1.3.0rc14", "1.3.0rc29", "1.3.0"]
 
 
 @pytest.mark.skipif(not __import__("importlib.util").util.find_spec("aiconfigurator"),
@@ -324,7 +539,7 @@ def test_should_know_every_key_aiconfigurator_writes_for_the_release(release):
     from importlib.resources import files
     text = (files("aiconfigurator") / "generator" / "config" / "backend_templates" / "trtllm"
             / f"extra_engine_args.{release}.yaml.j2").read_text()
-    fields, owner, nested = chart_field_list(release), None, {}
+    fields, owner, nested = chart_keys(release), None, {}
     for line in text.splitlines():
         if match := re.match(r"([a-z_]+):", line):
             owner = match.group(1)
@@ -343,13 +558,41 @@ ENGINE_REFUSALS = [
     Refusal("engine-key-derived", "agg.yaml", {"workers": {"worker": {"engine": {"max_batch_size": 512}}}},
             "workers.worker.engine.max_batch_size is set by the chart from workers.worker.maxBatchSize; set that instead"),
     Refusal("engine-key-unknown", "2xh100-truss.yaml", {"workers": {"worker": {"engine": {"enable_mixed_sampler": True}}}},
-            "workers.worker.engine.enable_mixed_sampler is not a TensorRT-LLM engine key (LlmArgs of TensorRT-LLM 1.3.0rc29, "
-            "the release that runs), so the worker would fail at start; allowed: model, tokenizer,"),
+            "workers.worker.engine.enable_mixed_sampler is not an engine key of TensorRT-LLM 1.3.0rc29 (the release inside "
+            "the Dynamo 1.6 line's runtime): TensorRT-LLM would refuse the engine YAML at start; allowed: model, tokenizer,"),
+    Refusal("engine-value-not-accepted", "agg.yaml", {"workers": {"worker": {"engine": {"backend": "tensorrt"}}}},
+            "workers.worker.engine.backend=tensorrt is not accepted by TensorRT-LLM 1.3.0rc29 (the release inside the "
+            "Dynamo 1.6 line's runtime; backend takes only pytorch from 1.3.0rc14 on); allowed: pytorch"),
+    Refusal("engine-decoding-type-not-accepted", "trtllm-serve-low-latency.yaml",
+            {"trtllmServe": {"image": {"tag": "1.2.1"}, "engine": {"speculative_config": {"decoding_type": "Eagle3"}}}},
+            "trtllmServe.engine.speculative_config.decoding_type=Eagle3 is not accepted by TensorRT-LLM 1.2.1 (the release "
+            "of trtllmServe.image.tag=1.2.1; speculative_config.decoding_type: Eagle3 arrived in 1.3.0rc14); allowed: "
+            "DraftTarget, Eagle, Lookahead, Medusa, MTP, NGram, UserProvided, SaveState, AUTO", extra=True),
     Refusal("engine-nested-config-not-a-map", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"engine": {"moe_config": 1}}},
             "trtllmServe.engine.moe_config=1 is not a map: TensorRT-LLM reads it as a moe_config config; allowed: a map of "
             "backend,"),
+    # trtllm-serve's own rule on kv_cache_config runs first (its concern), and lets a non-map through to this one.
+    Refusal("engine-nested-config-not-a-map-on-trtllm-serve", "trtllm-serve-low-latency.yaml",
+            {"trtllmServe": {"engine": {"kv_cache_config": 1}}},
+            "trtllmServe.engine.kv_cache_config=1 is not a map: TensorRT-LLM reads it as a kv_cache_config config", extra=True),
     Refusal("engine-nested-key-unknown", "agg.yaml", {"workers": {"worker": {"engine": {"moe_config": {"backends": "CUTLASS"}}}}},
-            "workers.worker.engine.moe_config.backends is not a key of moe_config; allowed: backend, max_num_tokens,"),
+            "workers.worker.engine.moe_config.backends is not a key of moe_config in TensorRT-LLM 1.3.0rc29 (the release "
+            "inside the Dynamo 1.6 line's runtime); allowed: backend, max_num_tokens,"),
+    Refusal("engine-member-key-unknown", "agg.yaml",
+            {"workers": {"worker": {"engine": {"speculative_config": {"decoding_type": "NGram", "eagle3_layers_to_capture": [1]}}}}},
+            "workers.worker.engine.speculative_config.eagle3_layers_to_capture is not a key of speculative_config with "
+            "decoding_type NGram in TensorRT-LLM 1.3.0rc29 (the release inside the Dynamo 1.6 line's runtime); allowed: "
+            "max_draft_len,", extra=True),
+    Refusal("trtllm-serve-release-unlisted", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.4.0rc1"}}},
+            "trtllmServe.image.tag=1.4.0rc1 is TensorRT-LLM 1.4.0rc1, a release the chart has no engine key list for, so "
+            "the chart cannot check trtllmServe.engine against the keys it accepts (TensorRT-LLM refuses an unknown key at "
+            "start); allowed: a tag of a release with a list (1.2.0, 1.2.1, 1.3.0rc14, 1.3.0rc29), or "
+            "trtllmServe.allowUnlistedRelease=true to check it against a shared list read from a 1.2/1.3-era TensorRT-LLM "
+            "source, of no release in particular (the plan then warns)"),
+    Refusal("trtllm-serve-release-of-a-digest", "trtllm-serve-low-latency.yaml",
+            {"trtllmServe": {"image": {"tag": "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"}}},
+            "trtllmServe.image.tag=sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd names no TensorRT-LLM release, so the chart cannot check "
+            "trtllmServe.engine against the keys it accepts", extra=True),
     Refusal("no-kv-transfer-backend", "8xb200-single-node.yaml", {"workers": {"decode": {"engine": {"cache_transceiver_config": None}}}},
             "workers.decode.engine.cache_transceiver_config.backend is not set: prefill and decode exchange the KV cache "
             "through it; allowed: UCX, NIXL, MPI or DEFAULT"),

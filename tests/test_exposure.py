@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import (DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, HTTP_ROUTE, INGRESS_TEMPLATE, OVERLAYS, PDBS,
+from tests.helpers import (NETWORK_POLICY_ON, DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, HTTP_ROUTE, INGRESS_TEMPLATE, OVERLAYS, PDBS,
                            PICKER_CONFIG, PICKER_DEPLOYMENT, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused,
                            dgd_components, dgd_pods, find, refusal_params, render_chart, render_notes)
 from tests.schemas import KUBERNETES_VERSIONS, crd_errors, kubernetes_errors
@@ -51,7 +51,7 @@ INGRESS = {"ingress": {"enabled": True, "className": "nginx",
 ROUTE = {"httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway", "namespace": "gateway-system"}],
                        "hostnames": ["gpt-oss.example.com"]}}
 # The picker reads gauges TensorRT-LLM serves from 1.3.0 on: the chart refuses the pool on the pinned 1.2.0.
-POOL = {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0"}}}
+POOL = {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0rc29"}}}
 # KV routing as the 1.2 line writes it (the 1.2.1 parsers check the flags; the 1.6 line's queue threshold:
 # tests/test_dynamo_release.py).
 LINE_1_2 = {"dynamo": {"releaseLine": "1.2"}}
@@ -63,13 +63,19 @@ KV_DISAGG = {**LINE_1_2, "frontend": {"routerMode": "kv"},
 # The Service the API is served from: the operator's frontend Service, or the chart's trtllm-serve Service.
 SERVING = {name: ("gpt-oss-trtllm-serve", 8000) if name in TRTLLM_SERVE_OVERLAYS else ("gpt-oss-frontend", 8000)
            for name in OVERLAYS}
-# The GAIE v1.5.0 chart's trtllm-serve flags (PRODUCTION-FACTS.md section C), as --flag=value.
-EPP_TRTLLM_SERVE_FLAGS = [
-    '--total-queued-requests-metric="trtllm_num_requests_waiting"',
-    '--total-running-requests-metric="trtllm_num_requests_running"',
-    '--kv-cache-usage-percentage-metric="trtllm_kv_cache_utilization"',
-    '--model-server-metrics-path="/prometheus/metrics"',
-]
+# The metric flags the GAIE v1.5.0 chart sets for trtllm-serve (PRODUCTION-FACTS.md section C), which the v1.5.0
+# picker refuses ("flag ... is deprecated and cannot be used; configure metrics via engineConfigs in
+# EndpointPickerConfig instead": its pkg/epp/server/options.go, seen in tests/cluster/test_gateway.py), and the
+# deprecated metrics path flag the config replaces.
+EPP_REFUSED_FLAGS = ("--total-queued-requests-metric", "--total-running-requests-metric",
+                     "--kv-cache-usage-percentage-metric", "--lora-info-metric", "--cache-info-metric",
+                     "--model-server-metrics-path")
+# trtllm-serve's gauges (../shared/trtllm/RELEASES-FACTS.md section 2, tensorrt_llm/metrics/collector.py).
+TRTLLM_SERVE_ENGINE = {"name": "trtllm-serve", "queuedRequestsSpec": "trtllm_num_requests_waiting",
+                       "runningRequestsSpec": "trtllm_num_requests_running",
+                       "kvUsageSpec": "trtllm_kv_cache_utilization", "loraSpec": "", "cacheInfoSpec": "",
+                       "cacheBlockSizeSpec": "trtllm_kv_cache_tokens_per_block",
+                       "cacheNumBlocksSpec": "trtllm_kv_cache_max_blocks"}
 ROUTER_MODES_1_2_1 = ["round-robin", "random", "power-of-two", "kv", "direct", "least-loaded", "device-aware-weighted"]
 
 
@@ -196,21 +202,17 @@ class TestInferencePool:
             {(9002, "grpc"), (9003, "grpc-health"), (9090, "metrics")}
 
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
-    def test_should_run_the_upstream_endpoint_picker_with_its_trtllm_serve_flags(self, overlay):
+    def test_should_run_the_upstream_endpoint_picker_without_the_metric_flags_it_refuses(self, overlay):
         objects = render_chart([overlay], POOL, show_only=[PICKER_DEPLOYMENT])
         epp = find(objects, "Deployment", "gpt-oss-trtllm-serve-epp")
         pod = epp["spec"]["template"]["spec"]
         [container] = pod["containers"]
         assert container["image"] == "registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0"
         args = container["args"]
-        for flag in EPP_TRTLLM_SERVE_FLAGS:  # the upstream chart's text, its inner quotes dropped
-            assert flag.replace('"', "") in args
-        # Not the upstream chart's trtllm_cache_config_info, which no TensorRT-LLM collector serves: the metric
-        # tensorrt_llm/metrics/collector.py registers (main @050f80de).
-        assert "--cache-info-metric=trtllm_kv_cache_config_info" in args
+        refused = [arg for arg in args if arg.split("=")[0] in EPP_REFUSED_FLAGS]
+        assert not refused, refused
         assert args[args.index("--pool-name") + 1] == "gpt-oss-trtllm-serve"
         assert args[args.index("--pool-namespace") + 1] == "llm"
-        assert args[args.index("--lora-info-metric") + 1] == ""
         assert args[args.index("--config-file") + 1] == "/config/default-plugins.yaml"
         assert pod["securityContext"]["runAsNonRoot"] is True
         assert container["securityContext"]["allowPrivilegeEscalation"] is False
@@ -226,6 +228,9 @@ class TestInferencePool:
         assert config["kind"] == "EndpointPickerConfig"
         plugins = {p["type"]: p.get("parameters") for p in config["plugins"]}
         assert plugins["metrics-data-source"]["path"] == "/prometheus/metrics"
+        # The gauges by trtllm-serve's names: the picker's metric flags are refused, the config names them.
+        assert plugins["core-metrics-extractor"] == {"defaultEngine": "trtllm-serve",
+                                                     "engineConfigs": [TRTLLM_SERVE_ENGINE]}
         weights = {p["pluginRef"]: p["weight"] for p in config["schedulingProfiles"][0]["plugins"]}
         assert weights == {"queue-scorer": 2, "kv-cache-utilization-scorer": 2, "prefix-cache-scorer": 3}
 
@@ -429,7 +434,7 @@ def test_should_refuse(case):
 class TestEndpointPickerNetworkPolicy:
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS)
     def test_should_let_the_picker_scrape_the_servers_and_reach_the_api(self, overlay):
-        objects = render_chart([overlay], {**POOL, "networkPolicy": {"enabled": True}})
+        objects = render_chart([overlay], {**POOL, "networkPolicy": NETWORK_POLICY_ON})
         picker_labels = find(objects, "Deployment", "gpt-oss-trtllm-serve-epp")["spec"]["template"]["metadata"]["labels"]
         server_labels = find(objects, "Deployment", "gpt-oss-trtllm-serve")["spec"]["template"]["metadata"]["labels"]
         picker = find(objects, "NetworkPolicy", "gpt-oss-endpoint-picker")["spec"]
@@ -439,6 +444,7 @@ class TestEndpointPickerNetworkPolicy:
         assert matches(to_server["to"][0]["podSelector"]["matchLabels"], server_labels)
         assert to_server["ports"] == [{"port": 8000, "protocol": "TCP"}]
         assert {p["port"] for p in to_api["ports"]} == {443, 6443}
+        assert to_api["to"] == NETWORK_POLICY_ON["apiServer"]["to"]  # the API server's peers only, never any address
         scrape = find(objects, "NetworkPolicy", "gpt-oss-endpoint-picker-scrape")["spec"]
         assert matches(scrape["podSelector"]["matchLabels"], server_labels)
         assert matches(scrape["ingress"][0]["from"][0]["podSelector"]["matchLabels"], picker_labels)
@@ -452,7 +458,7 @@ CRD_KINDS = {"HTTPRoute", "InferencePool"}
 
 def exposure_objects(overlay: str) -> list[dict]:
     """Every object this feature adds, all switched on (the pool and its picker with trtllm-serve)."""
-    extra = {**INGRESS, **ROUTE, "networkPolicy": {"enabled": True}}
+    extra = {**INGRESS, **ROUTE, "networkPolicy": NETWORK_POLICY_ON}
     if overlay in TRTLLM_SERVE_OVERLAYS:
         extra.update(POOL)
     objects = render_chart([overlay], extra)
@@ -480,7 +486,7 @@ class TestUpstreamSchemas:
 
 class TestPlanTool:
     def test_should_print_the_routes_the_budgets_and_the_router(self):
-        from tools.plan import plan
+        from tools.gptoss.plan import plan
         text = plan(["agg.yaml"], {**INGRESS, **ROUTE, **KV_AGG})
         assert "  Reach: Ingress gpt-oss https://gpt-oss.example.com/ -> Service gpt-oss-frontend:8000" in text
         assert ("  Reach: HTTPRoute gpt-oss on Gateway inference-gateway (gpt-oss.example.com) -> "
@@ -490,7 +496,7 @@ class TestPlanTool:
         assert "  Router: --router-mode kv --kv-cache-block-size 32" in text
 
     def test_should_fall_back_to_port_forward_and_name_the_pool(self):
-        from tools.plan import plan
+        from tools.gptoss.plan import plan
         assert ("  Reach: kubectl port-forward -n llm svc/gpt-oss-frontend 8000:8000 (no Ingress or HTTPRoute)"
                 in plan(["agg.yaml"], {}))
         text = plan(["trtllm-serve-low-latency.yaml"], {**ROUTE, **POOL})

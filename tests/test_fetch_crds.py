@@ -1,4 +1,4 @@
-"""ci/fetch-crds.py: the pinned upstream CRDs (ci/crds.json), fetched from a real HTTP server on 127.0.0.1.
+"""python -m ci.gptoss_ci.fetch_crds: the pinned upstream CRDs (ci/crds.json), fetched from a real HTTP server on 127.0.0.1.
 
 The server is Python's http.server over a mirror laid out like ../shared, made of the copies the tests find
 (../shared, GPT_OSS_CRDS_DIR or .cache/crds); a test needing them skips when there are none.
@@ -21,7 +21,7 @@ import pytest
 from tests.helpers import REPO_ROOT
 from tests.schemas import crd_lookup, load_crds
 
-SCRIPT = REPO_ROOT / "ci" / "fetch-crds.py"
+COMMAND = [sys.executable, "-m", "ci.gptoss_ci.fetch_crds"]
 LOCK = json.loads((REPO_ROOT / "ci" / "crds.json").read_text())
 PINNED = crd_lookup.pinned_crds()
 # The CRD of every custom resource the chart renders, and the files the cluster tier and kind-setup.sh install.
@@ -87,8 +87,10 @@ def serve():
         server.close()
 
 
-def fetch(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120)
+def fetch(*args: str, shared=None) -> subprocess.CompletedProcess:
+    """The command, with no ../shared (or with `shared` as it) and no GPT_OSS_CRDS_DIR: what it must fetch itself."""
+    env = {"PATH": "/usr/bin:/bin", "GPT_OSS_SHARED_DIR": str(shared or REPO_ROOT / "no-shared-folder")}
+    return subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT, env=env)
 
 
 def sha256(path) -> str:
@@ -185,21 +187,55 @@ class TestFetch:
             f"error: cannot fetch {server.url}/dynamo/crds/nvidia.com_dynamocheckpoints.yaml: HTTP 404 File not found"]
 
 
+class TestSharedFolder:
+    """A plain clone with ../shared beside it (the README's set-up): nothing to download, every copy checked."""
+
+    def test_should_verify_the_shared_copies_and_fetch_nothing(self, mirror, tmp_path):
+        unreachable = "http://127.0.0.1:9"  # discard: a download would fail the run
+        result = fetch("--dest", str(tmp_path / "crds"), "--base-url", unreachable, shared=mirror)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == [
+            f"17 of 17 pinned CRDs ready: 17 verified where the tests read them first (7 in {mirror}/dynamo/crds, 3 in "
+            f"{mirror}/keda/crds, 6 in {mirror}/gateway-api/crds, 1 in {mirror}/gateway-api-inference-extension/crds), "
+            f"0 fetched into {tmp_path / 'crds'}, 0 already there"]
+        assert list((tmp_path / "crds").iterdir()) == []
+
+    def test_should_fetch_only_what_the_shared_folder_lacks(self, mirror, serve, tmp_path):
+        shared = tmp_path / "shared"
+        shutil.copytree(mirror, shared)
+        (shared / "keda" / "crds" / "keda.sh_scaledobjects.yaml").unlink()
+        server = serve(mirror)
+        result = fetch("--dest", str(tmp_path / "crds"), "--base-url", server.url, shared=shared)
+        assert result.returncode == 0, result.stderr
+        assert server.requests == ["/keda/crds/keda.sh_scaledobjects.yaml"]
+        assert [p.name for p in (tmp_path / "crds").iterdir()] == ["keda.sh_scaledobjects.yaml"]
+
+    def test_should_refuse_a_shared_copy_that_differs_from_its_pin(self, mirror, tmp_path):
+        shared = tmp_path / "shared"
+        shutil.copytree(mirror, shared)
+        route = shared / "gateway-api" / "crds" / "gateway.networking.k8s.io_httproutes.yaml"
+        route.write_text(route.read_text().replace("maxItems: 16", "maxItems: 64", 1))
+        result = fetch("--dest", str(tmp_path / "crds"), "--base-url", "http://127.0.0.1:9", shared=shared)
+        assert result.returncode == 1
+        assert result.stderr.startswith(f"error: {route}: sha256 {sha256(route)} does not match the pinned "), result.stderr
+        assert "tests read it before any fetched copy" in result.stderr
+
+
 class TestWhere:
     def test_should_print_where_the_tests_find_a_crd(self, mirror, tmp_path):
         env = {"PATH": "/usr/bin:/bin", "GPT_OSS_SHARED_DIR": str(tmp_path / "none"),
                "GPT_OSS_CRDS_DIR": str(mirror / "keda" / "crds")}
-        result = subprocess.run([sys.executable, str(SCRIPT), "--where", "keda.sh_scaledobjects.yaml"],
-                                capture_output=True, text=True, env=env)
+        result = subprocess.run([*COMMAND, "--where", "keda.sh_scaledobjects.yaml"], capture_output=True, text=True,
+                                env=env, cwd=REPO_ROOT)
         assert (result.returncode, result.stdout) == (0, f"{mirror / 'keda' / 'crds' / 'keda.sh_scaledobjects.yaml'}\n")
 
     def test_should_name_the_folders_searched_and_the_fix(self, tmp_path):
         env = {"PATH": "/usr/bin:/bin", "GPT_OSS_SHARED_DIR": str(tmp_path), "GPT_OSS_CRDS_DIR": str(tmp_path / "a")}
-        result = subprocess.run([sys.executable, str(SCRIPT), "--where", "nope.yaml"], capture_output=True,
-                                text=True, env=env)
+        result = subprocess.run([*COMMAND, "--where", "nope.yaml"], capture_output=True, text=True, env=env,
+                                cwd=REPO_ROOT)
         assert result.returncode == 1
         assert result.stderr == (
             f"error: no nope.yaml in {tmp_path}/dynamo/crds, {tmp_path}/keda/crds, {tmp_path}/gateway-api/crds, "
             f"{tmp_path}/gateway-api-inference-extension/crds, {tmp_path}/a, {REPO_ROOT}/.cache/crds: run "
-            "`python ci/fetch-crds.py` (downloads the pinned upstream CRDs into .cache/crds), or set "
+            "`python -m ci.gptoss_ci.fetch_crds` (downloads the pinned upstream CRDs into .cache/crds), or set "
             "GPT_OSS_SHARED_DIR to the shared reference folder or GPT_OSS_CRDS_DIR to folders of CRD files\n")

@@ -1,8 +1,9 @@
-"""The cluster tier's own parts: Go programs built from pinned modules (ci/go_parts.py), the processes the tiers
+"""The cluster tier's own parts: Go programs built from pinned modules (python -m ci.gptoss_ci.go_parts), the processes the tiers
 start and must end (ci/gptoss_ci/processes.py), and the node's socket paths (ci/gptoss_ci/node)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import time
@@ -14,6 +15,7 @@ from ci.gptoss_ci import dynamo_operator as OPERATOR
 from ci.gptoss_ci import go_parts as GO_PARTS
 from ci.gptoss_ci import node as NODE
 from ci.gptoss_ci import processes as PROCESSES
+from ci.gptoss_ci.node import policies as POLICIES
 from tests.helpers import REPO_ROOT, skip_for_missing_part
 
 
@@ -39,6 +41,82 @@ class TestGoParts:
             assert f"{package}.gitMinor=37" in flags
         assert set(spec["binaries"]) == {"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet",
                                          "kube-proxy", "etcd"}
+
+    def test_should_pin_the_controllers_at_the_releases_the_tests_run(self):
+        assert GO_PARTS.pinned_versions("keda")["github.com/kedacore/keda/v2"] == "v2.21.0"
+        operator = GO_PARTS.pinned_versions("prometheus-operator")
+        # The operator's go.mod replaces its API and client modules with its own folders: the published ones, pinned.
+        for module in ("github.com/prometheus-operator/prometheus-operator",
+                       "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring",
+                       "github.com/prometheus-operator/prometheus-operator/pkg/client"):
+            assert operator[module] == "v0.85.0", module
+        # KEDA's go.mod replaces one module; a replace counts only in the main module, so ours repeats it.
+        assert ("replace github.com/nexus-rpc/nexus-proto-annotations v0.1.0 => "
+                "github.com/nexus-rpc/nexus-proto-annotations v0.1.1-0.20260629224316-835bd8d49cb4") in (
+            REPO_ROOT / "ci/go/keda/go.mod").read_text()
+
+    def test_should_stamp_prometheus_operator_with_its_version_number(self):
+        spec = json.loads((REPO_ROOT / "ci/go/prometheus-operator/build.json").read_text())
+        flags = [GO_PARTS.expand(flag, GO_PARTS.pinned_versions("prometheus-operator")) for flag in spec["ldflags"]]
+        # Its images are tagged v<Version> (pkg/operator/defaults.go), so Version is the bare number of its VERSION file.
+        assert "github.com/prometheus/common/version.Version=0.85.0" in flags
+
+    def test_should_name_a_module_the_part_does_not_require(self):
+        if not shutil.which("go"):
+            pytest.skip("no go command here")
+        with pytest.raises(RuntimeError, match="example.com/absent.*ci/go/keda"):
+            GO_PARTS.module_dir("keda", "example.com/absent")
+
+    def test_should_pin_the_endpoint_picker_at_the_release_the_chart_image_names(self):
+        import yaml
+        image = yaml.safe_load((REPO_ROOT / "charts/gpt-oss/values.yaml").read_text())["inferencePool"][
+            "endpointPicker"]["image"]
+        assert image["repository"] == "registry.k8s.io/gateway-api-inference-extension/epp"
+        pinned = GO_PARTS.pinned_versions("epp")["sigs.k8s.io/gateway-api-inference-extension"]
+        assert pinned == image["tag"] == "v1.5.0"
+
+    def test_should_pin_traefik_3_6_and_the_gateway_api_it_is_built_with(self):
+        versions = GO_PARTS.pinned_versions("traefik")
+        # v3.7 needs modules the proxy refuses (ci/go/traefik/go.mod says which); v3.6.12 resolves whole.
+        assert versions["github.com/traefik/traefik/v3"] == "v3.6.12"
+        assert versions["sigs.k8s.io/gateway-api"] == "v1.4.0"
+
+    # Where a controller needs a newer version than Kubernetes pins (a require can only raise a version).
+    NEWER_THAN_KUBERNETES = {"epp": set(), "traefik": {"github.com/json-iterator/go"}}
+
+    @pytest.mark.parametrize("part", sorted(NEWER_THAN_KUBERNETES))
+    def test_should_require_what_it_shares_with_kubernetes_at_kubernetes_versions(self, part):
+        """A compiled package is reused only at the same versions of it and its dependencies: a controller whose
+        shared modules drift from Kubernetes' pins compiles client-go, grpc and the rest again in a cold CI."""
+        kubernetes, versions = GO_PARTS.pinned_versions("kubernetes"), GO_PARTS.pinned_versions(part)
+        drifted = {m: (v, kubernetes[m]) for m, v in versions.items() if m in kubernetes and v != kubernetes[m]}
+        assert set(drifted) == self.NEWER_THAN_KUBERNETES[part], drifted
+
+    def test_should_pin_argocd_2_14_21_and_the_helm_its_image_ships(self):
+        assert GO_PARTS.pinned_versions("argocd")["github.com/argoproj/argo-cd/v2"] == "v2.14.21"
+        # hack/tool-versions.sh of argo-cd v2.14.21: helm3_version=3.16.3; a module of its own keeps both pins apart
+        assert GO_PARTS.pinned_versions("argocd/helm")["helm.sh/helm/v3"] == "v3.16.3"
+        assert "helm.sh/helm/v3" not in GO_PARTS.pinned_versions("argocd")
+
+    def test_should_repeat_the_replaces_of_argocd(self):
+        # argo-cd's go.mod replaces the Kubernetes staging modules; only the main module's replaces count
+        replaces = dict(re.findall(r"^\s*(k8s\.io/[\w.-]+) => k8s\.io/[\w.-]+ (v\S+)$",
+                                   (REPO_ROOT / "ci/go/argocd/go.mod").read_text(), re.M))
+        assert replaces["k8s.io/client-go"] == replaces["k8s.io/api"] == "v0.31.0"
+        assert replaces["k8s.io/apimachinery"] == "v0.31.2"
+        assert len(replaces) == 31, sorted(replaces)
+
+    def test_should_stamp_argocd_and_its_helm_with_their_pins(self):
+        spec = json.loads((REPO_ROOT / "ci/go/argocd/build.json").read_text())
+        flags = [GO_PARTS.expand(flag, GO_PARTS.pinned_versions("argocd")) for flag in spec["ldflags"]]
+        assert "github.com/argoproj/argo-cd/v2/common.version=2.14.21" in flags
+        assert "helm.sh/helm/v3/internal/version.version=v3.16.3" in flags
+        # helm's default Kubernetes version (Makefile: client-go's minor, major + 1): without it helm 3.16 renders
+        # as for Kubernetes 1.20, which the chart's kubeVersion refuses
+        assert "helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=31" in flags
+        assert GO_PARTS.pinned_versions("argocd/helm")["k8s.io/client-go"].startswith("v0.31.")
+        assert spec["binaries"] == {"argocd": "github.com/argoproj/argo-cd/v2/cmd",
+                                    "helm": "helm:helm.sh/helm/v3/cmd/helm"}
 
     def test_should_refuse_a_stamp_naming_a_module_go_mod_does_not_require(self):
         with pytest.raises(SystemExit, match="example.com/other"):
@@ -184,3 +262,56 @@ class TestNodePaths:
 
     def test_should_give_each_state_folder_its_own_node_folder(self):
         assert NODE.node_dir(Path("/work/a/.envtest")) != NODE.node_dir(Path("/work/b/.envtest"))
+
+
+class TestKubeRouterPart:
+    """The node's NetworkPolicy engine (ci/gptoss_ci/node/policies.py), as GO-CONTROLLERS-FACTS.md pins it."""
+
+    def test_should_pin_kube_router_2_1_0_on_its_own_kubernetes_client(self):
+        versions = GO_PARTS.pinned_versions("kube-router")
+        assert versions["github.com/cloudnativelabs/kube-router/v2"] == "v2.1.0"
+        assert versions["k8s.io/client-go"] == versions["k8s.io/api"] == "v0.29.2"
+
+    def test_should_build_the_one_binary_stamped_with_its_pin(self):
+        spec = json.loads((REPO_ROOT / "ci/go/kube-router/build.json").read_text())
+        assert spec["binaries"] == {"kube-router": "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"}
+        flags = [GO_PARTS.expand(flag, GO_PARTS.pinned_versions("kube-router")) for flag in spec["ldflags"]]
+        assert "github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=v2.1.0" in flags
+
+
+class TestPolicyEngineHostRecord:
+    """What the policy tests' last check compares (ci/gptoss_ci/node/policies.py): the host's iptables and ipsets."""
+
+    BEFORE = """# Generated by iptables-nft-save v1.8.9
+*filter
+:INPUT ACCEPT [10:20]
+:FORWARD ACCEPT [0:0]
+:KUBE-FIREWALL - [0:0]
+:KUBE-SERVICES - [0:0]
+-A INPUT -j KUBE-FIREWALL
+-A KUBE-SERVICES -d 10.0.0.5/32 -p tcp -j REJECT
+COMMIT
+"""
+
+    def snapshot(self, text, ipsets=()):
+        return {"iptables": {"ipv4": POLICIES.parse_save(text), "ipv6": {}}, "ipsets": sorted(ipsets)}
+
+    def test_should_find_nothing_between_equal_hosts_whatever_the_counters(self):
+        after = self.BEFORE.replace("[10:20]", "[99:1000]")
+        assert POLICIES.differences(self.snapshot(self.BEFORE), self.snapshot(after)) == []
+
+    def test_should_name_a_chain_and_a_jump_left_behind(self):
+        after = self.BEFORE.replace(":KUBE-FIREWALL", ":KUBE-ROUTER-INPUT - [0:0]\n:KUBE-FIREWALL").replace(
+            "-A INPUT -j KUBE-FIREWALL", "-A INPUT -j KUBE-ROUTER-INPUT\n-A INPUT -j KUBE-FIREWALL")
+        found = POLICIES.differences(self.snapshot(self.BEFORE), self.snapshot(after))
+        assert found == ["ipv4 filter INPUT: rules changed (added ['-A INPUT -j KUBE-ROUTER-INPUT'], removed [])",
+                         "ipv4 filter: chain KUBE-ROUTER-INPUT added"]
+
+    def test_should_name_an_ipset_left_behind_and_ignore_kube_proxys_service_rules(self):
+        after = self.BEFORE.replace("-A KUBE-SERVICES -d 10.0.0.5/32 -p tcp -j REJECT\n", "")
+        found = POLICIES.differences(self.snapshot(self.BEFORE), self.snapshot(after, ["create KUBE-SRC-X hash:ip"]))
+        assert found == ["ipsets: added ['create KUBE-SRC-X hash:ip'], removed []"]
+
+    def test_should_count_an_empty_accepting_table_as_absent(self):
+        after = self.BEFORE + "*mangle\n:PREROUTING ACCEPT [0:0]\nCOMMIT\n"
+        assert POLICIES.differences(self.snapshot(self.BEFORE), self.snapshot(after)) == []

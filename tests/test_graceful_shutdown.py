@@ -4,18 +4,26 @@ preStop) and terminationGracePeriodSeconds = preStopSeconds + maxRequestSeconds 
 real kubelet (tests/cluster/test_node.py, TestNoDroppedRequests)."""
 from __future__ import annotations
 
+import http.server
+import json
+import subprocess
+import sys
+import threading
+
 import pytest
 
-from tests.helpers import (DGD, DYNAMO_OVERLAYS, TRTLLM_SERVE_DEPLOYMENT, TRTLLM_SERVE_OVERLAYS, Refusal,
+from tests.helpers import (CHART_DIR, DGD, DYNAMO_OVERLAYS, TRTLLM_SERVE_DEPLOYMENT, TRTLLM_SERVE_OVERLAYS, Refusal,
                            assert_refused, dgd_pods, find, refusal_params, render_chart)
 
 PRESTOP = ["/bin/sh", "-c", "touch /tmp/gpt-oss-draining; sleep 15"]
 
 
-def readiness(model: str, port: int = 8000) -> str:
-    return ("test ! -e /tmp/gpt-oss-draining && exec python3 -c 'import json, urllib.request as u; models = "
-            f"json.load(u.build_opener(u.ProxyHandler({{}})).open(\"http://127.0.0.1:{port}/v1/models\", timeout=2))"
-            f"[\"data\"]; raise SystemExit(\"{model}\" not in [m[\"id\"] for m in models])'")
+PROBE = CHART_DIR / "files" / "readiness_probe.py"
+SCRIPTS_MOUNT = {"name": "scripts", "mountPath": "/opt/gpt-oss/scripts", "readOnly": True}
+
+
+def readiness(model: str, port: int = 8000) -> list[str]:
+    return ["python3", "/opt/gpt-oss/scripts/readiness_probe.py", "/tmp/gpt-oss-draining", str(port), model]
 
 
 def server(objects: list[dict]) -> tuple[dict, dict]:
@@ -47,8 +55,11 @@ class TestTrtllmServeShutdown:
         assert container["lifecycle"]["preStop"]["exec"]["command"] == PRESTOP
         probe = container["readinessProbe"]
         # Ready once the server lists the model trtllm-serve names by its folder.
-        assert probe["exec"]["command"] == ["/bin/sh", "-c", readiness("gpt-oss-120b")]
+        assert probe["exec"]["command"] == readiness("gpt-oss-120b")
         assert (probe["periodSeconds"], probe["failureThreshold"]) == (2, 2)
+        # The probe is a script of the scripts ConfigMap.
+        assert SCRIPTS_MOUNT in container["volumeMounts"]
+        assert {"name": "scripts", "configMap": {"name": "gpt-oss-scripts"}} in spec["volumes"]
         # The drain mark lives on the writable /tmp volume (the root filesystem may be read-only).
         assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"]
         # Liveness stays lenient: a draining server is not restarted.
@@ -57,7 +68,7 @@ class TestTrtllmServeShutdown:
     def test_should_probe_the_rendered_port(self):
         _, spec = server(render_chart(["trtllm-serve-low-latency.yaml"], {"trtllmServe": {"httpPort": 9001}},
                                       show_only=[TRTLLM_SERVE_DEPLOYMENT]))
-        assert spec["containers"][0]["readinessProbe"]["exec"]["command"][2] == readiness("gpt-oss-120b", 9001)
+        assert spec["containers"][0]["readinessProbe"]["exec"]["command"] == readiness("gpt-oss-120b", 9001)
 
     @pytest.mark.parametrize("values,surge,unavailable", [
         ({"trtllmServe": {"replicas": 1}}, 1, 0),
@@ -71,6 +82,75 @@ class TestTrtllmServeShutdown:
                                             show_only=[TRTLLM_SERVE_DEPLOYMENT]))
         assert deployment["spec"]["strategy"] == {
             "type": "RollingUpdate", "rollingUpdate": {"maxSurge": surge, "maxUnavailable": unavailable}}
+
+
+class ModelsServer(http.server.ThreadingHTTPServer):
+    """/v1/models on 127.0.0.1 answering `body` (bytes), as a frontend or trtllm-serve would."""
+
+    def __init__(self, body: bytes):
+        self.body = body
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(handler):  # noqa: N805
+                status = 200 if handler.path == "/v1/models" else 404
+                handler.send_response(status)
+                handler.end_headers()
+                handler.wfile.write(self.body if status == 200 else b"")
+
+            def log_message(handler, *args):  # noqa: N805
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+def models(*names: str) -> bytes:
+    return json.dumps({"object": "list", "data": [{"id": name, "object": "model"} for name in names]}).encode()
+
+
+class TestReadinessProbe:
+    """files/readiness_probe.py, run as the kubelet runs the rendered probe: its exit code is the verdict."""
+
+    @pytest.fixture
+    def probe(self, tmp_path):
+        servers = []
+
+        def run(body: bytes | None, model: str = "openai/gpt-oss-120b", draining: bool = False, **env) -> int:
+            port = 9  # discard: nothing listens
+            if body is not None:
+                servers.append(ModelsServer(body))
+                port = servers[-1].server_address[1]
+            mark = tmp_path / "gpt-oss-draining"
+            if draining:
+                mark.touch()
+            result = subprocess.run([sys.executable, str(PROBE), str(mark), str(port), model], timeout=30,
+                                    env={"PATH": "/usr/bin:/bin", **env})
+            return result.returncode
+
+        yield run
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+
+    def test_should_be_ready_once_the_model_is_listed(self, probe):
+        assert probe(models("openai/gpt-oss-120b")) == 0
+
+    def test_should_not_be_ready_while_another_model_or_none_is_listed(self, probe):
+        # The 1.2.1 frontend answers /health before any worker registered: the model list is what counts.
+        assert probe(models("gpt-oss-120b")) == 1
+        assert probe(models()) == 1
+
+    def test_should_not_be_ready_while_draining_even_when_the_model_is_listed(self, probe):
+        assert probe(models("openai/gpt-oss-120b"), draining=True) == 1
+
+    def test_should_not_be_ready_when_nothing_answers_or_the_answer_is_not_a_list(self, probe):
+        assert probe(None) == 1
+        assert probe(b"<html>starting</html>") == 1
+        assert probe(b'["openai/gpt-oss-120b"]') == 1
+
+    def test_should_ignore_a_proxy_for_the_loopback_probe(self, probe):
+        # A cluster-wide proxy (HTTP_PROXY on every container) must not carry the probe: nothing listens on port 9.
+        assert probe(models("openai/gpt-oss-120b"), http_proxy="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9") == 0
 
 
 class TestDynamoShutdown:
@@ -89,7 +169,9 @@ class TestDynamoShutdown:
         assert env["DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS"] == "300"
         assert frontend["lifecycle"]["preStop"]["exec"]["command"] == PRESTOP
         # Ready once the frontend lists the model: its /health says healthy before any worker registered.
-        assert frontend["readinessProbe"]["exec"]["command"] == ["/bin/sh", "-c", readiness("openai/gpt-oss-120b")]
+        assert frontend["readinessProbe"]["exec"]["command"] == readiness("openai/gpt-oss-120b")
+        assert SCRIPTS_MOUNT in frontend["volumeMounts"]
+        assert {"name": "scripts", "configMap": {"name": "gpt-oss-scripts"}} in pods["Frontend"]["spec"]["volumes"]
 
     def test_should_give_the_frontend_the_longest_request_of_the_values(self):
         dgd = find(render_chart(["agg.yaml"], {"gracefulShutdown": {"maxRequestSeconds": 900}}, show_only=[DGD]),
@@ -102,7 +184,7 @@ class TestDynamoShutdown:
 
 # Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
 # message; tests/test_check_values.py counts them against the fail calls.
-# gpt-oss.checkValues.gracefulShutdown (_check-shutdown.tpl).
+# gpt-oss.checkValues.gracefulShutdown (_check-graceful-shutdown.tpl).
 GRACEFUL_SHUTDOWN_REFUSALS = [
     Refusal("prestop-shorter-than-readiness", "agg.yaml", {"gracefulShutdown": {"preStopSeconds": 4}},
             "gracefulShutdown.preStopSeconds=4 is shorter than the readiness probe needs to report the pod draining (two "

@@ -7,7 +7,7 @@ import pytest
 from tests.helpers import DGD, OVERLAYS, dgd_components, find, render_chart
 
 PVC = "templates/model-cache/persistentvolumeclaim.yaml"
-JOB = "templates/model-cache/job-model-download.yaml"
+JOB = "templates/model-cache/job.yaml"
 
 
 def download_job(values=None):
@@ -134,7 +134,7 @@ class TestHarmonyVocabulary:
         for name, component in components.items():
             assert component["env"]["TIKTOKEN_ENCODINGS_BASE"] == "/model-cache/openai/gpt-oss-120b/tiktoken", name
             # The frontend, too, starts only once the vocabulary (and the marker after it) is there.
-            assert component["pod_spec"]["initContainers"][0]["name"] == "wait-for-model", name
+            assert component["pod_spec"]["initContainers"][0]["name"] == "check-model", name
 
     def test_should_leave_everything_as_upstream_when_not_staged(self):
         values = {"model": {"tiktoken": {"stage": False}}}
@@ -142,4 +142,5 @@ class TestHarmonyVocabulary:
         dgd = find(render_chart(["agg.yaml"], values, show_only=[DGD]), "DynamoGraphDeployment")
         assert "TIKTOKEN" not in str(dgd)
         frontend = dgd_components(dgd)["Frontend"]["pod_spec"]
-        assert "initContainers" not in frontend and "volumes" not in frontend
+        # No model cache in the frontend: only the scripts its readiness probe runs.
+        assert "initContainers" not in frontend and [v["name"] for v in frontend["volumes"]] == ["scripts"]

@@ -25,7 +25,7 @@ from tests.hostile import MiB, FakeRegistry, HostileHub, TokenService, layer_tar
 
 SCRIPT = CHART_DIR / "files" / "download_model.py"
 import model_copy  # the chart's module, as the Job imports it (pyproject.toml: pythonpath)
-import wait_for_model
+import check_model  # the chart's model-ready check, as the init containers and the benchmark import it
 
 MODEL = "openai/gpt-oss-120b"
 REV_A = "a" * 40
@@ -62,7 +62,8 @@ class Job:
         self.marker = self.model_dir / f".download-complete-{revision}"
         self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), "PYTHONDONTWRITEBYTECODE": "1",
                     "SOURCE": "huggingface", "MODEL_ID": MODEL, "MODEL_REVISION": revision,
-                    "MODEL_DIR": str(self.model_dir), "MARKER": str(self.marker), "IGNORE_PATTERNS": "[]",
+                    "MODEL_DIR": str(self.model_dir), "CACHE_DIR": str(root / "cache"), "MARKER": str(self.marker),
+                    "IGNORE_PATTERNS": "[]",
                     "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1", **env}
 
     # -S: these sources need the standard library only (huggingface_hub and boto3 are for xet and s3, in the e2e
@@ -151,19 +152,22 @@ class TestStaleMarker:
         objects = render_chart(["agg.yaml"], {"modelCache": {"mountPath": str(tmp_path / "cache")},
                                               "model": {"tiktoken": {"stage": False}}}, show_only=[DGD])
         pod = dgd_pods(find(objects, "DynamoGraphDeployment"))["TRTLLMWorker"]["spec"]
-        wait = next(c for c in pod["initContainers"] if c["name"] == "wait-for-model")
-        env = {e["name"]: e["value"] for e in wait["env"]}
+        check = next(c for c in pod["initContainers"] if c["name"] == "check-model")
+        env = {e["name"]: e["value"] for e in check["env"]}
         marker = Path(env["MARKER"])
         marker.parent.mkdir(parents=True)
+        # The rendered command, with the scripts ConfigMap's mount point where this checkout keeps the files.
+        assert check["command"] == ["python3", "/opt/gpt-oss/scripts/check_model.py"]
+        command = [sys.executable, str(CHART_DIR / "files" / "check_model.py")]
 
         def waits(content: str) -> bool:
-            """True when the rendered script says it waits; False when it says the cache is ready and exits 0."""
+            """True when the rendered check says it waits; False when it says the cache is ready and exits 0."""
             marker.write_text(content)
-            process = subprocess.Popen(wait["command"], env={**env, "POLL_SECONDS": "5", "PATH": "/usr/bin:/bin"},
+            process = subprocess.Popen(command, env={**env, "POLL_SECONDS": "5", "PATH": "/usr/bin:/bin"},
                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             try:
                 first = process.stdout.readline()
-                if "waiting for" in first or "names another" in first:
+                if first.startswith("waiting for the model cache: "):
                     return True
                 assert first.startswith("model cache ready") and process.wait(RUN_TIMEOUT) == 0, first
                 return False
@@ -171,13 +175,31 @@ class TestStaleMarker:
                 process.kill()
                 process.wait()
 
-        revision = env["EXPECTED_REVISION"]
+        revision = env["MODEL_REVISION"]
         assert waits(json.dumps({"model": MODEL, "revision": REV_B, "manifestSha256": PIN}, sort_keys=True))
         assert waits("")
         assert not waits(json.dumps({"model": MODEL, "revision": revision, "manifestSha256": PIN}, sort_keys=True))
 
+    def test_should_keep_workers_waiting_until_the_vocabulary_is_in_place(self, tmp_path):
+        # The marker names the pin, but the staged vocabulary is missing, or a link: the check waits (model.tiktoken).
+        objects = render_chart(["agg.yaml"], {"modelCache": {"mountPath": str(tmp_path / "cache")}}, show_only=[DGD])
+        pod = dgd_pods(find(objects, "DynamoGraphDeployment"))["TRTLLMWorker"]["spec"]
+        env = {e["name"]: e["value"] for e in next(c for c in pod["initContainers"] if c["name"] == "check-model")["env"]}
+        marker, vocabulary = Path(env["MARKER"]), Path(env["TIKTOKEN_DIR"]) / "o200k_base.tiktoken"
+        vocabulary.parent.mkdir(parents=True)
+        marker.write_text(json.dumps({"model": MODEL, "revision": env["MODEL_REVISION"]}))
+        problem = check_model.marker_problem(str(marker), env["MODEL_REVISION"], vocabulary=str(vocabulary))
+        assert problem == f"{vocabulary} (the vocabulary) is not in place"
+        elsewhere = tmp_path / "o200k_base.tiktoken"
+        elsewhere.write_text("vocabulary")
+        vocabulary.symlink_to(elsewhere)
+        assert check_model.marker_problem(str(marker), env["MODEL_REVISION"], vocabulary=str(vocabulary)) == problem
+        vocabulary.unlink()
+        vocabulary.write_text("vocabulary")
+        assert check_model.marker_problem(str(marker), env["MODEL_REVISION"], vocabulary=str(vocabulary)) is None
+
     def test_should_keep_the_benchmark_waiting_on_a_marker_of_another_pin(self, tmp_path):
-        """The benchmark's wait_for_model.py reads the cache too: it waits for the marker of the rendered pin."""
+        """The benchmark's wait_until_served.py reads the cache too: it waits for the marker of the rendered pin."""
         benchmark = find(render_chart(["agg.yaml"], {"modelCache": {"source": "pvc", "manifestSha256": PIN,
                                                                     "existingClaim": "weights"}},
                                       show_only=[BENCHMARK_JOB]),
@@ -186,15 +208,15 @@ class TestStaleMarker:
         assert env["EXPECTED_MANIFEST_SHA256"] == PIN
         marker = tmp_path / ".download-complete"
         marker.write_text(json.dumps({"revision": env["EXPECTED_REVISION"], "manifestSha256": "e" * 64}))
-        assert "this release pins " + PIN in wait_for_model.marker_problem(
+        assert "this release pins " + PIN in check_model.marker_problem(
             str(marker), env["EXPECTED_REVISION"], env["EXPECTED_MANIFEST_SHA256"])
         with pytest.raises(SystemExit, match="gave up: .* names manifest e{64}"):
-            wait_for_model.wait_for_marker(str(marker), env["EXPECTED_REVISION"], PIN, deadline=0, interval=0)
+            check_model.wait_for_marker(str(marker), env["EXPECTED_REVISION"], PIN, deadline=0, interval=0)
         link = tmp_path / "link"
         marker.write_text(json.dumps({"revision": env["EXPECTED_REVISION"], "manifestSha256": PIN}))
         link.symlink_to(marker)
-        assert wait_for_model.marker_problem(str(marker), env["EXPECTED_REVISION"], PIN) is None
-        assert "is a symbolic link" in wait_for_model.marker_problem(str(link), env["EXPECTED_REVISION"], PIN)
+        assert check_model.marker_problem(str(marker), env["EXPECTED_REVISION"], PIN) is None
+        assert "is a symbolic link" in check_model.marker_problem(str(link), env["EXPECTED_REVISION"], PIN)
 
 
 # --- 3. no independent check with a mirror ---------------------------------------------------------------------------
@@ -317,7 +339,7 @@ class TestUnboundedWritesAndReads:
 
 class TestCredentialsOnTheWire:
     def test_should_drop_authorization_on_a_redirect_from_https_to_http(self, hubs, tmp_path, monkeypatch):
-        pytest.importorskip("cryptography", reason="the test CA needs cryptography (requirements-test.txt)")
+        pytest.importorskip("cryptography", reason="the test CA needs cryptography (requirements-test.txt installs it)")
         from tests.e2e.test_model_source_hub_mirror import make_test_ca
 
         ca_file, context = make_test_ca(tmp_path)
@@ -505,3 +527,46 @@ class TestOciNamesWithColons:
         assert (scratch / "a").read_bytes() == good, "the clean-up removed the wrong file"
         assert not job.marker.exists()
 
+
+
+# --- 8. a model folder outside the cache (issue 44) --------------------------------------------------------------------
+
+class TestModelFolderOutsideTheCache:
+    """model.id=team-b/.. once pointed the Job's folder at the root of a claim other releases share, whose files the
+    Job then removed as leftovers. The schema refuses such an id; the script refuses it too (defence in depth)."""
+
+    def test_should_not_touch_another_releases_files_for_a_dot_dot_model(self, tmp_path):
+        other = tmp_path / "cache" / "team-a" / "model" / "model.safetensors"
+        other.parent.mkdir(parents=True)
+        other.write_bytes(b"team-a's weights")
+        job = Job(tmp_path, MODEL_ID="team-b/..", MODEL_DIR=str(tmp_path / "cache"),
+                  MARKER=str(tmp_path / "cache" / f".download-complete-{REV_A}"))
+
+        code, output = job.run()
+
+        assert code == 1 and "refused: MODEL_ID='team-b/..' is not <org>/<name> of plain folder names" in output, output
+        assert other.read_bytes() == b"team-a's weights"
+        assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["team-a"]
+
+    @pytest.mark.parametrize("model,model_dir,refusal", [
+        ("openai/gpt-oss-120b", "cache/openai", "is not the folder of openai/gpt-oss-120b in the cache"),
+        ("openai/gpt-oss-120b", "cache/openai/gpt-oss-120b/../../team-a", "is not the folder of openai/gpt-oss-120b"),
+        ("openai/.hidden", "cache/openai/.hidden", "is not <org>/<name> of plain folder names"),
+        ("openai", "cache/openai", "is not <org>/<name> of plain folder names"),
+    ], ids=["parent-folder", "dot-dot-in-the-folder", "dot-name", "no-org"])
+    def test_should_refuse_a_folder_that_is_not_the_models_own(self, tmp_path, model, model_dir, refusal):
+        with pytest.raises(model_copy.CopyError, match=refusal):
+            model_copy.model_folder(tmp_path / "cache", model, tmp_path / model_dir)
+
+    def test_should_refuse_a_linked_org_folder(self, tmp_path):
+        (tmp_path / "cache").mkdir()
+        (tmp_path / "elsewhere").mkdir()
+        (tmp_path / "cache" / "openai").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+        with pytest.raises(model_copy.CopyError, match="is a symbolic link"):
+            model_copy.model_folder(tmp_path / "cache", MODEL, tmp_path / "cache" / MODEL)
+
+    def test_should_take_the_folder_the_chart_renders(self, tmp_path):
+        [job] = render_chart(["agg.yaml"], show_only=[DOWNLOAD_JOB])
+        env = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"] if "value" in e}
+        assert (env["CACHE_DIR"], env["MODEL_DIR"]) == ("/model-cache", "/model-cache/openai/gpt-oss-120b")
+        assert model_copy.model_folder(env["CACHE_DIR"], env["MODEL_ID"], env["MODEL_DIR"]) == Path(env["MODEL_DIR"])

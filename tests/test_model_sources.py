@@ -14,7 +14,7 @@ import sys
 import pytest
 import yaml
 
-from tests.helpers import (BENCHMARK_JOB, CHART_DIR, DGD, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, REPO_ROOT, SCRIPTS,
+from tests.helpers import (NETWORK_POLICY_ON, BENCHMARK_JOB, CHART_DIR, DGD, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, REPO_ROOT, SCRIPTS,
                            ChartRenderError, Refusal, assert_refused, dgd_pods, find,
                            refusal_params, render_chart, render_error, render_notes)
 
@@ -34,7 +34,7 @@ SOURCES = {
                                 "oci": {"repository": REPOSITORY, "digest": DIGEST, "mount": "pull"}}},
     "pvc": {"modelCache": {"source": "pvc", "manifestSha256": MANIFEST, "existingClaim": "gpt-oss-weights"}},
 }
-JOB = "templates/model-cache/job-model-download.yaml"
+JOB = "templates/model-cache/job.yaml"
 
 
 def pods(objects: list[dict]) -> dict[str, dict]:
@@ -97,12 +97,14 @@ class TestEverySourceRenders:
             assert mount == {"name": "model-cache", "readOnly": True,
                              "mountPath": "/model-cache/openai/gpt-oss-120b" if image_volume else "/model-cache"}
             ready = [c["name"] for c in model_pods[name]["initContainers"]] if name in model_pods else []
-            assert ready == ["verify-model" if image_volume else "wait-for-model"], name
+            assert ready == ["check-model"], name
+            check = env_of(model_pods[name]["initContainers"][0])
+            assert check["CHECK"] == ("verify" if image_volume else "marker"), name
 
 
 # Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
 # message; tests/test_check_values.py counts them against the fail calls.
-# gpt-oss.checkValues.modelSource (_check-model-cache.tpl): what each source needs, one way for credentials.
+# gpt-oss.checkValues.modelSource (_check-model-source.tpl): what each source needs, one way for credentials.
 MODEL_SOURCE_REFUSALS = [
     Refusal("removed-huggingface-hub-version", "agg.yaml", {"modelCache": {"download": {"huggingfaceHubVersion": "0.35.3"}}},
             "modelCache.download.huggingfaceHubVersion=0.35.3 was removed in 0.3.0: the download Job installs nothing at "
@@ -257,7 +259,7 @@ class TestDownloadJobPerSource:
     def test_should_let_the_job_reach_only_its_source_ports(self, source, extra, ports):
         values = json.loads(json.dumps(SOURCES[source]))
         values.setdefault("modelCache", {}).update(extra.get("modelCache", {}))
-        values["networkPolicy"] = {"enabled": True}
+        values["networkPolicy"] = NETWORK_POLICY_ON
         policy = find(render_chart(["agg.yaml"], values,
                                    show_only=[NETWORK_POLICIES]), "NetworkPolicy", "gpt-oss-model-download")
         assert [p["port"] for p in policy["spec"]["egress"][0]["ports"]] == ports
@@ -273,7 +275,7 @@ class TestImageVolume:
         for component, pod in dgd_pods(dgd).items():
             verify = pod["spec"]["initContainers"][0]
             env = env_of(verify)
-            assert (verify["name"], env["SOURCE"], env["MANIFEST_SHA256"]) == ("verify-model", "verify", MANIFEST)
+            assert (verify["name"], env["CHECK"], env["MANIFEST_SHA256"]) == ("check-model", "verify", MANIFEST)
             assert env["MODEL_DIR"] == "/model-cache/openai/gpt-oss-120b"
             assert verify["securityContext"]["readOnlyRootFilesystem"] is True
             # The frontend reads only the vocabulary: it checks only that.
@@ -300,7 +302,7 @@ class TestNotes:
                 f"a manifest other than sha256 {MANIFEST} (modelCache.manifestSha256)"]),
         ("oci-imageVolume", [f"1. Model (oci): from the OCI image {REPOSITORY}@{DIGEST}",
                              "Disk: each node running a worker or the frontend holds the image",
-                             "Workers check the image in their verify-model init container"]),
+                             "Workers check the image in their check-model init container"]),
         ("pvc", ["1. Model (pvc): from the copy already on the claim gpt-oss-weights in /model-cache/openai/gpt-oss-120b",
                  "Follow the check: kubectl logs -n llm -f job/gpt-oss-model-download-"]),
     ], ids=["huggingface", "s3", "oci-imageVolume", "pvc"])
@@ -316,8 +318,8 @@ class TestPlan:
     @pytest.fixture(scope="class")
     @classmethod
     def plan_tool(cls):
-        import tools.plan
-        return tools.plan
+        import tools.gptoss.plan
+        return tools.gptoss.plan
 
     @pytest.mark.parametrize("api_version", ["nvidia.com/v1beta1"])
     def test_should_say_where_from_how_checked_and_the_disk(self, plan_tool, api_version):
@@ -337,7 +339,7 @@ class TestPlan:
                                  json.dumps(SOURCES["oci-imageVolume"])], capture_output=True, text=True, cwd=REPO_ROOT)
         assert result.returncode == 0, result.stderr
         assert f"from the OCI image {REPOSITORY}@{DIGEST}" in result.stdout
-        assert (f"checked: verify-model init containers check every file against manifest sha256 {MANIFEST} before the "
+        assert (f"checked: check-model init containers check every file against manifest sha256 {MANIFEST} before the "
                 "containers of gpt-oss/Frontend, gpt-oss/TRTLLMWorker start") in result.stdout
         assert "disk: each node running them holds the image in its container runtime's image store; no PVC" in result.stdout
 
@@ -368,15 +370,16 @@ class TestDownloaderImage:
         chart = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
         assert values["tag"] == chart["version"], "the release workflow tags the image with the chart version"
         workflow = (REPO_ROOT / ".github" / "workflows" / "release.yaml").read_text()
-        assert "images/model-fetch/Containerfile" in workflow and "ci/model-fetch-image.py" in workflow
+        assert "images/model-fetch/Containerfile" in workflow and "python -m ci.gptoss_ci.model_fetch_image" in workflow
         owner = values["repository"].split("/")[1]
-        printed = subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "model-fetch-image.py"), "--owner", owner,
-                                  "--version", chart["version"]], capture_output=True, text=True, check=True)
+        printed = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.model_fetch_image", "--owner", owner,
+                                  "--version", chart["version"]], capture_output=True, text=True, check=True,
+                                 cwd=REPO_ROOT)
         assert printed.stdout.strip() == f"{values['repository']}:{values['tag']}"
 
     def test_should_refuse_to_publish_where_the_chart_does_not_point(self):
-        refused = subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "model-fetch-image.py"), "--owner", "someone",
-                                  "--version", "0.3.0"], capture_output=True, text=True)
+        refused = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.model_fetch_image", "--owner", "someone",
+                                  "--version", "0.3.0"], capture_output=True, text=True, cwd=REPO_ROOT)
         assert refused.returncode == 1
         assert "modelCache.download.image.repository" in refused.stderr and "ghcr.io/someone/model-fetch" in refused.stderr
 

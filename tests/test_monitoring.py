@@ -15,7 +15,7 @@ from tests.helpers import (CHART_DIR, DASHBOARD, DGD, DYNAMO_OVERLAYS, INFERENCE
                            refusal_params, render_chart)
 
 ON = {"monitoring": {"podMonitor": {"enabled": True}, "dashboard": {"enabled": True}}}
-TEMPLATES = ["templates/monitoring/podmonitor.yaml", "templates/monitoring/configmap-dashboard.yaml", "templates/monitoring/prometheusrule.yaml"]
+TEMPLATES = ["templates/monitoring/podmonitor.yaml", "templates/monitoring/configmap.yaml", "templates/monitoring/prometheusrule.yaml"]
 DASHBOARD_FILE = CHART_DIR / "dashboards" / "gpt-oss-serving.json"
 # Metric names of the Dynamo 1.2.1 runtime (PRODUCTION-FACTS.md A2 and G: frontend dynamo_frontend_* on the HTTP
 # port; workers dynamo_component_* on the system port). A typo here is an empty panel in Grafana.
@@ -295,7 +295,7 @@ MONITORING_REFUSALS = [
             "monitoring.cost.gpuHourPrice has none ({\"B200\":5.5}); set monitoring.cost.gpuHourPrice.GB200 to what you pay, "
             "e.g. --set monitoring.cost.gpuHourPrice.GB200=5.5: the chart invents no price"),
     *(Refusal(f"pool-on-older-release-{tag}", "trtllm-serve-low-latency.yaml",
-              {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": tag}}},
+              {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": tag}, "allowUnlistedRelease": True}},
               f"trtllmServe.image.tag={tag} is TensorRT-LLM 1.2", extra=True) for tag in ["1.2.1", "1.2.0rc6"]),
 ]
 REFUSALS = {"monitoring": MONITORING_REFUSALS}
@@ -307,10 +307,11 @@ def test_should_refuse_what_would_read_nothing(case):
 
 
 class TestReleasesThatServeTheGauges:
-    @pytest.mark.parametrize("tag", ["1.3.0", "1.3.1rc2", "sha256:0123abcd", "1.3.0rc23"])
+    @pytest.mark.parametrize("tag", ["1.3.0", "1.3.1rc2", "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd", "1.3.0rc23"])
     def test_should_render_the_pool_on_a_release_with_the_gauges_or_an_unknown_one(self, tag):
         objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
-                                                                   "trtllmServe": {"image": {"tag": tag}}},
+                                                                   "trtllmServe": {"image": {"tag": tag},
+                                                                                   "allowUnlistedRelease": True}},
                                show_only=[INFERENCE_POOL])
         assert find(objects, "InferencePool")
 

@@ -1,4 +1,4 @@
-"""The node tier's images (ci/node-images.py): named as the chart renders, with the project's pins, and the
+"""The node tier's images (python -m ci.gptoss_ci.node_images): named as the chart renders, with the project's pins, and the
 serving stand-in reads every trtllm-serve command line the chart renders. Offline: nothing is built."""
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ class TestNodeImages:
         names = {image.name: images.image_names(image, rendered) for image in images.IMAGES}
         assert names == {
             "pause": ["registry.k8s.io/pause:3.10"],
-            "busybox": ["docker.io/library/busybox:1.37.0"],
             "python": ["docker.io/library/python:3.12.8-slim-bookworm", "ghcr.io/gpt-oss-chart/model-fetch:0.5.2"],
             "serving": ["nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc29"],
             "dynamo-runtime": ["nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1"],
@@ -94,6 +93,35 @@ class TestTrtllmServeStandIn:
     def test_should_refuse_a_flag_it_cannot_read(self):
         with pytest.raises(ValueError, match="--new_switch"):
             stand_in.parse_trtllm_serve(["/m", "--new_switch", "--port", "8000"])
+
+    def test_should_mount_the_metrics_and_size_the_batch_as_the_rendered_engine_yaml_says(self, tmp_path):
+        objects = render_chart(["trtllm-serve-low-latency.yaml"], {"inferencePool": {"enabled": True},
+                                                                    "trtllmServe": {"maxBatchSize": 4}})
+        args = find(objects, "Deployment", "gpt-oss-trtllm-serve")["spec"]["template"]["spec"]["containers"][0]["args"]
+        engine = tmp_path / "trtllm-serve.yaml"
+        engine.write_text(find(objects, "ConfigMap", "gpt-oss-engine")["data"]["trtllm-serve.yaml"])
+        args = [str(engine) if arg == "/engine/trtllm-serve.yaml" else arg for arg in args]
+
+        settings = stand_in.engine_settings(stand_in.parse_trtllm_serve(args)["ignored"])
+
+        assert settings == {"metrics": True, "slots": 4, "tokens_per_block": 32}
+
+    def test_should_not_mount_the_metrics_without_the_engine_keys(self, tmp_path):
+        engine = tmp_path / "trtllm-serve.yaml"
+        engine.write_text("enable_iter_perf_stats: true\n")  # return_perf_metrics missing
+        settings = stand_in.engine_settings({"--extra_llm_api_options": str(engine)})
+        assert settings == {"metrics": False, "slots": 2048, "tokens_per_block": 32}
+
+    def test_should_serve_the_gauges_under_trtllm_serve_names(self):
+        gauges = stand_in.EngineGauges("gpt-oss-120b", slots=2, tokens_per_block=32)
+        gauges.open = 3
+        samples = dict(line.rsplit(" ", 1) for line in gauges.exposition().splitlines() if not line.startswith("#"))
+        labels = '{model_name="gpt-oss-120b",engine_type="trtllm"}'
+        # The names of tensorrt_llm/metrics/collector.py (../shared/trtllm/RELEASES-FACTS.md section 2).
+        assert samples == {f"trtllm_num_requests_running{labels}": "2", f"trtllm_num_requests_waiting{labels}": "1",
+                           f"trtllm_kv_cache_utilization{labels}": "1.0",
+                           f"trtllm_kv_cache_tokens_per_block{labels}": "32",
+                           f"trtllm_kv_cache_max_blocks{labels}": "16384"}
 
 
 class TestDynamoRuntimeStandIn:

@@ -39,8 +39,8 @@ TOPOLOGY = {"clusterTopologyName": "gb200-nvl72", "packDomain": "rack"}
 GROVE_13 = {"grove": True, "releaseLine": "1.2", "image": {"tag": "1.3.0"}}
 
 # Image tags the operator reads no version from (runtimeversion.go imageTagPattern).
-UNREADABLE_TAGS = ["1.2.1.post1", "01.2.1", "1.2.1-01", "1.2", "latest-1.2.1", "sha256:0123abcd"]
-# gpt-oss.checkValues.componentFields (_check-admission.tpl): the fields of a v1beta1 DGD component.
+UNREADABLE_TAGS = ["1.2.1.post1", "01.2.1", "1.2.1-01", "1.2", "latest-1.2.1", "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"]
+# gpt-oss.checkValues.componentFields (_check-component-fields.tpl): the fields of a v1beta1 DGD component.
 COMPONENT_FIELD_REFUSALS = [
     Refusal("component-field-owned", "agg.yaml", {"workers": {"componentFields": {"sharedMemorySize": "1Gi"}}},
             "workers.componentFields.sharedMemorySize is set by the chart for nvidia.com/v1beta1 components; "
@@ -49,10 +49,10 @@ COMPONENT_FIELD_REFUSALS = [
             "workers.componentFields.envFromSecret is not a nvidia.com/v1beta1 component field this chart passes through; "
             "allowed: minAvailable, compilationCache,"),
 ]
-# gpt-oss.checkValues.dynamoAdmission (_check-admission.tpl): one case per fail call, then extra cases.
+# gpt-oss.checkValues.dynamoAdmission (_check-dynamo-admission.tpl): one case per fail call, then extra cases.
 ADMISSION_REFUSALS = [
-    Refusal("tag-without-version", "agg.yaml", {"dynamo": {"image": {"tag": "sha256:0123abcd"}}},
-            "dynamo.image.tag=sha256:0123abcd " + RUNTIME_VERSION_MESSAGE),
+    Refusal("tag-without-version", "agg.yaml", {"dynamo": {"image": {"tag": "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"}}},
+            "dynamo.image.tag=sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd " + RUNTIME_VERSION_MESSAGE),
     Refusal("min-available-before-1.3", "disagg-k8s.yaml",
             {"dynamo": {"grove": True, "releaseLine": "1.2"}, "workers": {"componentFields": {"minAvailable": 1}}},
             "workers.componentFields.minAvailable exists in DynamoGraphDeployments from Dynamo 1.3.0, but the runtime is "
@@ -176,7 +176,7 @@ class TestRuntimeVersion:
         # The chart's refusal of each is a case of REFUSALS (unreadable-tag-...).
         assert not OPERATOR_IMAGE_TAG.match(tag)
 
-    @pytest.mark.parametrize("tag", ["1.2.1", "v1.2.1", "1.2.1-rc1+build.2", "1.3.0-dev.1", "1.2.1@sha256:0123abcd"])
+    @pytest.mark.parametrize("tag", ["1.2.1", "v1.2.1", "1.3.0-dev.1", "1.2.1@sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"])
     def test_should_accept_tags_the_operator_reads(self, tag):
         assert OPERATOR_IMAGE_TAG.match(tag.split("@")[0])
         dgd = render_dgd("agg.yaml", {"dynamo": {"releaseLine": "1.2", "image": {"tag": tag}}})
@@ -193,7 +193,7 @@ class TestRuntimeVersion:
 
     @pytest.mark.parametrize("api_version", API_VERSIONS)
     def test_should_render_the_override_on_every_component_in_both_api_versions(self, api_version):
-        values = {"dynamo": {"apiVersion": api_version, "releaseLine": "1.2", "image": {"tag": "sha256:0123abcd"},
+        values = {"dynamo": {"apiVersion": api_version, "releaseLine": "1.2", "image": {"tag": "sha256:0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd0123abcd"},
                              "runtimeVersionOverride": "1.2.1"}}
         dgd = render_dgd("disagg-k8s.yaml", values)
         components = dgd_components(dgd)

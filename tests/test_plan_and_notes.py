@@ -7,9 +7,9 @@ import io
 import pytest
 
 from tests.helpers import OVERLAYS, REPO_ROOT, RUNTIMES, plan_document, render_chart, render_notes
-from tools.plan import main as plan_main
+from tools.gptoss.plan import main as plan_main
 
-PLAN = "templates/configmap-plan.yaml"
+PLAN = "templates/plan/configmap.yaml"
 Result = collections.namedtuple("Result", "returncode stdout stderr")
 TLS_INGRESS = {"ingress": {"enabled": True, "hosts": [
     {"host": "a.example.com", "paths": [{"path": "/", "pathType": "Prefix"}]},
@@ -156,6 +156,6 @@ class TestPlanDocument:
         assert ("WARNINGS" in notes) == bool(doc["warnings"])
 
     def test_should_leave_notes_to_people(self):
-        for path in ("tools/plan.py", "tools/predict.py", "tools/gptoss/objects.py"):
+        for path in ("tools/gptoss/plan.py", "tools/gptoss/predict.py", "tools/gptoss/objects.py"):
             assert "render_notes" not in (REPO_ROOT / path).read_text() and \
                 "NOTES" not in (REPO_ROOT / path).read_text().replace("NOTES.txt", ""), path

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dynamo_line_values
-from tools.predict import aiconfigurator_inputs, format_release_match, read_target, release_match
+from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dynamo_line_values, render_chart
+from tools.gptoss.predict import aiconfigurator_inputs, format_release_match, read_target, release_match
 
 HAVE_AICONFIGURATOR = importlib.util.find_spec("aiconfigurator") is not None
 needs_aiconfigurator = pytest.mark.skipif(
@@ -201,6 +201,20 @@ EXPECTED_BEST = {
 # prediction reaches, as issue 25 measured it with 0.12.0.
 EXPECTED_SOL_FRACTION = {"agg.yaml": 0.37, "2xh100-truss.yaml": 0.49, "disagg-k8s-balanced.yaml": 0.69,
                          "trtllm-serve-low-latency.yaml": 0.12}
+# overlay -> seconds each benchmark request waits in the queue before prefill (the closed loop's users / requests per
+# second beyond the request's own latency), as aiconfigurator 0.12.0 predicts it; the docs add it to TTFT.
+EXPECTED_QUEUE_S = {"agg.yaml": 2.5, "disagg-k8s.yaml": 85.6, "disagg-k8s-balanced.yaml": 2.2,
+                    "8xb200-single-node.yaml": 49.3, "8xb200-single-node-balanced.yaml": 0.6, "2xh100-truss.yaml": 0.1,
+                    "trtllm-serve-low-latency.yaml": 0.0, "trtllm-serve-max-throughput.yaml": 0.0}
+# overlay -> (speed of light tokens/s/GPU, fraction of it the prediction reaches), and the factor between the two sides
+# of a disaggregated target, as aiconfigurator 0.12.0 predicts them.
+EXPECTED_SOL = {"agg.yaml": (107647.5, 0.37), "disagg-k8s.yaml": (6921.0, 0.43), "disagg-k8s-balanced.yaml": (8487.8, 0.69),
+                "8xb200-single-node.yaml": (391.3, 0.38), "8xb200-single-node-balanced.yaml": (978.7, 0.48),
+                "2xh100-truss.yaml": (1432.9, 0.49), "trtllm-serve-low-latency.yaml": (3103.1, 0.12),
+                "trtllm-serve-max-throughput.yaml": (48793.1, 0.38)}
+EXPECTED_LIMIT_FACTOR = {"disagg-k8s.yaml": 3.82, "disagg-k8s-balanced.yaml": 1.03, "8xb200-single-node.yaml": 10.12}
+# The one target aiconfigurator estimates from its HYBRID database (MoE TP4 without EP has no measured kernels).
+EXPECTED_DATABASE = {overlay: "HYBRID" if overlay == "disagg-k8s.yaml" else "SILICON" for overlay in EXPECTED_PREDICTION}
 # A Dynamo target, and the overlay that gets at least 0.9 of the best configuration on its GPUs (itself or
 # its tuned sibling).
 TUNED = {"agg.yaml": "agg.yaml", "disagg-k8s.yaml": "disagg-k8s-balanced.yaml",
@@ -209,7 +223,7 @@ TUNED = {"agg.yaml": "agg.yaml", "disagg-k8s.yaml": "disagg-k8s-balanced.yaml",
 
 @pytest.fixture(scope="module")
 def predictions():
-    from tools.predict import predict
+    from tools.gptoss.predict import predict
     return {overlay: predict([overlay]) for overlay in OVERLAYS}
 
 
@@ -238,6 +252,22 @@ class TestPredictions:
         assert predictions[overlay]["fraction_of_sol"] == EXPECTED_SOL_FRACTION[overlay]
 
     @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+    def test_should_predict_what_the_docs_print(self, predictions, overlay):
+        # The literals literal_prediction() builds the docs' figures from (TestDocsFigures).
+        p = predictions[overlay]
+        assert p["benchmark_queue_s"] == pytest.approx(EXPECTED_QUEUE_S[overlay], abs=0.2)
+        assert (p["sol"]["tokens_per_s_per_gpu"], p["fraction_of_sol"]) == pytest.approx(EXPECTED_SOL[overlay], rel=TOLERANCE)
+        assert p["database_mode"] == EXPECTED_DATABASE[overlay]
+        if overlay in EXPECTED_LIMIT_FACTOR:
+            assert p["limit"]["factor"] == pytest.approx(EXPECTED_LIMIT_FACTOR[overlay], rel=TOLERANCE)
+
+    def test_should_print_in_the_docs_what_it_predicts(self, predictions):
+        # python -m ci.gptoss_ci.gen_target_figures --check, on this module's predictions (plus the trtllm-serve targets on H200).
+        from ci.gptoss_ci import gen_target_figures as figures
+        rendered = figures.render(figures.with_other_gpu({o: dict(p) for o, p in predictions.items()}))
+        assert [path.name for path, text in rendered.items() if path.read_text() != text] == []
+
+    @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_stay_below_the_speed_of_light(self, predictions, overlay):
         p = predictions[overlay]
         assert 0 < p["fraction_of_sol"] < 1
@@ -257,7 +287,7 @@ class TestPredictions:
 
     @pytest.mark.parametrize("overlay", TRTLLM_SERVE_OVERLAYS, ids=TRTLLM_SERVE_OVERLAYS)
     def test_should_predict_trtllm_serve_on_h200(self, overlay):
-        from tools.predict import predict
+        from tools.gptoss.predict import predict
         p = predict([overlay], H200, best=False)
         got = (p["tokens_per_s_per_gpu"], p["tokens_per_s_per_user"], p["ttft_ms"], p["itl_ms"])
         assert got == pytest.approx(EXPECTED_H200_PREDICTION[overlay], rel=TOLERANCE)
@@ -292,7 +322,7 @@ class TestQuantizationModes:
 
         import aiconfigurator_core
         import pandas
-        from tools.predict import MEASURED_MOE_MODES
+        from tools.gptoss.predict import MEASURED_MOE_MODES
         data = Path(aiconfigurator_core.__file__).parent / "systems" / "data"
         measured = {}
         for system in MEASURED_MOE_MODES:
@@ -301,6 +331,85 @@ class TestQuantizationModes:
             gpt_oss = frame[(frame.num_experts == 128) & (frame.hidden_size == 2880) & (frame.topk == 4)]
             measured[system] = tuple(sorted(m for m in gpt_oss.moe_dtype.unique() if "mxfp4" in m))
         assert measured == MEASURED_MOE_MODES
+
+
+def literal_prediction(overlay: str) -> dict:
+    """What tools/predict.py returns for an overlay, as far as the docs print it, made of this file's literals."""
+    tps, tpsu, ttft, itl = EXPECTED_PREDICTION[overlay]
+    sol, fraction = EXPECTED_SOL[overlay]
+    best, ratio = EXPECTED_BEST[overlay]
+    p = {"aiconfigurator": "0.12.0", "perf_database": "trtllm 1.3.0rc20", "database_mode": EXPECTED_DATABASE[overlay],
+         "tokens_per_s_per_gpu": tps, "tokens_per_s_per_user": tpsu, "ttft_ms": ttft, "itl_ms": itl,
+         "benchmark_queue_s": EXPECTED_QUEUE_S[overlay], "sol": {"tokens_per_s_per_gpu": sol}, "fraction_of_sol": fraction,
+         "best": {"found": True, "tokens_per_s_per_gpu": best}, "ratio_to_best": ratio}
+    if overlay in EXPECTED_LIMIT:
+        side, prefill, decode = EXPECTED_LIMIT[overlay]
+        p["limit"] = {"side": side, "prefill_requests_per_s": prefill, "decode_requests_per_s": decode,
+                      "factor": EXPECTED_LIMIT_FACTOR[overlay]}
+    if overlay in EXPECTED_H200_PREDICTION:
+        tps, tpsu, ttft, itl = EXPECTED_H200_PREDICTION[overlay]
+        p["other_gpu"] = {"gpus": 8, "gpu_type": "H200", "quantization": {"trtllm-serve": "W4A16_MXFP4"},
+                          "moe_backend": "TRITON", "tokens_per_s_per_gpu": tps, "tokens_per_s_per_user": tpsu,
+                          "ttft_ms": ttft, "itl_ms": itl, "benchmark_queue_s": 0.0}
+    return p
+
+
+class TestDocsFigures:
+    """The README's and docs/targets.md's predicted figures are the tool's (python -m ci.gptoss_ci.gen_target_figures; with
+    aiconfigurator, TestPredictions.test_should_print_in_the_docs_what_it_predicts runs it), down to its rounding,
+    with the benchmark's own queue in the TTFT (issue 46)."""
+
+    def test_should_print_this_files_predictions_in_the_docs(self):
+        from ci.gptoss_ci import gen_target_figures as figures
+        rendered = figures.render({overlay: literal_prediction(overlay) for overlay in OVERLAYS})
+        stale = [path.name for path, text in rendered.items() if path.read_text() != text]
+        assert stale == [], "run python -m ci.gptoss_ci.gen_target_figures (with requirements-predict.txt)"
+
+    def test_should_count_the_benchmarks_queue_in_the_ttft(self):
+        from ci.gptoss_ci import gen_target_figures as figures
+        row = next(line for line in figures.README.read_text().splitlines() if line.startswith("| `values/disagg-k8s.yaml`"))
+        assert "2946, 48.8, 225 ms + 86 s queued, 20.5 ms; prefill-limited (prefill 16 vs decode 61 requests/s)" in row
+        # Below a second of queueing, the TTFT stands alone.
+        assert figures.latency_figures(literal_prediction("2xh100-truss.yaml")) == "697, 91.3, 416 ms, 10.9 ms"
+
+    def test_should_round_as_the_tool_prints(self):
+        from ci.gptoss_ci import gen_target_figures as figures
+        from tools.gptoss.predict import format_prediction  # noqa: F401 (the tool whose rounding the docs follow)
+        # agg's ITL is 19.65 ms: the tool prints 19.6 (the docs once said 19.7).
+        assert figures.latency_figures(literal_prediction("agg.yaml")).endswith(", 19.6 ms")
+        assert f"{19.65:.1f}" == "19.6"
+
+    def test_should_fail_the_check_on_a_drifted_figure(self, tmp_path, monkeypatch, capsys):
+        from ci.gptoss_ci import gen_target_figures as figures
+        for name in ("README", "TARGETS_DOC"):
+            copy = tmp_path / getattr(figures, name).name
+            copy.write_text(getattr(figures, name).read_text().replace("20.5 ms", "20.4 ms"))
+            monkeypatch.setattr(figures, name, copy)
+        monkeypatch.setattr(figures, "predictions", lambda: {o: literal_prediction(o) for o in OVERLAYS})
+        assert figures.main(["--check"]) == 1
+        assert capsys.readouterr().err.splitlines() == [
+            f"{tmp_path / name}: predicted figures differ from tools/predict.py's: run python -m ci.gptoss_ci.gen_target_figures"
+            for name in ("README.md", "targets.md")]
+        assert figures.main([]) == 0 and figures.main(["--check"]) == 0
+
+
+class TestOneSetOfFigures:
+    """With --predict, the plan keeps the chart's prefill-bound verdict and reason and leaves its figures (read from
+    per-GPU tables) to the prediction of the rendered engines: one output, one set of figures (issue 46)."""
+
+    def test_should_leave_the_table_figures_to_the_prediction(self):
+        import tools.gptoss.plan as plan_module
+        objects = render_chart(["disagg-k8s.yaml"])
+        plain = plan_module.warning_lines(objects)
+        predicted = plan_module.warning_lines(objects, predicted=True)
+        assert any("1 prefill GPU serves about 15.0 requests/s" in line for line in plain)
+        assert not any("requests/s of 8192 tokens" in line or "30.2 ms/token" in line for line in predicted)
+        assert ("  WARNING: prefill-bound by the chart's per-GPU tables: the prediction below models the rendered engines, "
+                "and its prefill and decode requests/s stand for the tables' figures; expected: the Dynamo disagg recipe's "
+                "split (1 prefill GPU, 4 decode GPUs), kept as published; values/disagg-k8s-balanced.yaml splits the same "
+                "5 GPUs evenly") in predicted
+        # The other warnings stand as they are.
+        assert [line for line in predicted if "decode slots" in line] == [line for line in plain if "decode slots" in line]
 
 
 @needs_aiconfigurator
@@ -330,8 +439,8 @@ EXPECTED_PUBLISHED = {
 
 @pytest.fixture(scope="module")
 def rows():
-    """ci/compare-published.py's rows by (ISL, OSL, GPU)."""
-    result = subprocess.run([sys.executable, str(REPO_ROOT / "ci" / "compare-published.py"), "--json"],
+    """ci.gptoss_ci.compare_published's rows by (ISL, OSL, GPU)."""
+    result = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.compare_published", "--json"],
                             capture_output=True, text=True, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stderr[-2000:]
     return {(r["isl"], r["osl"], r["gpu"]): r for r in json.loads(result.stdout)}
@@ -348,7 +457,7 @@ class TestPublishedFigures:
             assert got[key][1] == pytest.approx(predicted, rel=TOLERANCE), key
 
     def test_should_state_the_error_the_plan_prints(self, rows):
-        from tools.predict import PUBLISHED_RATIO
+        from tools.gptoss.predict import PUBLISHED_RATIO
         for gpu, (short, long) in PUBLISHED_RATIO.items():
             assert (rows[(1000, 1000, gpu)]["ratio"], rows[(8192, 1024, gpu)]["ratio"]) == pytest.approx(
                 (short, long), abs=0.02), gpu
@@ -359,4 +468,4 @@ class TestSizingTables:
     def test_should_be_what_the_pinned_model_predicts(self):
         # Regenerates the tables in memory (a few minutes) and compares with the chart's copy.
         from ci.gptoss_ci import gen_sizing_tables as module
-        assert module.render() == module.TARGET.read_text(), "stale: run ci/gen-sizing-tables.py"
+        assert module.render() == module.TARGET.read_text(), "stale: run python -m ci.gptoss_ci.gen_sizing_tables"

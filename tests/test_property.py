@@ -9,7 +9,7 @@ from tests.helpers import OVERLAYS, ChartRenderError, render_chart
 from tests.schemas import KUBERNETES_VERSIONS, dgd_errors, kubernetes_errors
 
 TOP_LEVEL_KEYS = ("model", "modelCache", "huggingface", "dynamo", "gpu", "frontend", "workers", "benchmark",
-                  "smokeTest", "securityContext", "waitForModel", "trtllmServe", "runtime", "monitoring")
+                  "smokeTest", "securityContext", "trtllmServe", "runtime", "monitoring")
 NAMES_A_KEY = re.compile(r"(at '/[A-Za-z]|additional propert|\b(%s)\.[A-Za-z])" % "|".join(TOP_LEVEL_KEYS))
 CRASH = re.compile(r"nil pointer|error calling|wrong type for value|can't evaluate field|invalid value; expected|"
                    r"unable to parse|runtime error")

@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers import Refusal, assert_refused, plan_quantization, refusal_params, render_chart, render_notes
 
-PLAN = "templates/configmap-plan.yaml"
+PLAN = "templates/plan/configmap.yaml"
 H200 = {"gpu": {"type": "H200", "productLabel": "NVIDIA-H200"}}
 
 # (overlay, extra values) -> role -> "<algo>: <reason>"
@@ -55,7 +55,7 @@ class TestQuantization:
 
 # Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
 # message; tests/test_check_values.py counts them against the fail calls.
-# gpt-oss.checkValues.quantization (_check-hardware.tpl): an override the GPU runs.
+# gpt-oss.checkValues.quantization (_check-quantization.tpl): an override the GPU runs.
 QUANTIZATION_REFUSALS = [
     Refusal("mxfp8-on-hopper", "2xh100-truss.yaml", {"workers": {"overrideQuantAlgo": "W4A8_MXFP4_MXFP8"}},
             "workers.overrideQuantAlgo=W4A8_MXFP4_MXFP8 needs Blackwell GPUs, but gpu.type=H100; allowed: gpu.type B200 "

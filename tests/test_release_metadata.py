@@ -11,7 +11,7 @@ import tarfile
 import pytest
 import yaml
 
-from tests.helpers import (CHART_DIR, OVERLAYS, REPO_ROOT, VALUES_DIR, ChartRenderError, dgd_pods, load_values,
+from tests.helpers import (NETWORK_POLICY_ON, CHART_DIR, OVERLAYS, REPO_ROOT, VALUES_DIR, ChartRenderError, dgd_pods, load_values,
                            render_chart)
 from tests.registry import load_release_tool
 
@@ -28,15 +28,15 @@ DGD_API_VERSIONS = ["nvidia.com/v1beta1"]
 OPTIONAL_COMPONENTS = {
     "defaults": {},
     "monitoring": {"monitoring": {"podMonitor": {"enabled": True}, "dashboard": {"enabled": True}}},
-    "networkPolicy": {"networkPolicy": {"enabled": True}},
+    "networkPolicy": {"networkPolicy": NETWORK_POLICY_ON},
     "autoscaling": {"frontend": {"autoscaling": {"enabled": True}}},
     "trtllmServeAutoscaling": {"trtllmServe": {"autoscaling": {"enabled": True}}},
     "planner": {"planner": {"enabled": True, "rbac": {"create": True}}},
     "exposure": {"ingress": {"enabled": True, "hosts": [{"host": "gpt-oss.example.com",
                                                          "paths": [{"path": "/", "pathType": "Prefix"}]}]},
                  "httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway"}]},
-                 # The endpoint picker reads gauges TensorRT-LLM serves from 1.3.0 on (refused on the pinned 1.2.0).
-                 "inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0"}}},
+                 # The endpoint picker reads gauges TensorRT-LLM serves from 1.3.0 on (refused on 1.2.0).
+                 "inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": "1.3.0rc29"}}},
 }
 # What the chart says when a component set belongs to the other runtime: that overlay is left out.
 OTHER_RUNTIME_REFUSALS = ("so these Dynamo-only values would be ignored",
@@ -120,7 +120,7 @@ class TestArtifactHubImages:
         assert all(set(entry) == {"name", "image"} for entry in entries)
         assert len({entry["name"] for entry in entries}) == len({entry["image"] for entry in entries}) == len(entries)
         assert all(re.fullmatch(r"[a-z0-9.-]+(/[a-z0-9._-]+)+:[0-9A-Za-z._-]+", entry["image"]) for entry in entries)
-        assert len(entries) == 7  # runtime, trtllm-serve, python, busybox, planner, endpoint picker, model-fetch
+        assert len(entries) == 6  # runtime, trtllm-serve, python, planner, endpoint picker, model-fetch
 
 
 class TestChartMetadata:
@@ -371,7 +371,7 @@ class TestUpgradeAcrossVersions:
 
         def download_job(chart) -> dict:
             rendered = chart.render(load_values(["agg.yaml"]), name="gpt-oss", namespace="llm", is_install=True)
-            return next(doc for doc in yaml.safe_load_all(rendered["gpt-oss/templates/model-cache/job-model-download.yaml"]) if doc)
+            return next(doc for doc in yaml.safe_load_all(rendered["gpt-oss/templates/model-cache/job.yaml"]) if doc)
 
         old, new = download_job(helm_python.Chart.load(previous)), download_job(helm_python.Chart.load(CHART_DIR))
         assert old["spec"]["template"]["metadata"]["labels"]["helm.sh/chart"] == "gpt-oss-0.1.0"

@@ -186,18 +186,17 @@ class TestPlacement:
     def test_should_hold_workers_until_the_model_is_downloaded(self):
         _, workers = workers_of("agg.yaml", "nvidia.com/v1beta1")
         init = workers["TRTLLMWorker"]["pod_spec"]["initContainers"][0]
-        script = init["command"][-1]
-        assert init["name"] == "wait-for-model"
+        assert (init["name"], init["command"]) == ("check-model", ["python3", "/opt/gpt-oss/scripts/check_model.py"])
         env = {e["name"]: e["value"] for e in init["env"]}
+        assert env["CHECK"] == "marker"
         assert env["MARKER"].endswith("/.download-complete-b5c939de8f754692c1647ca79fbf85e8c1e70f8a")
         # The marker must name the pinned revision (issue 36), not merely exist.
-        assert env["EXPECTED_REVISION"] == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
-        assert "echo \"waiting for $MARKER" in script
+        assert env["MODEL_REVISION"] == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
 
 
 # Refusals (gpt-oss.checkValues.<concern>, templates/validation/_check-*.tpl): one table per concern, one case per
 # message; tests/test_check_values.py counts them against the fail calls.
-# gpt-oss.checkValues.gpu (_check-hardware.tpl): the nodes fit gpu.type.
+# gpt-oss.checkValues.gpu (_check-gpu.tpl): the nodes fit gpu.type.
 GPU_REFUSALS = [
     Refusal("gb200-on-amd64", "agg.yaml", {"gpu": {"nodeArch": "amd64"}},
             "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=amd64; allowed: gpu.nodeArch=arm64"),

@@ -260,14 +260,14 @@ class TestPod:
     def test_should_wait_for_the_model_then_allow_an_hour_for_the_load(self):
         deployment, container, _ = server(HIGH)
         pod = deployment["spec"]["template"]["spec"]
-        assert [c["name"] for c in pod["initContainers"]] == ["wait-for-model"]
+        assert [c["name"] for c in pod["initContainers"]] == ["check-model"]
         assert {"name": "model-cache", "mountPath": "/model-cache", "readOnly": True} in container["volumeMounts"]
         assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": "gpt-oss-model-cache"}} in pod["volumes"]
         health = {"httpGet": {"path": "/health", "port": "http"}}
         # 360 tries x 10 s = trtllmServe.startupTimeoutSeconds 3600.
         assert container["startupProbe"] == {**health, "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 360}
         # Readiness asks /v1/models, unless the pod is draining (tests/test_graceful_shutdown.py).
-        assert "http://127.0.0.1:8000/v1/models" in container["readinessProbe"]["exec"]["command"][2]
+        assert container["readinessProbe"]["exec"]["command"][-2:] == ["8000", "gpt-oss-120b"]
         assert container["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
 
     def test_should_follow_the_startup_timeout(self):
@@ -354,8 +354,8 @@ class TestDynamoOnlyValues:
         assert find(render_chart([LOW], values, show_only=[TRTLLM_SERVE_DEPLOYMENT]), "Deployment")
 
     def test_should_keep_the_generated_defaults_current(self, tmp_path, monkeypatch):
-        script = REPO_ROOT / "ci" / "sync-dynamo-defaults.py"
-        assert subprocess.run([sys.executable, str(script), "--check"], capture_output=True).returncode == 0
+        assert subprocess.run([sys.executable, "-m", "ci.gptoss_ci.sync_dynamo_defaults", "--check"], capture_output=True,
+                              cwd=REPO_ROOT).returncode == 0
         from ci.gptoss_ci import sync_dynamo_defaults as sync
         stale = tmp_path / "_dynamo-defaults.tpl"
         stale.write_text(sync.render().replace("replicas: 1", "replicas: 2", 1))
@@ -393,7 +393,7 @@ TRTLLM_SERVE_REFUSALS = [
             "(trtllmServe.* configures this runtime) or set runtime=dynamo"),
     # Extra cases: the engine-key rules (gpt-oss.checkEngineKeys) on trtllmServe.engine, a Dynamo overlay switched.
     Refusal("guides-enable-mixed-sampler", LOW, {"trtllmServe": {"engine": {"enable_mixed_sampler": True}}},
-            "trtllmServe.engine.enable_mixed_sampler is not a TensorRT-LLM engine key", extra=True),
+            "trtllmServe.engine.enable_mixed_sampler is not an engine key of TensorRT-LLM 1.3.0rc29", extra=True),
     *(Refusal(f"engine-key-the-chart-writes-{key}", HIGH, {"trtllmServe": {"engine": {key: 1}}},
               f"trtllmServe.engine.{key} is set by the chart from trtllmServe.{field}; set that instead", extra=True)
       for key, field in [("max_batch_size", "maxBatchSize"), ("tensor_parallel_size", "gpus"),

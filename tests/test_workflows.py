@@ -43,12 +43,13 @@ def tiers(runs: list[str]) -> set[str]:
 
 class TestWorkflows:
     def test_should_cover_every_tier_that_ci_runs(self):
-        # .ci/run runs ci/test-tiers.sh: every tier in parallel workers, the serial tests and the node tests, at once,
+        # .ci/run runs ci/test-tiers.sh: every tier in parallel workers, the serial, node and Argo CD tests, at once,
         # each group on a control plane of its own (README, docs/testing.md).
         assert "bash ci/test-tiers.sh" in CI_RUN
-        assert '"$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node"' in TEST_TIERS
+        assert '"$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node and not argocd"' in TEST_TIERS
         assert '"$PYTHON" -m pytest -m serial' in TEST_TIERS
         assert '"$PYTHON" -m pytest -m node' in TEST_TIERS
+        assert '"$PYTHON" -m pytest -m argocd' in TEST_TIERS
         assert set().union(*(tiers(runs) for _, runs in JOBS)) == {"not e2e and not cluster", "e2e", "cluster"}
 
     def test_should_install_what_ci_installs_across_the_jobs(self):
@@ -68,9 +69,9 @@ class TestWorkflows:
     @pytest.mark.parametrize("name,runs", JOBS, ids=JOB_IDS)
     def test_should_fetch_the_pinned_crds_before_the_tests(self, name, runs):
         tests_at = [i for i, run in enumerate(runs) if tiers([run])]
-        fetch_at = [i for i, run in enumerate(runs) if "python ci/fetch-crds.py" in run]
+        fetch_at = [i for i, run in enumerate(runs) if "python -m ci.gptoss_ci.fetch_crds" in run]
         if tests_at:
-            assert fetch_at and fetch_at[0] < tests_at[0], f"{name} runs tests without ci/fetch-crds.py first"
+            assert fetch_at and fetch_at[0] < tests_at[0], f"{name} runs tests without python -m ci.gptoss_ci.fetch_crds first"
 
     def test_should_see_a_tier_in_a_pytest_command(self):
         # The parser above can fail: it reads the -m expression of each form the workflows use.

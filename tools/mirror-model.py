@@ -32,14 +32,13 @@ from pathlib import Path
 
 import yaml
 
+# The chart's own module (the download Job runs it too), linked into tools/gptoss: one implementation of the
+# manifest and the clients. Python puts this file's folder first on sys.path, so the package is `gptoss` here.
+from gptoss import model_copy
+from gptoss.model_copy import MANIFEST, TIKTOKEN_PATH, CopyError
+
 REPO = Path(__file__).resolve().parent.parent
 CHART = REPO / "charts" / "gpt-oss"
-if __name__ == "__main__":  # run as a file: import tools.gptoss from the checkout's root, as tools/plan.py does
-    sys.path[0] = str(REPO)
-# The chart's own module (the download Job runs it too), linked into tools.gptoss: one implementation of the
-# manifest and the clients.
-from tools.gptoss import model_copy  # noqa: E402
-from tools.gptoss.model_copy import MANIFEST, TIKTOKEN_PATH, CopyError  # noqa: E402
 
 # Files at least this large get an image layer of their own; smaller ones share one.
 OWN_LAYER = 64 * 1024 * 1024

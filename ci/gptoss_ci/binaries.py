@@ -17,8 +17,8 @@ def find_binaries() -> tuple[Path | None, str]:
     if os.environ.get("KUBEBUILDER_ASSETS"):
         candidates.append((Path(os.environ["KUBEBUILDER_ASSETS"]), "KUBEBUILDER_ASSETS"))
     built = go_parts.built("kubernetes")
-    candidates.append((built or go_parts.bin_dir("kubernetes"),
-                       "ci/go_parts.py's cache" + ("" if built else " (not built: ci/go_parts.py build kubernetes)")))
+    candidates.append((built or go_parts.bin_dir("kubernetes"), "ci.gptoss_ci.go_parts's cache" + (
+        "" if built else " (not built: python -m ci.gptoss_ci.go_parts build kubernetes)")))
     store = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "kubebuilder-envtest" / "k8s"
     if not store.is_dir():
         candidates.append((store / "<version>-<os>-<arch>", "setup-envtest store (absent)"))
@@ -31,6 +31,6 @@ def find_binaries() -> tuple[Path | None, str]:
         if all((path / name).is_file() and os.access(path / name, os.X_OK) for name in REQUIRED):
             return path, origin
     looked = ", ".join(str(p) for p, _ in candidates) or "nowhere"
-    return None, (f"no etcd and kube-apiserver binaries (looked in: {looked}); build them with `python "
-                  "ci/go_parts.py build kubernetes` (docs/testing.md: A control plane for the cluster tier), or set "
-                  "KUBEBUILDER_ASSETS to a folder holding them")
+    return None, (f"no etcd and kube-apiserver binaries (looked in: {looked}); build them with `python -m "
+                  "ci.gptoss_ci.go_parts build kubernetes` (docs/testing.md: A control plane for the cluster tier), or "
+                  "set KUBEBUILDER_ASSETS to a folder holding them")

@@ -1,10 +1,10 @@
 """Package the chart reproducibly and publish it to an OCI registry, with the Helm SDK (helm-python-sdk).
 
 usage:
-  ci/chart-release.py package [--destination DIR] [--expect-version X.Y.Z]
-  ci/chart-release.py push ARCHIVE oci://HOST/PATH [--plain-http] [--username U]   (password: env REGISTRY_PASSWORD)
-  ci/chart-release.py pull oci://HOST/PATH/gpt-oss --version X.Y.Z [--digest sha256:...] [--destination DIR] [--plain-http]
-  ci/chart-release.py check-version [--base REV]
+  python -m ci.gptoss_ci.chart_release package [--destination DIR] [--expect-version X.Y.Z]
+  python -m ci.gptoss_ci.chart_release push ARCHIVE oci://HOST/PATH [--plain-http] [--username U]   (password: env REGISTRY_PASSWORD)
+  python -m ci.gptoss_ci.chart_release pull oci://HOST/PATH/gpt-oss --version X.Y.Z [--digest sha256:...] [--destination DIR] [--plain-http]
+  python -m ci.gptoss_ci.chart_release check-version [--base REV]
 
 package: the chart folder plus the overlays of values/ (as values/<overlay> inside the archive, so a chart
 pulled from a registry brings its targets: `-f gpt-oss/values/agg.yaml`, Argo CD `valueFiles: [values/agg.yaml]`).
@@ -272,3 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,6 +1,6 @@
 """Scan every overlay's rendered objects with Checkov, plus the DGD's pods as the operator will create them.
 
-    python ci/checkov.py [--checkov PATH] [--markdown]
+    python -m ci.gptoss_ci.checkov [--checkov PATH] [--markdown]
 
 Renders each values/ overlay (helm-python-sdk, as the tests do) into a scratch folder: the chart's objects,
 and for both DGD API versions the frontend and worker pod templates written out as Pods (tools.gptoss.objects.dgd_pods),
@@ -27,8 +27,8 @@ from pathlib import Path
 import yaml
 
 from tools.gptoss.objects import dgd_pods
-from tools.gptoss.render import render_chart
-from tools.gptoss.values import OVERLAYS
+from tools.gptoss.render import parse_manifests, render_manifests
+from tools.gptoss.values import overlays
 
 from . import REPO
 
@@ -38,30 +38,32 @@ CONFIG = REPO / ".checkov.yaml"
 
 # Besides every overlay as it ships: one target per runtime with every optional component on, so the pods
 # only they render (the SLA planner, the endpoint picker) are scanned too.
+# NetworkPolicies need the Kubernetes API's peers when a pod calls it (an address made up for the scan).
+NETWORK_POLICY = {"enabled": True, "apiServer": {"to": [{"ipBlock": {"cidr": "10.0.0.10/32"}}]}}
 OPTIONAL_COMPONENTS = {
-    "networkPolicy": {"enabled": True},
+    "networkPolicy": NETWORK_POLICY,
     "monitoring": {"podMonitor": {"enabled": True}},
     "ingress": {"enabled": True, "hosts": [{"host": "gpt-oss.example.com", "paths": [{"path": "/"}]}]},
     "httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway"}]},
 }
-SCAN_TARGETS = {overlay: {} for overlay in OVERLAYS} | {
+SCAN_TARGETS = {overlay: {} for overlay in overlays()} | {
     # The 1.2.1 planner decides from forward-pass metrics, which workers publish only without attention DP.
     "agg.yaml + optional components": {**OPTIONAL_COMPONENTS, "frontend": {"autoscaling": {"enabled": True}},
                                        "planner": {"enabled": True, "rbac": {"create": True}},
                                        "workers": {"worker": {"attentionDP": False}}},
-    # The endpoint picker reads gauges TensorRT-LLM serves from 1.3.0 on; the chart refuses it on the pinned 1.2.0.
+    # The endpoint picker reads gauges TensorRT-LLM serves from 1.3.0 on: the default 1.3.0rc29 serves them (a bare
+    # 1.3.0 tag is refused since the chart has no engine key list of that release).
     "trtllm-serve-low-latency.yaml + optional components": {**OPTIONAL_COMPONENTS,
-                                                            "trtllmServe": {"autoscaling": {"enabled": True},
-                                                                            "image": {"tag": "1.3.0"}},
+                                                            "trtllmServe": {"autoscaling": {"enabled": True}},
                                                             "inferencePool": {"enabled": True}},
 } | {
-    # The model sources that change the pods (docs/model-sources.md): image volumes and their verify-model init
+    # The model sources that change the pods (docs/model-sources.md): image volumes and their check-model init
     # containers in every pod; a download Job with a workload identity, a CA bundle and a proxy; one that pulls
     # an OCI image with the pull secrets.
     "agg.yaml + model from an OCI image volume": {"modelCache": {
         "source": "oci", "manifestSha256": "5" * 64,
         "oci": {"repository": "registry.example.com/models/gpt-oss-120b", "digest": "sha256:" + "d" * 64}}},
-    "disagg-k8s.yaml + model from S3 with a workload identity": {"networkPolicy": {"enabled": True}, "modelCache": {
+    "disagg-k8s.yaml + model from S3 with a workload identity": {"networkPolicy": NETWORK_POLICY, "modelCache": {
         "source": "s3", "manifestSha256": "5" * 64, "proxy": {"httpsProxy": "http://proxy.example.com:3128"},
         "caBundle": {"configMap": "corp-ca"}, "s3": {"bucket": "models", "serviceAccount": {
             "create": True, "annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/reader"}}}}},
@@ -77,12 +79,12 @@ def write_scan_input(target: str, folder: Path) -> None:
     """The target's rendered objects, and the DGD pods of both API versions, as YAML files in `folder`."""
     folder.mkdir(parents=True)
     overlay, values = target.split(" + ")[0], SCAN_TARGETS[target]
-    objects = render_chart([overlay], values)
+    objects = parse_manifests(render_manifests([overlay], values))
     (folder / "chart.yaml").write_text(yaml.safe_dump_all(objects, sort_keys=False))
     if not any(obj["kind"] == "DynamoGraphDeployment" for obj in objects):
         return  # runtime trtllm-serve: its Deployment is already a pod template Checkov reads
     for api_version in API_VERSIONS:
-        for obj in render_chart([overlay], {**values, "dynamo": {"apiVersion": api_version}}):
+        for obj in parse_manifests(render_manifests([overlay], {**values, "dynamo": {"apiVersion": api_version}})):
             if obj["kind"] != "DynamoGraphDeployment":
                 continue
             pods = list(dgd_pods(obj).values())
@@ -167,3 +169,7 @@ def main() -> int:
                   f"{summary['skipped']} |")
     print(f"checkov {version}: {unwaived} unwaived failure(s)")
     return 1 if unwaived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

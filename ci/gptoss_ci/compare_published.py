@@ -1,21 +1,22 @@
 """Compare aiconfigurator's predictions with TensorRT-LLM's published gpt-oss-120b throughput.
 
-usage: ci/compare-published.py [--json]   (needs requirements-predict.txt; a few minutes on 2 cores)
+usage: python -m ci.gptoss_ci.compare_published [--json]   (needs requirements-predict.txt; a few minutes on 2 cores)
 
 The published figures are TensorRT-LLM's perf-overview table (FACTS.md, "Published throughput"): output
 tokens/s/GPU at maximum load, measured with trtllm-bench; attention DP, CUDA graphs, KV cache fp8 on Blackwell
 (auto, that is bf16, on Hopper), MoE backend CUTLASS (TRITON on Hopper), no OVERRIDE_QUANT_ALGO, so Blackwell ran
-W4A8_MXFP4_MXFP8 and Hopper W4A16_MXFP4. Each configuration is modeled the way tools/predict.py models a target
+W4A8_MXFP4_MXFP8 and Hopper W4A16_MXFP4. Each configuration is modeled the way tools/gptoss/predict.py models a target
 (the same GPU mapping, MoE and GEMM modes); "maximum load" is the highest tokens/s/GPU over batch sizes whose KV
-cache fits. tools/predict.py states the resulting ratios (PUBLISHED_RATIO) beside every prediction, and
+cache fits. tools/gptoss/predict.py states the resulting ratios (PUBLISHED_RATIO) beside every prediction, and
 tests/test_predict.py runs this script and compares.
 """
 from __future__ import annotations
 
 import json
+import sys
 
-from tools.predict import (BACKEND, GEMM_MODE, MODEL, SYSTEMS, TRTLLM_DEFAULT_MAX_NUM_TOKENS, _quiet,
-                           aiconfigurator_version, moe_mode)
+from tools.gptoss.predict import (BACKEND, GEMM_MODE, MODEL, SYSTEMS, TRTLLM_DEFAULT_MAX_NUM_TOKENS,
+                                  aiconfigurator_version, moe_mode, quiet)
 
 # GPU -> (published column, attention-DP ranks = EP ways, quantization that ran, KV cache dtype)
 CONFIGURATIONS = {
@@ -63,7 +64,7 @@ def max_load(gpu: str, isl: int, osl: int) -> dict:
 
 def compare() -> list[dict]:
     rows = []
-    with _quiet():
+    with quiet():
         for (isl, osl), figures in PUBLISHED.items():
             for gpu, published in figures.items():
                 best = max_load(gpu, isl, osl)
@@ -86,3 +87,7 @@ def main(argv: list[str]) -> int:
         print(f"{r['isl']}/{r['osl']:<5} {r['gpu']:<6} {r['configuration']:<6} {r['quantization']:<17} "
               f"{r['published']:>9} {r['predicted']:>9} {r['ratio']:>5.2f}  {r['batch']}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,28 +1,28 @@
 """Start and stop a Kubernetes control plane on 127.0.0.1 for the cluster tier (envtest style), plus one real node.
 
-    ci/control-plane.py start [--dir .envtest]   etcd + kube-apiserver (+ kube-scheduler and
+    python -m ci.gptoss_ci.control_plane start [--dir .envtest]   etcd + kube-apiserver (+ kube-scheduler and
                                                  kube-controller-manager when present), GPU nodes, DGD CRD,
-                                                 and a kubelet node (ci/node.py) when a kubelet binary is there
-    ci/control-plane.py stop  [--dir .envtest]   stops the node (undoing its host changes), then only the
+                                                 and a kubelet node (python -m ci.gptoss_ci.node) when a kubelet binary is there
+    python -m ci.gptoss_ci.control_plane stop  [--dir .envtest]   stops the node (undoing its host changes), then only the
                                                  processes `start` recorded, removes the dir
-    ci/control-plane.py env   [--dir .envtest]   prints KUBECONFIG=... of a running control plane
-    ci/control-plane.py reap  [--dir .envtest]   (started by `start`) the kubelet's part in pod deletion
-    ci/control-plane.py leftovers                exits 1 naming any kubelet, containerd, etcd, kube-* or operator
+    python -m ci.gptoss_ci.control_plane env   [--dir .envtest]   prints KUBECONFIG=... of a running control plane
+    python -m ci.gptoss_ci.control_plane reap  [--dir .envtest]   (started by `start`) the kubelet's part in pod deletion
+    python -m ci.gptoss_ci.control_plane leftovers                exits 1 naming any kubelet, containerd, etcd, kube-* or operator
                                                  process still running on this machine (CI's last check)
-    ci/control-plane.py restart --component NAME [--down-seconds S] [--signal KILL|TERM] [--dir .envtest]
+    python -m ci.gptoss_ci.control_plane restart --component NAME [--down-seconds S] [--signal KILL|TERM] [--dir .envtest]
                                                  kills one component `start` recorded (etcd, kube-apiserver,
                                                  ...) and starts it again with the same flags, ports and data
                                                  directory; the cluster tier's fault tests use it
 
 Binaries, first found wins: $KUBEBUILDER_ASSETS when set (the envtest convention; `setup-envtest use -p path`),
-then the ones `ci/go_parts.py build kubernetes` built from the modules pinned in ci/go/kubernetes/go.sum (cached
+then the ones `python -m ci.gptoss_ci.go_parts build kubernetes` built from the modules pinned in ci/go/kubernetes/go.sum (cached
 outside the checkout, keyed by that pin; .ci/run builds them and sets no KUBEBUILDER_ASSETS), then the newest version in
 setup-envtest's store (~/.local/share/kubebuilder-envtest/k8s/<version>-<os>-<arch>/). Without etcd and
 kube-apiserver `start` exits 3 and says so; with CI=true a control plane that cannot start fails instead.
 Everything binds to 127.0.0.1 on free ports.
 
 The DynamoGraphDeployment CRD is the upstream file, found where the tests find CRDs ($GPT_OSS_SHARED_DIR/dynamo/crds,
-default <repo>/../shared; then $GPT_OSS_CRDS_DIR; then .cache/crds, which ci/fetch-crds.py fills), installed with
+default <repo>/../shared; then $GPT_OSS_CRDS_DIR; then .cache/crds, which python -m ci.gptoss_ci.fetch_crds fills), installed with
 conversion None (no operator serves its webhook). Without it the control plane starts without the CRD and says so;
 the tier's tests that need it then skip with that reason.
 
@@ -31,9 +31,9 @@ Nodes are API objects only (no kubelet): one per entry of ci/gpu-node-profiles.j
 The node-lifecycle controller is off, since nothing would ever renew those nodes' heartbeats. A pod bound to
 such a node is never started; when it is deleted, the `reap` process confirms its termination (grace period 0),
 as the node's kubelet would once the containers stopped, so uninstalls and namespace deletions complete.
-Beside them, when a `kubelet` binary sits with the others (and this runs as root on Linux), ci/node.py starts a
+Beside them, when a `kubelet` binary sits with the others (and this runs as root on Linux), python -m ci.gptoss_ci.node starts a
 real node: containerd, the kubelet, kube-proxy (when present) and a cluster DNS, with images built by
-ci/node-images.py; it is tainted so only the node tests (tests/cluster/test_node.py) use it. Without one, the
+python -m ci.gptoss_ci.node_images; it is tainted so only the node tests (tests/cluster/test_node.py) use it. Without one, the
 reason is written to <dir>/node-absent.txt and the node tests skip with it. GPT_OSS_NODE=0 turns the node off.
 Needs requirements-test.txt and requirements-cluster.txt (kubernetes, cryptography, PyYAML).
 """
@@ -55,8 +55,8 @@ from pathlib import Path
 from . import CI, REPO, fetch_crds, node, processes
 from .binaries import REQUIRED, find_binaries  # noqa: F401  (REQUIRED: what `start` cannot do without)
 
-# The command file that runs this module's main (the pod reaper is started through it).
-COMMAND = CI / "control-plane.py"
+# This module's main (`python -m ci.gptoss_ci.control_plane`, from the checkout): the pod reaper is started through it.
+COMMAND = [sys.executable, "-m", "ci.gptoss_ci.control_plane"]
 PROFILES = json.loads((CI / "gpu-node-profiles.json").read_text())
 CRD_FILE = "nvidia.com_dynamographdeployments.yaml"
 OPTIONAL = ("kube-scheduler", "kube-controller-manager")
@@ -76,7 +76,8 @@ def free_port() -> int:
 
 
 def write_pki(pki: Path) -> None:
-    """A CA, the API server's serving cert for 127.0.0.1, an admin client cert and the service-account key."""
+    """A CA, the API server's serving cert for 127.0.0.1, an admin client cert, the front proxy's CA and client cert,
+    and the service-account key."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
@@ -121,6 +122,16 @@ def write_pki(pki: Path) -> None:
                                 x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver-kubelet-client")])
     save("apiserver-kubelet-client", kubelet_client_key,
          cert(kubelet_client, ca_name, kubelet_client_key.public_key(), ca_key))
+    # The aggregation layer's front proxy (as kubeadm sets it up): the API server proxies to an extension API server
+    # (KEDA's metrics server) with this client certificate, and names the user in headers that server trusts.
+    proxy_ca_key = key()
+    proxy_ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "gpt-oss-test-front-proxy-ca")])
+    save("front-proxy-ca", proxy_ca_key, cert(proxy_ca_name, proxy_ca_name, proxy_ca_key.public_key(), proxy_ca_key,
+                                              ca=True))
+    proxy_client_key = key()
+    save("front-proxy-client", proxy_client_key, cert(
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "front-proxy-client")]), proxy_ca_name,
+        proxy_client_key.public_key(), proxy_ca_key))
     sa_key = key()
     save("sa", sa_key)
     (pki / "sa.pub").write_bytes(sa_key.public_key().public_bytes(
@@ -215,7 +226,7 @@ def create_nodes(api) -> list[str]:
 
 
 def crd_path() -> tuple[Path | None, str]:
-    """The upstream DGD CRD file, found as the tests find CRDs (ci/fetch-crds.py), or why there is none."""
+    """The upstream DGD CRD file, found as the tests find CRDs (python -m ci.gptoss_ci.fetch_crds), or why there is none."""
     path = fetch_crds.find_crd_file(CRD_FILE)
     if path is not None:
         return path, str(path)
@@ -252,7 +263,7 @@ def start(state: Path) -> int:
               "pip install -r requirements-test.txt -r requirements-cluster.txt")
         return 1
     if (state / "pids.json").exists():
-        print(f"{state} holds a running control plane: stop it first (ci/control-plane.py stop --dir {state})")
+        print(f"{state} holds a running control plane: stop it first (python -m ci.gptoss_ci.control_plane stop --dir {state})")
         return 1
     state.mkdir(parents=True, exist_ok=True)
     (state / "logs").mkdir(exist_ok=True)
@@ -282,14 +293,20 @@ def start(state: Path) -> int:
         "--service-cluster-ip-range", "10.0.0.0/24", "--allow-privileged=true",
         # Node + NodeRestriction: what a kubelet may do, as on kind. RBAC for everyone else.
         "--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "NodeRestriction",
-        # Logs, exec and port-forward reach a kubelet (ci/node.py) at its InternalIP, checked against the CA.
+        # Logs, exec and port-forward reach a kubelet (python -m ci.gptoss_ci.node) at its InternalIP, checked against the CA.
         "--kubelet-client-certificate", str(pki / "apiserver-kubelet-client.crt"),
         "--kubelet-client-key", str(pki / "apiserver-kubelet-client.key"),
         "--kubelet-certificate-authority", str(pki / "ca.crt"), "--kubelet-preferred-address-types", "InternalIP",
         # One local API server: no `kubernetes` Service endpoints to keep in step with other replicas.
         "--endpoint-reconciler-type", "none",
         # The tier binds its model-cache PVCs to static PVs by class name; no default class exists to assign.
-        "--disable-admission-plugins", "DefaultStorageClass"],
+        "--disable-admission-plugins", "DefaultStorageClass",
+        # The aggregation layer (APIServices such as KEDA's external metrics): the front proxy's client certificate.
+        "--requestheader-client-ca-file", str(pki / "front-proxy-ca.crt"),
+        "--requestheader-allowed-names", "front-proxy-client", "--requestheader-username-headers", "X-Remote-User",
+        "--requestheader-group-headers", "X-Remote-Group", "--requestheader-extra-headers-prefix", "X-Remote-Extra-",
+        "--proxy-client-cert-file", str(pki / "front-proxy-client.crt"),
+        "--proxy-client-key-file", str(pki / "front-proxy-client.key")],
           health=f"https://127.0.0.1:{api_port}/readyz")
     wait_healthy("kube-apiserver", f"https://127.0.0.1:{api_port}/readyz", state, "kube-apiserver.log",
                  cert=pki / "ca.crt")
@@ -320,7 +337,7 @@ def start(state: Path) -> int:
     crd, crd_origin = crd_path()
     if crd is not None:
         install_crd(api, crd)
-    spawn(state, "pod-reaper", [sys.executable, str(COMMAND), "reap", "--dir", str(state)])
+    spawn(state, "pod-reaper", [*COMMAND, "reap", "--dir", str(state)])
     started.append("pod-reaper")
     print(f"control plane up: Kubernetes {version.git_version} from {origin} ({binaries}); "
           f"running {', '.join(started)}; nodes {', '.join(nodes)}; "
@@ -475,3 +492,7 @@ def main() -> int:
         return restart(state, args.component, args.down_seconds, getattr(signal, f"SIG{args.signal}"))
     print(f"KUBECONFIG={state / 'kubeconfig'}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

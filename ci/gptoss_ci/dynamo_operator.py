@@ -14,8 +14,8 @@ with, and the two ai-dynamo API modules the operator requires) with their sha256
      Dockerfile builds them; the CRDs (config/crd/bases) and the platform chart are kept beside them.
 
 Result: $GPT_OSS_GO_CACHE/dynamo-operator-<key>/{bin/manager, bin/crd-apply, crds/, platform/, build.json}, key =
-the archives' sha256 (as SOURCE.md pins them) and this recipe's version. ci/go_parts.py builds it with the other
-parts (`build dynamo-operator`, `where dynamo-operator`); ci/node-images.py puts it in the operator's image.
+the archives' sha256 (as SOURCE.md pins them) and this recipe's version. python -m ci.gptoss_ci.go_parts builds it with the other
+parts (`build dynamo-operator`, `where dynamo-operator`); python -m ci.gptoss_ci.node_images puts it in the operator's image.
 """
 from __future__ import annotations
 

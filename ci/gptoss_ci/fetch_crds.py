@@ -1,12 +1,15 @@
 """Fetch the upstream CRDs the tests read (pinned in ci/crds.json) into a cache folder, checking each sha256.
 
-usage: python ci/fetch-crds.py [--dest DIR] [--base-url URL] [--timeout SECONDS]
-       python ci/fetch-crds.py --where FILE
+usage: python -m ci.gptoss_ci.fetch_crds [--dest DIR] [--base-url URL] [--timeout SECONDS]
+       python -m ci.gptoss_ci.fetch_crds --where FILE
 
 The project keeps no copy of an upstream file: each CRD is downloaded from its repository at a pinned commit
 into DEST (default .cache/crds, git-ignored), one flat folder of files. A file whose sha256 differs from the
 pinned one is refused (not written), naming the file and both hashes; a file already in DEST with the pinned
 hash is kept. --base-url fetches from a mirror laid out like ../shared (<URL>/<group>/crds/<file>) instead.
+A file the tests find before DEST (../shared, or GPT_OSS_CRDS_DIR: see below) is not fetched: it is checked
+against its pin where it is, and a copy there that differs is refused, since the tests would read it first. On a
+clone with ../shared beside it nothing is downloaded.
 Standard library only, so it runs before any `pip install`. Exit 0 when every file is there and verified,
 1 when one was refused or could not be fetched (one line on stderr, no traceback).
 
@@ -31,7 +34,7 @@ from . import CI, REPO
 
 LOCK = CI / "crds.json"
 DEFAULT_CACHE = REPO / ".cache" / "crds"
-FIX = "run `python ci/fetch-crds.py` (downloads the pinned upstream CRDs into .cache/crds)"
+FIX = "run `python -m ci.gptoss_ci.fetch_crds` (downloads the pinned upstream CRDs into .cache/crds)"
 
 
 class PinnedCrd(NamedTuple):
@@ -108,13 +111,31 @@ def write_atomically(path: Path, data: bytes) -> None:
     os.replace(handle.name, path)
 
 
+def found_before(name: str, dest: Path, environ=None) -> Path | None:
+    """The copy of `name` the tests read before dest's (in ../shared or GPT_OSS_CRDS_DIR), or None."""
+    folders = [folder for folder in crd_search_path(environ)[:-1] if folder.resolve() != dest.resolve()]
+    return next((folder / name for folder in folders if (folder / name).is_file()), None)
+
+
 def fetch(dest: Path, base_url: str | None = None, timeout: float = 60.0) -> int:
-    """Every pinned CRD into dest, verified; 0 when all are there, 1 when one was refused or unreachable."""
+    """Every pinned CRD into dest, verified, unless the tests find it first elsewhere (verified there); 0 when all
+    are there, 1 when one was refused or unreachable."""
     out, err = sys.stdout, sys.stderr
     dest.mkdir(parents=True, exist_ok=True)
     fetched = kept = 0
     refused = []
+    found: dict[Path, int] = {}
     for crd in pinned_crds():
+        first = found_before(crd.name, dest)
+        if first is not None:
+            got = sha256_of(first)
+            if got != crd.sha256:
+                print(f"error: {first}: sha256 {got} does not match the pinned {crd.sha256} (ci/crds.json), and the "
+                      "tests read it before any fetched copy; replace or remove it", file=err)
+                refused.append(crd.name)
+            else:
+                found[first.parent] = found.get(first.parent, 0) + 1
+            continue
         target = dest / crd.name
         if target.is_file() and sha256_of(target) == crd.sha256:
             kept += 1
@@ -135,9 +156,16 @@ def fetch(dest: Path, base_url: str | None = None, timeout: float = 60.0) -> int
         fetched += 1
         print(f"fetched {crd.name} ({len(data)} bytes, sha256 {got[:12]}...) from {url}", file=out)
     total = fetched + kept
-    print(f"{total} of {total + len(refused)} pinned CRDs in {dest}: {fetched} fetched, {kept} already there"
-          + (f", {len(refused)} refused" if refused else ""), file=out)
-    if dest.resolve() != DEFAULT_CACHE.resolve():
+    refusals = f", {len(refused)} refused" if refused else ""
+    if found:
+        where = ", ".join(f"{count} in {folder}" for folder, count in found.items())
+        print(f"{total + sum(found.values())} of {len(pinned_crds())} pinned CRDs ready: {sum(found.values())} verified "
+              f"where the tests read them first ({where}), {fetched} fetched into {dest}, {kept} already there"
+              + refusals, file=out)
+    else:
+        print(f"{total} of {total + len(refused)} pinned CRDs in {dest}: {fetched} fetched, {kept} already there"
+              + refusals, file=out)
+    if total and dest.resolve() != DEFAULT_CACHE.resolve():
         print(f"the tests read them with GPT_OSS_CRDS_DIR={dest}", file=out)
     return 1 if refused else 0
 
@@ -162,3 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:  # the destination cannot be written
         print(f"error: {error}", file=sys.stderr)
         return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

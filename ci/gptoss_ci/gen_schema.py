@@ -1,6 +1,6 @@
 """Generate the chart's value docs from its one annotated schema, charts/gpt-oss/values.schema.yaml.
 
-usage: ci/gen-schema.py [--check] [--chart DIR] [--port JSON]
+usage: python -m ci.gptoss_ci.gen_schema [--check] [--chart DIR] [--port JSON]
 values.schema.yaml is a JSON schema written in YAML, with a description on every key. From it this writes:
   values.schema.json  the same schema as JSON, which Helm validates values against (descriptions on one line)
   values.yaml         the comment directly above each key: that key's description (the values are not touched)
@@ -193,7 +193,7 @@ def render(schema: dict, defaults: dict) -> str:
                  text(leaf.get("description") or ""), allowed(leaf)]
         rows.append(("| " + " | ".join(cell(c) for c in cells) + " |").replace("|  |", "| |"))
     intro = (f"Generated from `charts/gpt-oss/{SOURCE}` (descriptions) and `charts/gpt-oss/{VALUES}` (defaults) "
-             "by `ci/gen-schema.py`; do not edit by hand.")
+             "by `python -m ci.gptoss_ci.gen_schema`; do not edit by hand.")
     return "\n".join([intro, "", *rows])
 
 
@@ -311,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     drifted = [path for path, content in wanted.items() if path.read_text() != content]
     if args.check:
         for path in drifted:
-            print(f"{path}: drifted from {SOURCE}: run ci/gen-schema.py", file=sys.stderr)
+            print(f"{path}: drifted from {SOURCE}: run python -m ci.gptoss_ci.gen_schema", file=sys.stderr)
         return 1 if drifted else 0
     for path in drifted:
         path.write_text(wanted[path])

@@ -1,8 +1,8 @@
 """Build the Go programs the cluster tier runs (Kubernetes, etcd, operators) from modules pinned in go.sum files.
 
-    ci/go_parts.py build [PART ...]   builds each part that is not in the cache yet (all parts by default)
-    ci/go_parts.py where PART         prints the part's bin folder; exits 1 when it is not built
-    ci/go_parts.py list               each part, its cache key and whether it is built
+    python -m ci.gptoss_ci.go_parts build [PART ...]   builds each part that is not in the cache yet (all parts by default)
+    python -m ci.gptoss_ci.go_parts where PART         prints the part's bin folder; exits 1 when it is not built
+    python -m ci.gptoss_ci.go_parts list               each part, its cache key and whether it is built
 
 One part is not a folder of ci/go/: dynamo-operator, built from the source archives in ../shared/dynamo/operator
 (ci/gptoss_ci/dynamo_operator.py: the Go module proxy refuses the operator's module), cached the same way under
@@ -11,8 +11,8 @@ the archives' sha256.
 A part is a folder ci/go/<part>/ holding a go.mod (with `tool` lines naming its main packages), its go.sum and a
 build.json: {"binaries": {"<name>": "<main package>"}, "ldflags": [...], "env": {...}}. A binary whose pins must
 differ from the part's (etcd beside Kubernetes) comes from a nested module: "<folder>:<main package>". An ldflag may name the
-version a module is pinned at in go.mod: {version:MODULE}, {major:MODULE}, {minor:MODULE} (v1.37.2 -> 1, 37), so
-the stamp cannot drift from the pin. Each part is built into $GPT_OSS_GO_CACHE (default ~/.cache/gpt-oss/go)
+version a module is pinned at in go.mod: {version:MODULE}, {number:MODULE}, {major:MODULE}, {minor:MODULE} (v1.37.2 ->
+1.37.2, 1, 37), so the stamp cannot drift from the pin. Each part is built into $GPT_OSS_GO_CACHE (default ~/.cache/gpt-oss/go)
 /<part>-<key>/bin, where key hashes build.json and every go.mod and go.sum of the part: a changed pin builds anew, an unchanged one
 is reused. go.sum is checked by the go command (-mod=readonly), so a module whose hash differs fails the build.
 """
@@ -84,14 +84,27 @@ def pinned_versions(part: str) -> dict[str, str]:
     return versions
 
 
+def module_dir(part: str, module: str) -> Path:
+    """The folder of `module` at the version the part pins, in the Go module cache: `go mod download` in the part's
+    module (checked against its go.sum), so a controller's CRDs are read from the release that runs."""
+    answer = subprocess.run(["go", "mod", "download", "-json", module], cwd=PARTS / part, capture_output=True,
+                            text=True, env={**os.environ, "GOFLAGS": "-mod=readonly"})
+    found = json.loads(answer.stdout) if answer.stdout.strip().startswith("{") else {}
+    if answer.returncode or not found.get("Dir") or found.get("Error"):
+        raise RuntimeError(f"go mod download {module} (ci/go/{part}) failed: "
+                           f"{found.get('Error') or answer.stderr.strip() or answer.returncode}")
+    return Path(found["Dir"])
+
+
 def expand(flag: str, versions: dict[str, str]) -> str:
     def version_of(match: re.Match) -> str:
         what, module = match.group(1), match.group(2)
         if module not in versions:
             raise SystemExit(f"build.json names {module}, which go.mod does not require")
         numbers = re.match(r"v(\d+)\.(\d+)", versions[module])
-        return {"version": versions[module], "major": numbers.group(1), "minor": numbers.group(2)}[what]
-    return re.sub(r"\{(version|major|minor):([^}]+)\}", version_of, flag)
+        return {"version": versions[module], "number": versions[module][1:], "major": numbers.group(1),
+                "minor": numbers.group(2)}[what]
+    return re.sub(r"\{(version|number|major|minor):([^}]+)\}", version_of, flag)
 
 
 def build(part: str) -> Path:
@@ -131,6 +144,20 @@ def build(part: str) -> Path:
     return target / "bin"
 
 
+def module_dir(part: str, module: str) -> Path:
+    """Where the Go module cache holds `module` at the version the part's go.mod selects, downloaded and checked
+    against its go.sum when missing: the tests read a controller's own files (its CRDs) from there."""
+    try:
+        result = subprocess.run(["go", "mod", "download", "-json", module], cwd=PARTS / part, capture_output=True,
+                                text=True, timeout=600, env={**os.environ, "GOFLAGS": "-mod=readonly"})
+    except FileNotFoundError:
+        raise LookupError(f"{module} of {part}: no go command on PATH") from None
+    info = json.loads(result.stdout or "{}")
+    if result.returncode or info.get("Error") or not info.get("Dir"):
+        raise LookupError(f"{module} of {part}: {info.get('Error') or result.stderr.strip()}")
+    return Path(info["Dir"])
+
+
 def drop_other_keys(part: str) -> None:
     """Older pins' builds of the part are never used again (kubernetes is ~480 MB a key): a disk that held every
     pin CI ever built filled up. A scratch folder of a build that died goes too, unless it is an hour young
@@ -165,7 +192,7 @@ def main() -> int:
     if args.command == "where":
         folder = built(args.part)
         if folder is None:
-            print(f"{args.part} is not built: ci/go_parts.py build {args.part}", file=sys.stderr)
+            print(f"{args.part} is not built: python -m ci.gptoss_ci.go_parts build {args.part}", file=sys.stderr)
             return 1
         print(folder)
         return 0
@@ -175,3 +202,7 @@ def main() -> int:
         except dynamo_operator.SourceMissing as missing:
             print(f"{part}\t-\tno source: {missing}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,8 +9,8 @@ periodic status updates (kubernetes/kubernetes#53353) but may zero them and rese
 when it restarts, so `--check` re-verifies and `--apply` is idempotent: run it again after any
 node restart.
 
-    ci/kind-nodes.py --apply [--kubeconfig PATH]
-    ci/kind-nodes.py --check [--kubeconfig PATH]
+    python -m ci.gptoss_ci.kind_nodes --apply [--kubeconfig PATH]
+    python -m ci.gptoss_ci.kind_nodes --check [--kubeconfig PATH]
 
 Needs only kubectl (1.24+ for --subresource).
 """
@@ -22,7 +22,7 @@ import subprocess
 import sys
 from . import CI
 
-# The profile table is shared with ci/control-plane.py and ci/kind-setup.sh.
+# The profile table is shared with python -m ci.gptoss_ci.control_plane and ci/kind-setup.sh.
 _TABLE = json.loads((CI / "gpu-node-profiles.json").read_text())
 PROFILE_LABEL = _TABLE["profileLabel"]
 # profile -> (arch, product label, GPUs), or None for the download Job's node (no GPUs, no taint).
@@ -90,3 +90,7 @@ def main() -> int:
         apply(args.kubeconfig)
         return 0
     return check(args.kubeconfig)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

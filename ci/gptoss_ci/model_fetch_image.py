@@ -1,6 +1,6 @@
 """Print the model-fetch image reference the chart defaults to, after checking the release may publish it there.
 
-usage: ci/model-fetch-image.py --owner GITHUB_OWNER --version CHART_VERSION
+usage: python -m ci.gptoss_ci.model_fetch_image --owner GITHUB_OWNER --version CHART_VERSION
 
 The release workflow builds images/model-fetch/Containerfile and pushes it to this reference before it pushes
 the chart, so the chart's default modelCache.download.image always exists. Refused (exit 1, saying what to
@@ -38,3 +38,7 @@ def main(argv=None) -> int:
         return 1
     print(f"{repository}:{tag}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

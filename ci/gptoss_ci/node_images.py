@@ -1,8 +1,8 @@
 """Build, from Debian packages and PyPI only, every container image the node tests run; never pull one.
 
-    ci/node-images.py build  [--cache DIR] [--image NAME ...]   build what the cache lacks, timing each build
-    ci/node-images.py list   [--cache DIR]                      JSON: each image's key, archive, names, state
-    ci/node-images.py import [--cache DIR] --address SOCKET     import every built archive into a containerd
+    python -m ci.gptoss_ci.node_images build  [--cache DIR] [--image NAME ...]   build what the cache lacks, timing each build
+    python -m ci.gptoss_ci.node_images list   [--cache DIR]                      JSON: each image's key, archive, names, state
+    python -m ci.gptoss_ci.node_images import [--cache DIR] --address SOCKET     import every built archive into a containerd
                                                                 (namespace k8s.io), tagged with the rendered names
 
 Each image is a one-layer OCI archive (oci-layout, index.json, manifest, config, one uncompressed layer) that
@@ -14,10 +14,10 @@ outside the checkout: $GPT_OSS_NODE_IMAGES, default ~/.cache/gpt-oss/node-images
 
 The images, and what each stands in for (tests say so where they use them):
   pause    catatonit -P from Debian's catatonit: the sandbox (pause) image containerd starts for every pod.
-  busybox  Debian's busybox-static, with its applet links: the chart's wait-for-model init container.
   python   debootstrap --variant=minbase bookworm + python3 + pip, then the pip packages of the chart's Jobs:
            the download image's pinned requirements (images/model-fetch/requirements.txt) and aiperf from
-           requirements-e2e.txt (the benchmark). Stands in for the model-fetch image (built from
+           requirements-e2e.txt (the benchmark). Stands in for the model-fetch image (the download Job and the
+           check-model init containers; built from
            images/model-fetch/Containerfile on python:3.12.8-slim-bookworm) and for
            docker.io/library/python:3.12.8-slim-bookworm (the smoke test): Debian's Python is 3.11.
   serving  the same base + ai-dynamo from requirements-e2e.txt (Dynamo frontend and mocker) + the stand-in
@@ -49,6 +49,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
@@ -75,18 +76,16 @@ class Image:
     files: dict[str, str] = field(default_factory=dict)  # path in the image -> repo file
     links: dict[str, str] = field(default_factory=dict)  # path in the image -> symlink target
     config: dict = field(default_factory=dict)  # OCI image config (Entrypoint, Cmd, Env, WorkingDir)
-    busybox_links: bool = False
+    busybox_links: bool = False  # a busybox-static image: link its applets (bin/sh, ...); part of every image's key
     pip_no_deps: bool = False  # the pip list is a whole resolved set: install it as it is (pip --no-deps)
-    part: str = ""  # a Go part (ci/go_parts.py) whose build provides part_files
+    part: str = ""  # a Go part (python -m ci.gptoss_ci.go_parts) whose build provides part_files
     part_files: dict[str, str] = field(default_factory=dict)  # path in the image -> file or folder in the part
 
 
 IMAGES = [
     Image("pause", ["pause"], "the pause (sandbox) image: Debian's catatonit in pause mode",
           debs=["catatonit"], config={"Entrypoint": ["/usr/bin/catatonit", "-P"]}),
-    Image("busybox", ["wait-for-model"], "docker.io/library/busybox: Debian's busybox-static with its applets",
-          debs=["busybox-static"], busybox_links=True, config={"Cmd": ["sh"]}),
-    Image("python", ["download", "smoke-test"],
+    Image("python", ["download", "check-model", "smoke-test"],
           "the model-fetch and docker.io/library/python images: Debian bookworm's python3 (3.11) with the Jobs' "
           "pinned pip packages", apt=PYTHON_APT, pip=["images/model-fetch/requirements.txt", "requirements-e2e.txt:aiperf"],
           config={"Cmd": ["python3"]}),
@@ -120,10 +119,10 @@ def cache_dir(value: str | None = None) -> Path:
 def rendered_images() -> dict[str, str]:
     """role -> the image reference the chart renders for it (default values of one target per runtime)."""
     from tools.gptoss.objects import dgd_components, find
-    from tools.gptoss.render import render_chart
-    from tools.gptoss.values import DYNAMO_OVERLAYS, TRTLLM_SERVE_OVERLAYS
-    serve = render_chart([TRTLLM_SERVE_OVERLAYS[0]])
-    dynamo = render_chart([DYNAMO_OVERLAYS[0]])
+    from tools.gptoss.render import parse_manifests, render_manifests
+    from tools.gptoss.values import overlay_runtime, overlays
+    serve, dynamo = (parse_manifests(render_manifests([next(o for o in overlays() if overlay_runtime(o) == runtime)]))
+                     for runtime in ("trtllm-serve", "dynamo"))
     job = next(o for o in serve if o["kind"] == "Job" and "model-download" in o["metadata"]["name"])
     deployment = find(serve, "Deployment")["spec"]["template"]["spec"]
     smoke = next(o for o in serve if o["kind"] == "Pod" and o["metadata"]["name"].endswith("smoke-test"))
@@ -132,7 +131,7 @@ def rendered_images() -> dict[str, str]:
         "pause": PAUSE_IMAGE,
         "download": job["spec"]["template"]["spec"]["containers"][0]["image"],
         "smoke-test": smoke["spec"]["containers"][0]["image"],
-        "wait-for-model": next(c["image"] for c in deployment["initContainers"] if c["name"] == "wait-for-model"),
+        "check-model": next(c["image"] for c in deployment["initContainers"] if c["name"] == "check-model"),
         "trtllm-serve": next(c["image"] for c in deployment["containers"] if c["name"] == "trtllm-serve"),
         "dynamo-runtime": frontend["image"],
         "dynamo-operator": operator_image(),
@@ -158,7 +157,7 @@ def part_key(image: Image) -> str:
 def part_missing(image: Image) -> str | None:
     """Why an image's Go part cannot be copied from, or None."""
     if image.part and go_parts.built(image.part) is None:
-        return f"the Go part {image.part} is not built (python ci/go_parts.py build {image.part})"
+        return f"the Go part {image.part} is not built (python -m ci.gptoss_ci.go_parts build {image.part})"
     return None
 
 
@@ -394,7 +393,7 @@ def write_archive(planned: Planned, root: Path, work: Path) -> int:
               "config": {"Env": BASE_ENV + planned.image.config.get("Env", []),
                          **{k: v for k, v in planned.image.config.items() if k != "Env"}},
               "rootfs": {"type": "layers", "diff_ids": [layer_digest]},
-              "history": [{"created_by": f"ci/node-images.py {planned.image.name} (key {planned.key})"}]}
+              "history": [{"created_by": f"python -m ci.gptoss_ci.node_images {planned.image.name} (key {planned.key})"}]}
     config_bytes = json.dumps(config, sort_keys=True).encode()
     config_digest = f"sha256:{hashlib.sha256(config_bytes).hexdigest()}"
     manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
@@ -559,6 +558,10 @@ def main() -> int:
         parser.error("import needs --address")
     missing = import_images(cache, args.address)
     if missing:
-        print(f"not built (run ci/node-images.py build): {', '.join(missing)}")
+        print(f"not built (run python -m ci.gptoss_ci.node_images build): {', '.join(missing)}")
         return 1
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

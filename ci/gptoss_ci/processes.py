@@ -15,7 +15,8 @@ from pathlib import Path
 
 # What the tiers start and the end of CI must not find running.
 SERVER_NAMES = ("kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "etcd",
-                "containerd", "dynamo-operator")
+                "containerd", "dynamo-operator", "argocd-application-controller", "argocd-repo-server",
+                "kube-router", "prometheus-operator", "keda", "keda-adapter", "traefik", "epp")
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -31,10 +32,11 @@ def start_time(pid: int) -> int | None:
     return int(fields[19]) if fields else None  # field 22 of stat; the list starts at field 3
 
 
-def spawn(argv: list[str], log) -> dict:
-    """Start argv in its own session; the record names the process for as long as it lives."""
+def spawn(argv: list[str], log, env: dict[str, str] | None = None) -> dict:
+    """Start argv in its own session (with `env` added to this process's environment); the record names the process
+    for as long as it lives."""
     process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               start_new_session=True)
+                               start_new_session=True, env={**os.environ, **env} if env else None)
     return {"pid": process.pid, "start_time": start_time(process.pid), "exe": argv[0]}
 
 

@@ -10,6 +10,11 @@ front of GPU-free `dynamo.mocker` engines, on this image's Debian python3 with a
         trtllm-serve's uvicorn server does (tensorrt_llm/serve/openai_server.py: uvicorn.Config with no
         timeout_graceful_shutdown): on SIGTERM it closes its listener, answers what it already accepted with
         `Connection: close`, waits for every open request however long it takes, then stops the rest and exits 0.
+        When the --extra_llm_api_options YAML sets return_perf_metrics and enable_iter_perf_stats (what makes
+        trtllm-serve mount it), GET /prometheus/metrics answers with trtllm-serve's gauges under their names
+        (tensorrt_llm/metrics/collector.py; ../shared/trtllm/RELEASES-FACTS.md section 2), from this server's own
+        requests: EngineGauges says how. The mocker schedules at most --max_batch_size sequences (else the YAML's
+        max_batch_size, else TensorRT-LLM's 2048) in blocks of kv_cache_config.tokens_per_block (else 32).
     gpt-oss-stand-in serve --model-path DIR --model-name NAME [--mocker 'ARGS'] ... -- FRONTEND ARGV ...
         Mockers (one per --mocker: extra mocker arguments, e.g. '--disaggregation-mode prefill'), then the
         given frontend command (the one a DynamoGraphDeployment renders) with file discovery added. On SIGTERM the
@@ -134,13 +139,55 @@ def supervise(commands: list[tuple[str, list[str]]], env: dict[str, str]) -> int
         time.sleep(0.2)
 
 
+TRTLLM_DEFAULT_MAX_BATCH_SIZE = 2048  # LlmArgs.max_batch_size (RELEASES-FACTS.md: 1.3.0rc29 LLM.html)
+TRTLLM_DEFAULT_TOKENS_PER_BLOCK = 32  # KvCacheConfig.tokens_per_block
+MOCKER_GPU_BLOCKS = 16384  # dynamo.mocker --num-gpu-blocks-override default (1.2.1)
+INFERENCE_PATHS = ("/v1/chat/completions", "/v1/completions")
+
+
+class EngineGauges:
+    """trtllm-serve's iteration gauges for /prometheus/metrics, from the requests this server has open. The mocker
+    behind it schedules at most `slots` sequences (its --max-num-seqs), as the engine runs at most max_batch_size:
+    running = min(open, slots), waiting = the rest. The mocker publishes no KV-cache usage a scrape could read, so
+    trtllm_kv_cache_utilization is the share of the batch's sequence slots in use (running / slots): full when the
+    batch is, as a saturated engine's cache is."""
+
+    def __init__(self, model: str, slots: int, tokens_per_block: int):
+        self.model, self.slots, self.tokens_per_block, self.open = model, slots, tokens_per_block, 0
+
+    def exposition(self) -> str:
+        running = min(self.open, self.slots)
+        labels = f'{{model_name="{self.model}",engine_type="trtllm"}}'
+        gauges = {"trtllm_num_requests_running": running, "trtllm_num_requests_waiting": self.open - running,
+                  "trtllm_kv_cache_utilization": running / self.slots,
+                  "trtllm_kv_cache_tokens_per_block": self.tokens_per_block,
+                  "trtllm_kv_cache_max_blocks": MOCKER_GPU_BLOCKS}
+        return "".join(f"# TYPE {name} gauge\n{name}{labels} {value}\n" for name, value in gauges.items())
+
+
+def engine_settings(options: dict[str, str]) -> dict:
+    """What the stand-in takes from trtllm-serve's flags and its --extra_llm_api_options YAML: whether the metrics
+    endpoint is mounted, the batch's sequence slots and the KV block size."""
+    extra = {}
+    path = options.get("--extra_llm_api_options") or options.get("--config")
+    if path and Path(path).is_file():
+        import yaml
+        extra = yaml.safe_load(Path(path).read_text()) or {}
+    slots = options.get("--max_batch_size") or extra.get("max_batch_size") or TRTLLM_DEFAULT_MAX_BATCH_SIZE
+    tokens_per_block = (extra.get("kv_cache_config") or {}).get("tokens_per_block") or TRTLLM_DEFAULT_TOKENS_PER_BLOCK
+    return {"metrics": bool(extra.get("return_perf_metrics") and extra.get("enable_iter_perf_stats")),
+            "slots": int(slots), "tokens_per_block": int(tokens_per_block)}
+
+
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade",
               "proxy-connection", "te", "trailer"}
 
 
-async def front(host: str, port: int, upstream: str, model: str, processes: list[tuple[str, subprocess.Popen]]) -> int:
-    """trtllm-serve's HTTP behaviour in front of the Dynamo frontend: every request passed through, streamed back;
-    SIGTERM drains as uvicorn does (listener closed, open requests finished, then exit)."""
+async def front(host: str, port: int, upstream: str, model: str, processes: list[tuple[str, subprocess.Popen]],
+                gauges: EngineGauges | None = None) -> int:
+    """trtllm-serve's HTTP behaviour in front of the Dynamo frontend: every request passed through, streamed back,
+    but /prometheus/metrics, answered from `gauges` when given; SIGTERM drains as uvicorn does (listener closed, open
+    requests finished, then exit)."""
     from aiohttp import ClientSession, ClientTimeout, web
 
     open_requests = 0
@@ -151,7 +198,12 @@ async def front(host: str, port: int, upstream: str, model: str, processes: list
 
     async def handle(request: web.Request) -> web.StreamResponse:
         nonlocal open_requests
+        if gauges is not None and request.path == "/prometheus/metrics" and request.method == "GET":
+            return web.Response(text=gauges.exposition(), content_type="text/plain", charset="utf-8")
+        inference = gauges is not None and request.method == "POST" and request.path in INFERENCE_PATHS
         open_requests += 1
+        if inference:
+            gauges.open += 1
         idle.clear()
         try:
             headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
@@ -168,6 +220,8 @@ async def front(host: str, port: int, upstream: str, model: str, processes: list
                 return response
         finally:
             open_requests -= 1
+            if inference:
+                gauges.open -= 1
             if not open_requests:
                 idle.set()
 
@@ -258,12 +312,19 @@ def trtllm_serve(args: list[str]) -> int:
         sys.exit(f"trtllm-serve stand-in: {error}")
     print(f"stand-in for trtllm-serve: serving {server['model_name']} from {server['model_path']} on "
           f"{server['host']}:{server['port']}; GPU settings read and ignored: {server['ignored']}", flush=True)
+    engine = engine_settings(server["ignored"])
+    gauges = EngineGauges(server["model_name"], engine["slots"], engine["tokens_per_block"]) \
+        if engine["metrics"] else None
+    print(f"stand-in: engine batch of {engine['slots']} sequences, blocks of {engine['tokens_per_block']} tokens; "
+          f"/prometheus/metrics {'served' if gauges else 'not mounted (return_perf_metrics, enable_iter_perf_stats)'}",
+          flush=True)
     inner = server["port"] + 1  # the Dynamo frontend, on loopback behind the trtllm-serve front
     frontend = [*FRONTEND, "--http-host", "127.0.0.1", "--http-port", str(inner)]
     env = environment()
-    processes = start(commands_of(server["model_path"], server["model_name"], [], frontend, env), env)
+    mocker = ["--max-num-seqs", str(engine["slots"]), "--block-size", str(engine["tokens_per_block"])]
+    processes = start(commands_of(server["model_path"], server["model_name"], [mocker], frontend, env), env)
     return asyncio.run(front(server["host"], server["port"], f"http://127.0.0.1:{inner}", server["model_name"],
-                             processes))
+                             processes, gauges))
 
 
 # --- the pods the Dynamo operator makes -----------------------------------------------------------------------

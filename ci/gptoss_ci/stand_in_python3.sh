@@ -1,5 +1,5 @@
 #!/bin/sh
-# python3 of the Dynamo runtime stand-in image (ci/node-images.py puts it first on PATH, at /usr/local/bin/python3).
+# python3 of the Dynamo runtime stand-in image (python -m ci.gptoss_ci.node_images puts it first on PATH, at /usr/local/bin/python3).
 # The pods the Dynamo operator makes run `python3 -m dynamo.trtllm ...` and `python3 -m dynamo.frontend ...`: those two
 # go through ci/gptoss_ci/stand_in.py (a GPU-free mocker for the engine; the real frontend with the model's tokenizer
 # in its offline Hugging Face cache). Everything else is Debian's python3, unchanged.

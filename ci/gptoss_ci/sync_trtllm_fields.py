@@ -1,22 +1,27 @@
-"""TensorRT-LLM engine keys per release: read them from a release's wheel, and write the chart's copy.
+"""TensorRT-LLM engine keys per release: write the chart's lists from the shared per-release files, and compare a
+release's wheel with its list.
 
-usage: ci/sync-trtllm-fields.py [path/to/llmargs-fields.json]
-           Write charts/gpt-oss/templates/engine/_trtllm-fields.tpl from ci/trtllm-fields.json (the lists read from
-           wheels) and the shared list (default ../shared/trtllm/llmargs-fields.json), which stands in for every
-           release the chart runs that has no list of its own yet.
-       ci/sync-trtllm-fields.py --release 1.3.0rc29 [--wheel PATH|URL]
-           Read the release's wheel, record its fields in ci/trtllm-fields.json, then write the chart's copy.
-           Without --wheel the wheel comes from PyPI's JSON API (file name, URL, sha256); only
+usage: python -m ci.gptoss_ci.sync_trtllm_fields [--check] [TRTLLM_DIR]
+           Write charts/gpt-oss/templates/engine/_trtllm-fields.tpl from every llmargs-fields-<release>.json in
+           TRTLLM_DIR (default ../shared/trtllm; RELEASES-FACTS.md there says how each was read): one key list per
+           release, and the shared llmargs-fields.json, which checks only a trtllm-serve image of a release with no
+           list of its own (trtllmServe.allowUnlistedRelease). --check writes nothing and exits 1 when the chart's
+           copy differs from what the files give.
+       python -m ci.gptoss_ci.sync_trtllm_fields --release 1.3.0rc29 [--wheel PATH|URL] [TRTLLM_DIR]
+           Read the release's wheel and print where its fields differ from llmargs-fields-1.3.0rc29.json (exit 1
+           when they do). Without --wheel the wheel comes from PyPI's JSON API (file name, URL, sha256); only
            tensorrt_llm/llmapi/llm_args.py and the modules its classes come from are fetched, by HTTP range
            requests on the zip's central directory. --wheel takes a local wheel or a URL that serves ranges.
-       ci/sync-trtllm-fields.py --release 1.3.0rc29 --find trtllm_num_requests_waiting [--under tensorrt_llm/metrics/]
+       python -m ci.gptoss_ci.sync_trtllm_fields --release 1.3.0rc29 --find trtllm_num_requests_waiting [--under tensorrt_llm/metrics/]
            Print member:line of each line of the wheel's Python source that contains the text (the citations of
            docs/operations.md).
 
-The fields are the pydantic fields (annotated class attributes, no ClassVar, no private ones) of TorchLlmArgs and
-its bases and of the nested config classes the chart validates, read with `ast` (importing tensorrt_llm needs CUDA).
-Unknown keys in an extra-engine-args YAML are a hard error (extra=forbid), so the chart refuses them at render.
-tests/test_engine.py fails when the chart's copy and its sources differ.
+Each release's list holds the TorchLlmArgs fields (deprecated ones included, since TensorRT-LLM still accepts
+them), the keys of the nested configs its file has (a config the file has no data for goes unchecked), the members
+of speculative_config per decoding_type, the values a Literal field takes, and what the other releases say about
+each key one of them lacks (removed in, replaced by, arrived in): the refusal names it. Unknown keys in an
+extra-engine-args YAML are a hard error (extra=forbid), so the chart refuses them at render.
+tests/test_engine.py fails when the chart's copy and the shared files differ.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ import hashlib
 import io
 import json
 import posixpath
+import re
 import sys
 import tarfile
 import urllib.parse
@@ -33,20 +39,58 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from . import REPO
-REGISTRY = REPO / "ci" / "trtllm-fields.json"
+from . import REPO, write_generated
+
 TARGET = REPO / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl"
+SHARED = REPO.parent / "shared" / "trtllm"
+SHARED_LIST = "llmargs-fields.json"
 PYPI_JSON = "https://pypi.org/pypi/tensorrt-llm/json"
 LLM_ARGS = "tensorrt_llm/llmapi/llm_args.py"
 ROOT_CLASS = "TorchLlmArgs"
-# The releases the chart runs (gpt-oss.trtllmRelease): Dynamo 1.6 line, Dynamo 1.2 line, trtllm-serve's old and
-# new default.
-RELEASES = ["1.3.0rc29", "1.3.0rc14", "1.2.0"]
-NESTED = {  # engine key -> config class of its value
-    "cuda_graph_config": "CudaGraphConfig", "moe_config": "MoeConfig", "kv_cache_config": "KvCacheConfig",
-    "cache_transceiver_config": "CacheTransceiverConfig", "attention_dp_config": "AttentionDpConfig",
-    "scheduler_config": "SchedulerConfig", "torch_compile_config": "TorchCompileConfig",
+# Engine key -> the config class of its value, where a release's file has that class.
+NESTED = {
+    "kv_cache_config": "KvCacheConfig", "cuda_graph_config": "CudaGraphConfig", "moe_config": "MoeConfig",
+    "attention_dp_config": "AttentionDpConfig", "scheduler_config": "SchedulerConfig",
+    "cache_transceiver_config": "CacheTransceiverConfig", "torch_compile_config": "TorchCompileConfig",
+    "peft_cache_config": "PeftCacheConfig", "nvfp4_gemm_config": "Nvfp4GemmConfig",
+    "kv_connector_config": "KvCacheConnectorConfig", "ray_placement_config": "RayPlacementConfig",
+    "cp_config": "CpConfig", "dwdp_config": "DwdpConfig", "layer_wise_benchmarks_config": "LayerwiseBenchmarksConfig",
+    "prometheus_metrics_config": "PrometheusMetricsConfig", "sleep_config": "SleepConfig",
+    "multimodal_config": "MultimodalConfig", "encoder_cuda_graph_config": "EncodeCudaGraphConfig",
+    "reorder_policy_config": "ReorderRequestPolicyConfig",
 }
+# Keys a release's YAML takes besides its field names, where the file's `aliases` say so: (engine key of the
+# config, "" for the top level; the alias; the aliases section and field whose note names it).
+ALIAS_KEYS = [
+    ("", "hf_revision", "LlmArgs", "revision"),
+    ("speculative_config", "speculative_model_dir", "DecodingBaseConfig (all speculative configs)", "speculative_model"),
+]
+# What took a key's place, as RELEASES-FACTS.md ("Differences between releases") names it: old -> (new, words).
+# tests/test_engine.py checks each against the lists (the old one gone where the new one arrived).
+REPLACEMENTS = {
+    "enable_sleep": ("sleep_config", ""),
+    "video_pruning_rate": ("multimodal_config.video_pruning_rate", ""),
+    "speculative_config.acceptance_window": ("speculative_config.acceptance_rate_window_size", ""),
+    "speculative_config.acceptance_length_threshold": ("speculative_config.acceptance_rate_threshold",
+                                                       ", a rate in [0, 1] now"),
+    "speculative_config.decoding_type=DraftTarget": ("speculative_config.decoding_type=Draft_Target", ""),
+    "speculative_config.decoding_type=UserProvided": ("speculative_config.decoding_type=User_Provided", ""),
+}
+# Removed keys with nothing in their place, and what the facts say about them.
+REMOVALS = {
+    "fail_fast_on_attention_window_too_large": "only the TensorRT engine backend's arguments keep it, and the chart "
+                                               "runs the PyTorch backend",
+    "sampler_type": "TorchSampler is the default sampler from then on",
+}
+# How a list was read, from what its file's `source` says, first match: (phrase, tag for test ids, a user's words).
+BASES = [
+    ("assembled from autodoc pages", "assembled", "assembled from the release's documentation, partly inferred"),
+    ("NOT read in full", "inferred", "inferred: the list of {neighbour}, whose source matched this release's "
+                                     "wherever the two were compared"),
+    ("Read in full", "read", "read in full from the release's own source"),
+    ("read from char", "read-in-part", "read from the release's own source, nearly all of it"),
+]
+SHARED_WORDS = "a shared list read from a 1.2/1.3-era TensorRT-LLM source, of no release in particular"
 
 
 class NoWheel(Exception):
@@ -251,7 +295,7 @@ class Source:
         return names
 
 
-def read_fields(read) -> dict[str, list[str]]:
+def read_fields(read, classes=()) -> dict[str, list[str]]:
     """{"LlmArgs": TorchLlmArgs fields, <config class>: its fields} from a reader of wheel members."""
     source = Source(read)
     if source.module(LLM_ARGS) is None:
@@ -259,7 +303,7 @@ def read_fields(read) -> dict[str, list[str]]:
     fields = {"LlmArgs": source.fields(ROOT_CLASS)}
     if not fields["LlmArgs"]:
         raise KeyError(f"{LLM_ARGS} defines no {ROOT_CLASS} with fields")
-    for config_class in NESTED.values():
+    for config_class in classes:
         fields[config_class] = source.fields(config_class)
     return fields
 
@@ -288,63 +332,259 @@ def open_release(release: str, wheel_arg: str | None) -> tuple[Wheel, dict]:
     return wheel, {"wheel": record["filename"], "sha256": record["digests"]["sha256"], "from": "PyPI JSON API"}
 
 
-def load_registry() -> dict:
-    return json.loads(REGISTRY.read_text()) if REGISTRY.exists() else {"releases": {}}
+
+def version_key(release: str) -> tuple:
+    """Order of TensorRT-LLM releases: 1.2.0 < 1.2.1 < 1.3.0rc14 < 1.3.0rc29 < 1.3.0."""
+    match = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)(?:rc(\d+))?", release)
+    if not match:
+        raise ValueError(f"{release}: not a TensorRT-LLM release (MAJOR.MINOR.PATCH[rcN])")
+    major, minor, patch, rc = match.groups()
+    return int(major), int(minor), int(patch), int(rc) if rc else 1 << 30
 
 
-def chart_lines(registry: dict, shared: dict, shared_name: str) -> list[str]:
-    """The generated template: every list once, and the release -> list table."""
-    lists = {"shared": shared["fields"]}
-    releases, header = {}, []
-    for release in RELEASES + sorted(set(registry["releases"]) - set(RELEASES)):
-        entry = registry["releases"].get(release)
-        if entry:
-            lists[release] = entry["fields"]
-            src = entry["source"]
-            releases[release] = (release, f"{src['wheel']} (sha256 {src['sha256']}), {src['member']}")
-        else:
-            releases[release] = ("shared", f"no list read from its wheel yet: the shared {shared_name}")
-        header.append(f"  {release}: {releases[release][1]}")
-    lines = [
-        "{{/*",
-        "TensorRT-LLM engine keys per release: TorchLlmArgs fields (with its bases') and the keys of the nested",
-        "configs the chart validates. Generated by ci/sync-trtllm-fields.py; do not edit. Source of each list:",
-        *header,
-        f"  shared: {shared_name}: {shared['source'].split('. ')[0]}",
-        'Usage: {{ $lists := include "gpt-oss.trtllmFieldLists" . | fromYaml }}',
-        "*/}}",
-        '{{- define "gpt-oss.trtllmFieldLists" -}}',
-        "releases:",
-    ]
-    for release, (list_name, source) in releases.items():
-        lines += [f"  {json.dumps(release)}:", f"    list: {list_name}", f"    source: {json.dumps(source)}"]
-    lines.append("lists:")
-    for name, fields in lists.items():
-        lines += [f"  {name}:", "    top:", *[f"      - {f}" for f in fields["LlmArgs"]], "    nested:"]
-        for key, config_class in NESTED.items():
-            lines.append(f"      {key}:")
-            lines.extend(f"        - {f}" for f in fields[config_class])
-    lines.append("{{- end }}")
+def release_files(trtllm_dir: Path) -> dict[str, dict]:
+    """{release: its llmargs-fields-<release>.json}, oldest first."""
+    files = {path.name.removeprefix("llmargs-fields-").removesuffix(".json"): json.loads(path.read_text())
+             for path in trtllm_dir.glob("llmargs-fields-*.json")}
+    if not files:
+        raise FileNotFoundError(f"no llmargs-fields-<release>.json in {trtllm_dir}")
+    return dict(sorted(files.items(), key=lambda item: version_key(item[0])))
+
+
+def basis(data: dict) -> tuple[str, str]:
+    """(tag, a user's words) of how a release's list was read, from its file's `source`."""
+    for phrase, tag, words in BASES:
+        if phrase in data["source"]:
+            neighbour = re.search(r"therefore the ([0-9][\w.]*) lists", data["source"])
+            if "{neighbour}" in words and not neighbour:
+                raise ValueError(f"{data['source'][:80]}...: says it is inferred but names no release it copies")
+            return tag, words.format(neighbour=neighbour.group(1) if neighbour else "")
+    raise ValueError(f"{data['source'][:80]}...: none of {[b[0] for b in BASES]}; add how it was read to BASES")
+
+
+def _unique(names) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def _class_name(text: str) -> str:
+    """The class of a union member entry ("QSASparseAttentionConfig (qsa)" -> QSASparseAttentionConfig)."""
+    return text.split()[0]
+
+
+def release_keys(data: dict) -> dict:
+    """One release's list: top, nested (engine key -> keys of its config, a union's: every member's), unions
+    (speculative_config: discriminator and members per value), values (key -> the only values it takes)."""
+    fields, aliases = data["fields"], data.get("aliases", {})
+    for cls, names in fields.items():
+        if cls in data.get("counts", {}) and data["counts"][cls] != len(names):
+            raise ValueError(f"{data['notes'].get('release')}: {cls} lists {len(names)} fields, counts says "
+                             f"{data['counts'][cls]}")
+    top = list(fields["LlmArgs"])
+    nested = {key: list(fields[cls]) for key, cls in NESTED.items() if key in top and cls in fields}
+    unions = {}
+    for key, union in data.get("unions", {}).items():
+        if key not in top:
+            continue
+        if isinstance(union, str):  # "Union[DecodeCudaGraphConfig, EncodeCudaGraphConfig, None] (...)"
+            classes = [c for c in re.findall(r"\b([A-Z]\w*Config)\b", union) if c in fields]
+            nested[key] = _unique(f for c in classes for f in fields[c])
+            continue
+        members = union["members"]
+        if isinstance(members, list):  # member classes, no discriminator values
+            nested[key] = _unique(f for m in members if _class_name(m) in fields for f in fields[_class_name(m)])
+            continue
+        pairs = [(a, _class_name(b)) if not a.endswith("Config") else (b, a) for a, b in members.items()]
+        discriminator = union["discriminator"].split()[0]
+        by_value = {value: fields[cls] for value, cls in pairs if cls in fields}
+        unions[key] = {"discriminator": discriminator, "members": by_value}
+        nested[key] = _unique(f for names in by_value.values() for f in names)
+    for key, alias, section, field in ALIAS_KEYS:
+        note = aliases.get(section, {}).get(field, "") if isinstance(aliases.get(section), dict) else ""
+        if alias not in note:
+            continue
+        if not key:
+            top.append(alias)
+        elif key in nested:
+            nested[key].append(alias)
+            for names in unions.get(key, {}).get("members", {}).values():
+                names.append(alias)
+    values = {}
+    for key, detail in data.get("deprecated_detail", {}).get("LlmArgs", {}).items():
+        if literal := re.search(r"Literal\[([^\]]*)\]", detail):
+            values[key] = re.findall(r"'([^']*)'", literal.group(1))
+    for key, union in unions.items():
+        values[f"{key}.{union['discriminator']}"] = list(union["members"])
+    return {"top": top, "nested": nested, "unions": unions, "values": values}
+
+
+def _scopes(keys: dict) -> dict[str, set]:
+    """Every name a list accepts, by scope: "" (top-level keys), "<key>." (a nested config's keys) and
+    "<key>.<field>=" (the values a field takes)."""
+    scopes = {"": set(keys["top"])}
+    scopes.update({f"{key}.": set(names) for key, names in keys["nested"].items()})
+    scopes.update({f"{path}=": set(allowed) for path, allowed in keys["values"].items()})
+    return scopes
+
+
+def _split(path: str) -> tuple[str, str]:
+    """(scope, name) of a path: "a.b=c" -> ("a.b=", "c"), "a.b" -> ("a.", "b"), "a" -> ("", "a")."""
+    if "=" in path:
+        scope, name = path.rsplit("=", 1)
+        return scope + "=", name
+    scope, _, name = path.rpartition(".")
+    return (scope + "." if scope else ""), name
+
+
+def _label(path: str) -> str:
+    scope, name = _split(path)
+    return f"{scope[:-1]}: {name}" if scope.endswith("=") else path
+
+
+def _gone(path: str, release: str, order: list[str], scopes: dict) -> str:
+    """What became of a name after the last release before `release` that had it: "was removed in X" (with what
+    the facts say) or "was replaced by Y in X"."""
+    scope, name = _split(path)
+    gone_in = release
+    for other in reversed(order[:order.index(release)]):
+        if scope not in scopes[other]:
+            continue
+        if name in scopes[other][scope]:
+            break
+        gone_in = other
+    if path in REPLACEMENTS:
+        new, words = REPLACEMENTS[path]
+        new_scope, new_name = _split(new)
+        return f"was replaced by {new_name if new_scope.endswith('=') else new} in {gone_in}{words}"
+    return f"was removed in {gone_in}" + (f": {REMOVALS[path]}" if path in REMOVALS else "")
+
+
+def history(lists: dict[str, dict]) -> dict[str, dict[str, str]]:
+    """{release: {path: a sentence}} for every name another release accepts and this one does not: when it was
+    removed (and what replaced it, where the facts name it), or when it arrived (and what this release has in
+    its place). path: "key", "key.subkey" or "key.field=value"; "key=" says since when a Literal key takes only
+    some values."""
+    order = list(lists)
+    scopes = {release: _scopes(keys) for release, keys in lists.items()}
+    every: dict[str, set] = {}
+    for by_scope in scopes.values():
+        for scope, names in by_scope.items():
+            every.setdefault(scope, set()).update(names)
+    out = {}
+    for release in order:
+        notes = {}
+        for scope, names in sorted(every.items()):
+            if scope not in scopes[release]:
+                continue  # no data for this config in the release's file: it goes unchecked
+            for name in sorted(names - scopes[release][scope]):
+                path = f"{scope}{name}"
+                having = [r for r in order if scope in scopes[r] and name in scopes[r][scope]]
+                if version_key(having[0]) < version_key(release):
+                    notes[path] = f"{_label(path)} {_gone(path, release, order, scopes)}"
+                    continue
+                sentence = f"{_label(path)} arrived in {having[0]}"
+                later = [r for r in order if version_key(r) > version_key(having[-1]) and scope in scopes[r]]
+                if later:
+                    sentence += f" and {_gone(path, later[0], order, scopes)}"
+                for old, (new, _) in REPLACEMENTS.items():
+                    old_scope, old_name = _split(old)
+                    if (new == path or new.startswith(path + ".")) and old_name in scopes[release].get(old_scope, ()):
+                        sentence += f"; {release} has {_label(old)} instead"
+                notes[path] = sentence
+        for path, allowed in lists[release]["values"].items():
+            if "." not in path:  # a Literal top-level key (backend), not a union's discriminator
+                first = next(r for r in order if path in lists[r]["values"])
+                notes[f"{path}="] = f"{path} takes only {', '.join(allowed)} from {first} on"
+        out[release] = dict(sorted(notes.items()))
+    return out
+
+
+def _flow(items) -> str:
+    return "[" + ", ".join(json.dumps(i) if not re.fullmatch(r"[A-Za-z_][\w.]*", i) else i for i in items) + "]"
+
+
+def _define(name: str, comment: list[str], body: list[str]) -> list[str]:
+    return ["", "{{/*", *comment, f'Usage: {{{{ $keys := include "{name}" . | fromYaml }}}}', "*/}}",
+            f'{{{{- define "{name}" -}}}}', *body, "{{- end }}"]
+
+
+def _list_body(keys: dict) -> list[str]:
+    lines = [f"top: {_flow(keys['top'])}", "nested:"]
+    lines += [f"  {key}: {_flow(names)}" for key, names in keys["nested"].items()]
+    if keys.get("unions"):
+        lines.append("unions:")
+        for key, union in keys["unions"].items():
+            lines += [f"  {key}:", f"    discriminator: {union['discriminator']}", "    members:"]
+            lines += [f"      {json.dumps(value)}: {_flow(names)}" for value, names in union["members"].items()]
+    if keys.get("values"):
+        lines.append("values:")
+        lines += [f"  {json.dumps(path)}: {_flow(allowed)}" for path, allowed in keys["values"].items()]
     return lines
 
 
-def write_chart(shared_path: Path) -> str:
-    shared = json.loads(shared_path.read_text())
-    registry = load_registry()
-    TARGET.write_text("\n".join(chart_lines(registry, shared, "trtllm/llmargs-fields.json")) + "\n")
-    own = sorted(set(registry["releases"]) & set(RELEASES))
-    return (f"wrote {TARGET.relative_to(REPO)}: lists read from wheels: {', '.join(own) or 'none'}; "
-            f"the shared list for {', '.join(r for r in RELEASES if r not in own) or 'none'}")
+def chart_text(trtllm_dir: Path) -> str:
+    """The generated template: the index of releases, then one define per release and one for the shared list."""
+    files = release_files(trtllm_dir)
+    shared = json.loads((trtllm_dir / SHARED_LIST).read_text())
+    lists = {release: release_keys(data) for release, data in files.items()}
+    notes = history(lists)
+    bases = {release: basis(data) for release, data in files.items()}
+    index = ["order: " + _flow(list(files)), "releases:"]
+    for release, (tag, words) in bases.items():
+        index += [f"  {json.dumps(release)}:", f"    basis: {tag}", f"    words: {json.dumps(words)}"]
+    index += ["shared:", f"  words: {json.dumps(SHARED_WORDS)}"]
+    lines = ["{{- /* TensorRT-LLM engine keys per release. Generated by python -m ci.gptoss_ci.sync_trtllm_fields from the shared "
+             "trtllm/llmargs-fields-<release>.json files; do not edit. */}}"]
+    lines += _define("gpt-oss.trtllmKeyLists", [
+        "The TensorRT-LLM releases with an engine key list of their own, oldest first, each with how its list was read",
+        "(basis: read, read-in-part, inferred or assembled; words: the same for a reader), and the shared list's words.",
+        "Generated by python -m ci.gptoss_ci.sync_trtllm_fields; do not edit. Sources:",
+        *[f"  {release}: {data['source'].split('. ')[0]}" for release, data in files.items()],
+        f"  shared: {SHARED_LIST}: {shared['source'].split('. ')[0]}",
+    ], index)
+    for release, keys in lists.items():
+        lines += _define(f"gpt-oss.trtllmKeys.{release}", [
+            f"The engine keys of TensorRT-LLM {release}, {bases[release][1]}:",
+            "top (TorchLlmArgs fields and the YAML's aliases), nested (engine key -> keys of its config; a config the",
+            "release's file has no data for is not listed), unions (speculative_config: the keys of each decoding_type),",
+            "values (the only values a key takes). Generated by python -m ci.gptoss_ci.sync_trtllm_fields; do not edit.",
+        ], _list_body(keys))
+        lines += _define(f"gpt-oss.trtllmKeyHistory.{release}", [
+            f"What the other releases say about each name TensorRT-LLM {release} lacks (path -> a sentence; path: key,",
+            "key.subkey or key.field=value, and key= for a key that takes only some values): read only to refuse.",
+            "Generated by python -m ci.gptoss_ci.sync_trtllm_fields; do not edit.",
+        ], [f"{json.dumps(path)}: {json.dumps(sentence)}" for path, sentence in notes[release].items()] or ["{}"])
+    shared_keys = {"top": shared["fields"]["LlmArgs"],
+                   "nested": {key: shared["fields"][cls] for key, cls in NESTED.items() if cls in shared["fields"]}}
+    lines += _define("gpt-oss.trtllmKeys.shared", [
+        "The shared engine key list, for a trtllm-serve image of a release with no list of its own",
+        f"(trtllmServe.allowUnlistedRelease): {SHARED_WORDS}.",
+        "Generated by python -m ci.gptoss_ci.sync_trtllm_fields; do not edit.",
+    ], _list_body(shared_keys))
+    return "\n".join(lines) + "\n"
+
+
+def compare_wheel(fields: dict[str, list[str]], data: dict) -> list[str]:
+    """Lines naming each class whose fields in the wheel differ from the release's file."""
+    lines = []
+    for cls, names in data["fields"].items():
+        read = fields.get(cls, [])
+        if set(read) != set(names):
+            lines.append(f"  {cls}: only in the wheel: {sorted(set(read) - set(names)) or 'none'}; "
+                         f"only in the file: {sorted(set(names) - set(read)) or 'none'}")
+    return lines
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("shared", nargs="?", default=str(REPO.parent / "shared" / "trtllm" / "llmargs-fields.json"))
+    parser.add_argument("trtllm_dir", nargs="?", default=str(SHARED),
+                        help="folder with llmargs-fields-<release>.json and llmargs-fields.json")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the chart's copy differs")
     parser.add_argument("--release", help="read this TensorRT-LLM release's wheel")
     parser.add_argument("--wheel", help="a local wheel or a URL serving ranges, instead of PyPI's")
     parser.add_argument("--find", help="print member:line of each source line with this text, and stop")
     parser.add_argument("--under", default="tensorrt_llm/", help="with --find: members under this path")
     args = parser.parse_args(argv)
+    trtllm_dir = Path(args.trtllm_dir)
     if args.release:
         try:
             wheel, source = open_release(args.release, args.wheel)
@@ -355,14 +595,13 @@ def main(argv=None) -> int:
             print(f"{source['wheel']} (sha256 {source['sha256']}):")
             print("\n".join(find_text(wheel, args.find, args.under)) or "  (no line has it)")
             return 0
-        fields = read_fields(wheel.text)
-        registry = load_registry()
-        registry["releases"][args.release] = {"source": dict(source, member=LLM_ARGS), "fields": fields}
-        registry["releases"] = dict(sorted(registry["releases"].items()))
-        REGISTRY.write_text(json.dumps(registry, indent=1) + "\n")
-        print(f"{args.release}: {len(fields['LlmArgs'])} TorchLlmArgs fields from {source['wheel']}")
-    print(write_chart(Path(args.shared)))
-    return 0
+        data = json.loads((trtllm_dir / f"llmargs-fields-{args.release}.json").read_text())
+        differences = compare_wheel(read_fields(wheel.text, [c for c in data["fields"] if c != "LlmArgs"]), data)
+        print(f"{args.release}: {source['wheel']} (sha256 {source['sha256']}) "
+              + ("differs from its list:\n" + "\n".join(differences) if differences else "matches its list"))
+        return 1 if differences else 0
+    return write_generated(TARGET, chart_text(trtllm_dir), args.check, "sync_trtllm_fields", source=str(trtllm_dir),
+                           what=f"lists of {', '.join(release_files(trtllm_dir))}, and the shared one")
 
 
 if __name__ == "__main__":

@@ -82,11 +82,13 @@ def operator_present(pytestconfig) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def dynamo_operator(cluster_access, k8s):
-    """The real Dynamo operator (1.5.0-dev, built from the shared archives), installed once per session by `helm
-    install` of its platform chart component, running as a pod on the kubelet node (tests/cluster/operator.py).
-    Skips, saying why, where there is no node or no built operator; uninstalled at the end."""
+    """The real Dynamo operator (1.5.0-dev, built from the shared archives), installed by `helm install` of its
+    platform chart component, running as a pod on the kubelet node (tests/cluster/operator.py). Per module, and
+    uninstalled at its end: the node group's other modules (test_gateway.py, test_node_policies.py) store DGDs that no
+    operator may reconcile, since they run the frontend stand-in under the operator's names. Skips, saying why, where
+    there is no node or no built operator."""
     from tests.cluster import operator
     reason = operator.why_not(cluster_access.kubeconfig)
     if reason:
@@ -249,10 +251,10 @@ def release(cluster_access, namespace, dgd_api, request) -> Release:
 
 @pytest.fixture(scope="session")
 def control_plane(cluster_access) -> ControlPlane:
-    """The ci/control-plane.py control plane behind KUBECONFIG, whose components a fault test may restart."""
+    """The python -m ci.gptoss_ci.control_plane control plane behind KUBECONFIG, whose components a fault test may restart."""
     plane = ControlPlane.beside(cluster_access.kubeconfig)
     if plane is None:
-        skip_for_missing_part(f"the cluster at {cluster_access.kubeconfig} was not started by ci/control-plane.py (no pids.json "
+        skip_for_missing_part(f"the cluster at {cluster_access.kubeconfig} was not started by python -m ci.gptoss_ci.control_plane (no pids.json "
                     "beside the kubeconfig), so this test cannot kill and restart its kube-apiserver or etcd")
     return plane
 

@@ -1,4 +1,4 @@
-"""Kill and restart components of the control plane ci/control-plane.py started (the fault tests' lever).
+"""Kill and restart components of the control plane python -m ci.gptoss_ci.control_plane started (the fault tests' lever).
 
 Only a control plane whose state folder (pids.json) sits beside the kubeconfig qualifies: the functions act
 on the processes that script recorded and nothing else. A cluster from kind or a real one does not qualify,

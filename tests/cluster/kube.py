@@ -103,7 +103,7 @@ def probe(kubeconfig: Path, timeout: float = 5.0):
 
 def component_running(api_client, name: str, fresh_seconds: float = 60.0) -> bool:
     """Whether a control-plane component (kube-scheduler, kube-controller-manager) runs: its leader-election
-    Lease in kube-system was renewed lately. Works the same on kind, a real cluster and ci/control-plane.py."""
+    Lease in kube-system was renewed lately. Works the same on kind, a real cluster and python -m ci.gptoss_ci.control_plane."""
     import datetime
 
     from kubernetes import client
@@ -300,6 +300,7 @@ class Kube:
 
     def get(self, obj: dict, namespace: str) -> dict | None:
         """The live object for a rendered one, as a dict; None when it does not exist."""
+        from kubernetes import client
         from kubernetes.client.exceptions import ApiException
         kind, name = obj["kind"], obj["metadata"]["name"]
         readers = {
@@ -316,6 +317,8 @@ class Kube:
             "ServiceAccount": lambda: self._dict(self.core.read_namespaced_service_account(name, namespace)),
             "Role": lambda: self._dict(self.rbac.read_namespaced_role(name, namespace)),
             "RoleBinding": lambda: self._dict(self.rbac.read_namespaced_role_binding(name, namespace)),
+            "HorizontalPodAutoscaler": lambda: self._dict(client.AutoscalingV2Api(
+                self.api_client).read_namespaced_horizontal_pod_autoscaler(name, namespace)),
             "HTTPRoute": lambda: self.custom.get_namespaced_custom_object(
                 "gateway.networking.k8s.io", "v1", namespace, "httproutes", name),
             "InferencePool": lambda: self.custom.get_namespaced_custom_object(

@@ -1,7 +1,7 @@
-"""The kubelet node of ci/node.py, as the node tests (tests/cluster/test_node.py) use it.
+"""The kubelet node of python -m ci.gptoss_ci.node, as the node tests (tests/cluster/test_node.py) use it.
 
-ci/control-plane.py starts the node beside its control plane when a kubelet binary is there; it registers
-tainted (ci/node.py NODE_TAINT), so the rest of the tier, written for API-only nodes, never lands on it. The
+python -m ci.gptoss_ci.control_plane starts the node beside its control plane when a kubelet binary is there; it registers
+tainted (ci.gptoss_ci.node NODE_TAINT), so the rest of the tier, written for API-only nodes, never lands on it. The
 node tests take it over for their module (Takeover): the taint lifted and every API-only node cordoned, so each
 pod the chart makes runs on the real node, as on a kind cluster whose GPU workers are fakes.
 """
@@ -36,19 +36,19 @@ def state_of(kubeconfig: Path) -> Path | None:
 
 
 def why_no_node(kubeconfig: Path) -> str | None:
-    """None when ci/control-plane.py started a node beside this kubeconfig with all its images, else why not."""
+    """None when python -m ci.gptoss_ci.control_plane started a node beside this kubeconfig with all its images, else why not."""
     state = state_of(kubeconfig)
     if state is None:
-        return (f"the cluster at {kubeconfig} was not started by ci/control-plane.py (no pids.json beside it), "
-                "so it has no node of ci/node.py")
+        return (f"the cluster at {kubeconfig} was not started by python -m ci.gptoss_ci.control_plane (no pids.json beside it), "
+                "so it has no node of python -m ci.gptoss_ci.node")
     if (state / "node-absent.txt").exists():
-        return "ci/control-plane.py started no kubelet node: " + (state / "node-absent.txt").read_text().strip()
+        return "python -m ci.gptoss_ci.control_plane started no kubelet node: " + (state / "node-absent.txt").read_text().strip()
     summary = state / "node" / "summary.json"
     if not summary.exists():
-        return f"no node recorded in {state} (ci/control-plane.py of this checkout starts one when a kubelet is there)"
+        return f"no node recorded in {state} (python -m ci.gptoss_ci.control_plane of this checkout starts one when a kubelet is there)"
     missing = json.loads(summary.read_text()).get("missing_images")
     if missing:
-        return f"the node lacks images ci/node-images.py could not build: {', '.join(missing)}"
+        return f"the node lacks images python -m ci.gptoss_ci.node_images could not build: {', '.join(missing)}"
     return None
 
 

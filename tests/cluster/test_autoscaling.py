@@ -4,7 +4,8 @@ replica counts the scaling adapters own.
 
 No Dynamo operator runs: the test creates the DynamoGraphDeploymentScalingAdapter the operator would create. The
 adapter CRD (../shared/dynamo/crds) names the operator's conversion webhook, which does not exist here, so it is
-installed with `conversion: {strategy: None}` (PRODUCTION-FACTS A1), next to KEDA's CRDs (../shared/keda/crds).
+installed with `conversion: {strategy: None}` (PRODUCTION-FACTS A1), next to KEDA's CRDs from its pinned module
+(ci/go/keda; tests/controllers.py). KEDA itself reads the ScaledObjects in tests/e2e/test_keda_live.py.
 """
 from __future__ import annotations
 
@@ -13,43 +14,28 @@ import copy
 import pytest
 import yaml
 
+from tests import controllers
 from tests.cluster import kube
 from tests.helpers import skip_for_missing_part
 from tests.schemas import crd_file
 
 ADAPTER_CRD = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
-KEDA_CRDS = ["keda.sh_scaledobjects.yaml", "keda.sh_triggerauthentications.yaml",
-             "keda.sh_clustertriggerauthentications.yaml"]
 ADAPTERS = "dynamographdeploymentscalingadapters"
 HPA_TIMEOUT = 120  # the HPA controller syncs every 15 s
 
 
 @pytest.fixture(scope="session")
 def scaling_crds(cluster_access):
-    """The scaling-adapter CRD (conversion None) and KEDA's CRDs, established. Left in place: pytest-xdist workers
-    share the cluster, and a CRD one worker deleted would vanish under another's test (and the HPA controller's
-    discovery would lose the kind)."""
-    from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
-    ext = client.ApiextensionsV1Api(cluster_access.api_client)
-    crds = [yaml.safe_load(crd_file(name).read_text()) for name in [ADAPTER_CRD, *KEDA_CRDS]]
-    crds[0] = copy.deepcopy(crds[0])
-    crds[0]["spec"]["conversion"] = {"strategy": "None"}
-    with kube.cluster_lock(cluster_access.kubeconfig, "scaling-crds"):
-        for crd in crds:
-            name = crd["metadata"]["name"]
-            try:
-                live = ext.read_custom_resource_definition(name)
-                crd["metadata"]["resourceVersion"] = live.metadata.resource_version
-                ext.replace_custom_resource_definition(name, crd)
-            except ApiException as error:
-                if not kube.is_not_found(error):
-                    raise
-                ext.create_custom_resource_definition(crd)
-    for crd in crds:
-        kube.wait_for(f"CRD {crd['metadata']['name']} established", lambda: kube.crd_established(
-            cluster_access.api_client.sanitize_for_serialization(
-                ext.read_custom_resource_definition(crd["metadata"]["name"]))), timeout=60)
+    """The scaling-adapter CRD (conversion None) and KEDA's CRDs (from its pinned module), established. Left in place:
+    pytest-xdist workers share the cluster, and a CRD one worker deleted would vanish under another's test (and the
+    HPA controller's discovery would lose the kind)."""
+    adapter = copy.deepcopy(yaml.safe_load(crd_file(ADAPTER_CRD).read_text()))
+    adapter["spec"]["conversion"] = {"strategy": "None"}
+    try:
+        keda = controllers.crds(controllers.KEDA)
+    except RuntimeError as error:
+        skip_for_missing_part(f"KEDA's CRDs: {error}")
+    controllers.install_crds(cluster_access.api_client, cluster_access.kubeconfig, [adapter, *keda], "scaling-crds")
 
 
 def create_adapter(k8s: kube.Kube, namespace: str, name: str, dgd: str, service: str) -> None:

@@ -2,7 +2,7 @@
 `restricted` admits every pod.
 
 An OCI image volume (modelCache.source=oci, mount imageVolume) mounts the model image read-only in every pod and
-checks it in a verify-model init container; the S3 source with a workload identity runs the download Job as a
+checks it in a check-model init container; the S3 source with a workload identity runs the download Job as a
 ServiceAccount the chart creates; the OCI pull mounts the imagePullSecrets and a CA bundle into the Job. Each is
 installed with helm-python-sdk into a namespace that enforces `restricted`, and every pod it makes (the Job's,
 the operator's pods from the stored DGD) is created with a server-side dry run, so admission runs and nothing
@@ -50,7 +50,7 @@ def test_should_admit_every_pod_of_the_source_under_restricted(release, k8s, sou
             stored = k8s.core.create_namespaced_pod(release.namespace, pod, dry_run="All")
             volume = next(v for v in stored.spec.volumes if v.name == "model-cache")
             assert volume.image is not None and volume.image.reference == f"{REPOSITORY}@{DIGEST}", name
-            assert [c.name for c in stored.spec.init_containers] == ["verify-model"], name
+            assert [c.name for c in stored.spec.init_containers] == ["check-model"], name
     elif source == "s3-workload-identity":
         job = next(pod for name, pod in pods.items() if name.startswith("Job/"))
         assert job["spec"]["serviceAccountName"] == "gpt-oss-model-fetch"

@@ -1,20 +1,20 @@
-"""Pods that really run: the chart on the kubelet node of ci/node.py (containerd, runc, CNI, kube-proxy, DNS).
+"""Pods that really run: the chart on the kubelet node of python -m ci.gptoss_ci.node (containerd, runc, CNI, kube-proxy, DNS).
 
-Skips, saying why, unless ci/control-plane.py started its node (a kubelet binary beside the control-plane
-binaries, root, the node's Debian packages, the images of ci/node-images.py). For this module the node is
+Skips, saying why, unless python -m ci.gptoss_ci.control_plane started its node (a kubelet binary beside the control-plane
+binaries, root, the node's Debian packages, the images of python -m ci.gptoss_ci.node_images). For this module the node is
 untainted and every API-only node cordoned (tests/cluster/node.py Takeover), so every pod the chart makes runs
 for real, in namespaces enforcing PodSecurity `restricted`, with the model cache on a `local` PV of the node.
 
 The images are stand-ins built from Debian packages and PyPI (tests/cluster/node.py stand_ins() says what each
 is): the Jobs' Python image is Debian's python3 with the Jobs' pinned packages; the TensorRT-LLM and Dynamo
 runtime images are Dynamo's own frontend in front of GPU-free mockers. The model is a small tokenizer and config
-plus one large file, served by tests/e2e/fake_hub.py on the node's bridge address (ci/node.py FAKE_HUB_URL) over
+plus one large file, served by tests/e2e/fake_hub.py on the node's bridge address (ci.gptoss_ci.node FAKE_HUB_URL) over
 HTTPS with a test CA, as a Hub mirror must be (issue 36): the pods trust the CA through modelCache.caBundle (a
 ConfigMap in each namespace) and the release pins the manifest sha256 tools/mirror-model.py prints for a copy
 made through the same fake Hub (modelCache.manifestSha256), as a user does before pointing the chart at a mirror.
 
 trtllm-serve: the whole release runs: the download Job (its pod killed mid-download, the kubelet killed too),
-the server's wait-for-model init container, its readiness probe, the Service by name (cluster DNS, kube-proxy),
+the server's check-model init container, its readiness probe, the Service by name (cluster DNS, kube-proxy),
 `helm test` (smoke test and AIPerf benchmark), the disruption budget against evictions and a drain.
 Dynamo: the real Dynamo operator (tests/cluster/operator.py, a pod on this node) makes the DGD's frontend and worker
 Deployments and Services; their pods run the Dynamo runtime stand-in (ai-dynamo 1.6.1's frontend and GPU-free mocker)
@@ -42,7 +42,8 @@ from tests.cluster import kube
 from tests.cluster import node as real
 from tests.cluster.conftest import CACHE_SIZE, Release
 from tests.cluster.control import ControlPlane
-from tests.helpers import REPO_ROOT, TRTLLM_SERVE_OVERLAYS, deep_merge, dgd_pods, find, skip_for_missing_part
+from tests.helpers import (REPO_ROOT, TRTLLM_SERVE_OVERLAYS, deep_merge, dgd_components, dgd_pods, dgd_workers, find,
+                           skip_for_missing_part)
 
 if TYPE_CHECKING:
     from tests.e2e.fake_hub import FakeHub
@@ -170,7 +171,6 @@ def node_values(target: str, hub: HubMirror, extra: dict | None = None) -> dict:
         "modelCache": {"huggingface": {"endpoint": hub.url}, "manifestSha256": hub.manifest_sha256,
                        "caBundle": {"configMap": CA_CONFIGMAP},
                        "download": {"image": {"pullPolicy": "Never"}, "resources": small}},
-        "waitForModel": {"image": {"pullPolicy": "Never"}},
         "smokeTest": {"image": {"pullPolicy": "Never"}, "maxTokens": 16, "readyTimeoutSeconds": 300},
         "benchmark": {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"}, "concurrency": 2,
                       "requestCount": 8, "inputTokensMean": 64, "outputTokensMean": 16, "readyTimeoutSeconds": 300,
@@ -403,7 +403,7 @@ def served(node, hub, cluster_access, k8s) -> Run:
         run.seconds["download"] = round(time.monotonic() - run.started, 1)
         run.facts["hub_requests"] = list(hub.fake.requests)
 
-        # The servers: released by wait-for-model, then Ready (readiness probe on /health).
+        # The servers: released by check-model, then Ready (readiness probe on /v1/models).
         deployment = find(run.objects, "Deployment")["metadata"]["name"]
         wait_ready(k8s, namespace.name, deployment, SERVE_REPLICAS, f"{SERVE_REPLICAS} Ready trtllm-serve pods")
         run.seconds["ready"] = round(time.monotonic() - run.started, 1)
@@ -576,14 +576,14 @@ class TestTrtllmServeOnTheNode:
         assert deleted["name"] not in [p["metadata"]["name"] for p in job_pods if p["status"]["phase"] == "Succeeded"]
         assert any(p["status"]["phase"] == "Succeeded" for p in job_pods), [p["status"]["phase"] for p in job_pods]
 
-    def test_should_release_the_servers_with_wait_for_model_and_pass_their_readiness_probe(self, served):
+    def test_should_release_the_servers_with_check_model_and_pass_their_readiness_probe(self, served):
         require(served, "service_from_host")
         servers = [p for p in served.pods.values() if p["metadata"]["labels"].get("app.kubernetes.io/component")
                    == "trtllm-serve"]
         assert len(servers) >= SERVE_REPLICAS
         for pod in servers[:SERVE_REPLICAS]:
-            init = served.logs.get(pod["metadata"]["name"], {}).get("wait-for-model", "")
-            assert "model cache ready" in init, f"{pod['metadata']['name']} wait-for-model: {init}"
+            init = served.logs.get(pod["metadata"]["name"], {}).get("check-model", "")
+            assert "model cache ready" in init, f"{pod['metadata']['name']} check-model: {init}"
         assert served.seconds["ready"] > 0
 
     def test_should_answer_on_the_service_by_cluster_ip(self, served):
@@ -647,7 +647,70 @@ class TestOtherTrtllmServeTargetOnTheNode:
         server = [logs for name, logs in served_again.logs.items() if "trtllm-serve" in name]
         # The stand-in read this target's own command line (its GPU flags are named in its log).
         assert server and "stand-in for trtllm-serve" in server[0]["trtllm-serve"], server
-        assert "wait-for-model" in server[0] and "model cache ready" in server[0]["wait-for-model"], server
+        assert "check-model" in server[0] and "model cache ready" in server[0]["check-model"], server
+
+
+# --- Dynamo without the operator: a frontend stand-in, for test_gateway.py and test_node_policies.py -----------
+
+
+def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
+    """A Deployment and Service `<release>-frontend` from the DGD's own frontend pod (tests.helpers.dgd_pods):
+    the chart's init container, volumes, securityContext, grace period, preStop and readiness probe as rendered, with
+    the DGD's frontend replicas; the main container runs the rendered frontend command through the stand-in, with one
+    mocker per worker role in the same container (slowed, so requests are open when a pod goes). Its rollout is
+    Kubernetes' default (25% surge, 25% unavailable), as the operator's frontend Deployment does not set one. Its image
+    is the trtllm-serve stand-in (ai-dynamo 1.2.1 and the stand-in's `serve`): the name the DGD renders is the 1.6.1
+    runtime stand-in the operator's pods run, which has no `serve` of its own."""
+    from tests.e2e.plan import mocker_args
+    dgd = find(objects, "DynamoGraphDeployment")
+    pod = dgd_pods(dgd)["Frontend"]
+    main = pod["spec"]["containers"][0]
+    mockers = []
+    model_path = model_name = None
+    for worker in dgd_workers(dgd).values():
+        args = mocker_args(worker["args"])
+        model_path, model_name = args[args.index("--model-path") + 1], args[args.index("--model-name") + 1]
+        mockers += ["--mocker", " ".join(args)] * worker["replicas"]
+    main["command"] = ["gpt-oss-stand-in", "serve", "--model-path", model_path, "--model-name", model_name,
+                       *mockers, "--", *main["command"], *main.get("args", [])]
+    main.pop("args", None)
+    main["env"] = main.get("env", []) + [{"name": "HOME", "value": "/tmp"},
+                                         {"name": "GPT_OSS_STAND_IN_SPEEDUP_RATIO", "value": SPEEDUP}]
+    main["image"] = real.IMAGES.rendered_images()["trtllm-serve"]
+    main["imagePullPolicy"] = "Never"
+    main["volumeMounts"] = main.get("volumeMounts", []) + [{"name": "tmp", "mountPath": "/tmp"}]
+    main.setdefault("readinessProbe", {"httpGet": {"path": "/v1/models", "port": 8000}, "periodSeconds": 2})
+    pod["spec"]["volumes"] = pod["spec"].get("volumes", []) + [{"name": "tmp", "emptyDir": {}}]
+    for init in pod["spec"].get("initContainers", []):
+        init["imagePullPolicy"] = "Never"
+    pod["spec"]["automountServiceAccountToken"] = False
+    name = f"{dgd['metadata']['name']}-frontend"
+    labels = {"nvidia.com/dynamo-component": "Frontend", "nvidia.com/dynamo-graph-deployment-name":
+              dgd["metadata"]["name"], "gpt-oss.test/stand-in": "frontend"}
+    pod["metadata"] = {"labels": {**pod["metadata"].get("labels", {}), **labels}}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": labels},
+                  "spec": {"replicas": int(dgd_components(dgd)["Frontend"]["replicas"]), "selector": {"matchLabels": labels},
+                           "template": {"metadata": pod["metadata"], "spec": pod["spec"]}}}
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+               "spec": {"selector": labels, "ports": [{"name": "http", "port": 8000, "targetPort": 8000}]}}
+    return deployment, service
+
+
+@contextlib.contextmanager
+def crd_storing(crd: kube.DgdCrd, api_version: str):
+    """The DGD CRD storing `api_version` while the block runs, then what it stored before. The tier's other modules
+    leave it storing the last version they tested, and an object written in one version is read back in the other
+    unconverted (conversion None): the chart's live-object checks on an upgrade would then see no components."""
+    live = crd.live()
+    before = f"nvidia.com/{kube.storage_version(live)}" if live else None
+    reason = crd.prepare(api_version)
+    if reason:
+        skip_for_missing_part(reason)
+    try:
+        yield
+    finally:
+        if before and before != api_version:
+            crd.prepare(before)
 
 
 # --- Dynamo: the DGD served by the real Dynamo operator's objects -------------------------------------------
@@ -806,12 +869,12 @@ class TestDynamoTargetOnTheNodeUnderTheOperator:
         assert status["state"] == "successful", status
         assert {c["type"]: c["status"] for c in status["conditions"]}["Ready"] == "True", status
 
-    def test_should_fill_the_model_cache_and_release_the_pods_with_wait_for_model(self, dynamo_run):
+    def test_should_fill_the_model_cache_and_release_the_pods_with_check_model(self, dynamo_run):
         require(dynamo_run, "dgd_status")
         files = dynamo_run.facts["volume"]
         assert any(".download-complete-" in p for p in files), sorted(files)
         started = {p["metadata"]["name"] for p in dynamo_run.facts["running"]}
-        released = [logs["wait-for-model"] for name, logs in dynamo_run.logs.items() if name in started]
+        released = [logs["check-model"] for name, logs in dynamo_run.logs.items() if name in started]
         assert len(released) == FRONTENDS + 2 and all("model cache ready" in text for text in released), released
 
     def test_should_stream_a_chat_completion_through_the_operators_frontend_service(self, dynamo_run):
@@ -940,7 +1003,7 @@ class TestRuntimeSecurity:
         labels = k8s.core.read_namespace(run.namespace).metadata.labels
         assert labels.get("pod-security.kubernetes.io/enforce") == "restricted"
         names = {c.name for c in containers}
-        ran = {"download", "wait-for-model", "smoke-test"} | (set() if flow == "served_again" else {"aiperf"})
+        ran = {"download", "check-model", "smoke-test"} | (set() if flow == "served_again" else {"aiperf"})
         assert ran <= names, names
 
     def test_should_never_fail_for_permissions(self, flow, request):
@@ -983,7 +1046,7 @@ class TestImagesBuiltHere:
         require(run, "containers")
         rendered = {c["image"] for pod in run.pods.values()
                     for c in pod["spec"].get("initContainers", []) + pod["spec"]["containers"]}
-        # Which stand-in each image the pods name is (ci/node-images.py), in the test report.
+        # Which stand-in each image the pods name is (python -m ci.gptoss_ci.node_images), in the test report.
         for image in sorted(rendered):
             record_property(image, node.stand_ins.get(image, "NOT BUILT HERE"))
         assert rendered <= set(node.stand_ins), f"pods name images not built here: {rendered - set(node.stand_ins)}"

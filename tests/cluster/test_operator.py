@@ -1,7 +1,7 @@
 """Every Dynamo target under the real Dynamo operator (1.5.0-dev, ai-dynamo/dynamo main @ 2a6da14c).
 
 The operator is built from the shared source archives and installed by `helm install` of its platform chart
-component, running as a pod on the kubelet node (tests/cluster/operator.py, the session fixture dynamo_operator).
+component, running as a pod on the kubelet node (tests/cluster/operator.py, the fixture dynamo_operator).
 Each Dynamo overlay of values/ is installed by `helm install`, all at once, each in a namespace of its own enforcing
 PodSecurity `restricted`, with its own resources (the API-only GPU nodes of ci/gpu-node-profiles.json hold every
 overlay at once). Then, for each: the operator's webhooks admitted the DGD, and the operator made one
@@ -243,7 +243,7 @@ class TestPodTemplates:
             assert volumes["engine-config"]["configMap"]["name"] == "gpt-oss-engine"
             assert volumes["model-cache"]["persistentVolumeClaim"]["claimName"] == "gpt-oss-model-cache"
             assert spec["nodeSelector"]["nvidia.com/gpu.product"] == product
-            assert [c["name"] for c in spec["initContainers"]] == ["wait-for-model"]
+            assert [c["name"] for c in spec["initContainers"]] == ["check-model"]
             assert spec["terminationGracePeriodSeconds"] == GRACE
             assert spec["securityContext"] == POD_SECURITY and main["securityContext"] == CONTAINER_SECURITY
 
@@ -401,7 +401,7 @@ def scaling(request, dynamo_operator, cluster_access, k8s, controllers) -> Scali
 
 
 def helm_cli_upgrade(kubeconfig, namespace: str, values: dict, *flags: str) -> dict:
-    """`helm upgrade` of the chart with the helm CLI the tiers build (ci/go_parts.py, part helm): what the SDK does
+    """`helm upgrade` of the chart with the helm CLI the tiers build (python -m ci.gptoss_ci.go_parts, part helm): what the SDK does
     not offer (--force-conflicts). Returns the exit code and output."""
     import json as json_
     import subprocess
@@ -410,7 +410,7 @@ def helm_cli_upgrade(kubeconfig, namespace: str, values: dict, *flags: str) -> d
     from tests.helpers import CHART_DIR, skip_for_missing_part
     folder = go_parts.built("helm")
     if folder is None:
-        skip_for_missing_part("the helm CLI is not built: python ci/go_parts.py build helm")
+        skip_for_missing_part("the helm CLI is not built: python -m ci.gptoss_ci.go_parts build helm")
     with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
         json_.dump(values, file)
         file.flush()

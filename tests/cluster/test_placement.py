@@ -14,7 +14,8 @@ from typing import Callable
 import pytest
 
 from tests.cluster import kube
-from tests.helpers import OVERLAYS, RUNTIMES, TRTLLM_SERVE_OVERLAYS, dgd_workers, find, render_chart, skip_for_missing_part
+from tests.helpers import (OVERLAYS, RUNTIMES, TRTLLM_SERVE_OVERLAYS, deep_merge, dgd_pods, dgd_workers, find, render_chart,
+                           skip_for_missing_part)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.serial]  # the fake GPU nodes' capacity: other tests' pods would hold it
 
@@ -103,8 +104,12 @@ class TestGpuPlacement:
         role = max(roles, key=lambda r: r.gpus)
         capacity = sum(kube.gpus(n) for n in nodes if kube.matches_selector(n, role.node_selector))
         assert capacity, f"the cluster has no fake GPU node labelled {role.node_selector} (ci/gpu-node-profiles.json)"
-        # One replica more than every matching GPU can hold, so at least one pod cannot be placed.
-        release.install(target, role.values_for_replicas(capacity // role.gpus + 1))
+        # One replica more than every matching GPU can hold, so at least one pod cannot be placed. A single-node target
+        # (workers.sameNode) is refused that many GPUs on its one node by the chart itself: spread, the scheduler decides.
+        values = role.values_for_replicas(capacity // role.gpus + 1)
+        if release.values(target).get("workers", {}).get("sameNode"):
+            values = deep_merge(values, {"workers": {"sameNode": False}})
+        release.install(target, values)
         gpu_pods(release)
 
         def unschedulable():

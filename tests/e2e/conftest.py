@@ -174,10 +174,46 @@ def dynamo_python(dynamo_line, e2e_python) -> str:
 
 @pytest.fixture(scope="module", params=prom.RELEASES, ids=[f"prometheus-{r}" for r in prom.RELEASES])
 def prometheus_release(request) -> str:
-    """Each Prometheus the monitoring checks run on (Debian's 2.42, Prometheus 3 built from its module)."""
+    """Each Prometheus the monitoring checks run on (Prometheus 3, built from its module: tests/e2e/prometheus.py)."""
     if not prom.prometheus_binary(request.param):
         skip_for_missing_part(f"e2e tier: {prom.missing_binary(request.param)}")
     return request.param
+
+
+@dataclass
+class MonitoringCluster:
+    """The control plane the monitoring checks put their objects in, and how a process outside it reaches it."""
+    api_client: object
+    kubeconfig: Path
+    access: object  # tests.controllers.Access
+
+
+@pytest.fixture(scope="session")
+def monitoring_cluster(pytestconfig) -> MonitoringCluster:
+    """The control plane KUBECONFIG names (ci/test-tiers.sh starts one for every group), with prometheus-operator's
+    CRDs installed from its pinned module, and the operator built: the monitoring checks run Prometheus on the
+    configuration the real operator writes, which needs both."""
+    from tests import controllers
+    from tests.cluster import kube
+    try:
+        import kubernetes  # noqa: F401
+    except ImportError:
+        skip_for_missing_part("e2e monitoring: prometheus-operator needs a control plane and the kubernetes client "
+                              "(pip install -r requirements-cluster.txt)")
+    path = kube.kubeconfig_path(pytestconfig)
+    answer = kube.probe(path)
+    if isinstance(answer, str):
+        skip_for_missing_part(f"e2e monitoring: prometheus-operator needs a control plane (python -m "
+                              f"ci.gptoss_ci.control_plane start; KUBECONFIG=...); none answers at {path}: {answer}")
+    if controllers.binary(controllers.PROMETHEUS_OPERATOR, "prometheus-operator") is None:
+        skip_for_missing_part(f"e2e monitoring: {controllers.missing(controllers.PROMETHEUS_OPERATOR)}")
+    try:
+        access = controllers.Access.of(path)
+        crds = controllers.crds(controllers.PROMETHEUS_OPERATOR)
+    except (ValueError, RuntimeError) as error:
+        skip_for_missing_part(f"e2e monitoring: {error}")
+    controllers.install_crds(answer, path, crds, "prometheus-operator-crds")
+    return MonitoringCluster(answer, path, access)
 
 
 @pytest.fixture(scope="session")

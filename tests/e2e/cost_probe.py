@@ -7,8 +7,8 @@ frontend creates its token and request counters on the first request, and counts
 may see half a request), waits `quiet` seconds (longer than the cost window: the warm-up's samples leave it), then
 sends `requests` chat requests (`concurrency` at a time, `max_tokens` each,
 ignore_eos) and adds up the completion tokens the responses report. After `settle` more seconds it reads every
-series of the spec's `records`, the raw counters and Prometheus's alerts. Prints {"warmup": {...}, "burst": {...},
-"records": {...}, "counters": {...}, "alerts": [...]} as its last line.
+series of the spec's `records` and the raw counters, all at one instant, and Prometheus's alerts. Prints
+{"warmup": {...}, "burst": {...}, "records": {...}, "counters": {...}, "alerts": [...]} as its last line.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import time
 import urllib.request
 
 # Run as a script (tests/e2e on sys.path): the monitoring probe's unproxied HTTP client and Prometheus query.
-from monitoring_probe import _no_proxy, get, query
+from monitoring_probe import _no_proxy, get, instant, query, settled
 
 
 def chat(spec: dict, index: int) -> int:
@@ -75,8 +75,10 @@ def main(spec_path: str) -> int:
     burst = {"requests": len(results), "tokens": sum(results), "errors": errors,
              "seconds": round(time.monotonic() - started, 1)}
     time.sleep(spec["settle"])
-    records = {name: query(spec["prometheus"], promql) for name, promql in spec["records"].items()}
-    counters = {name: query(spec["prometheus"], promql) for name, promql in spec["counters"].items()}
+    at = instant()  # records and counters read at one instant, on data complete up to it
+    settled(spec["prometheus"], at)
+    records = {name: query(spec["prometheus"], promql, at) for name, promql in spec["records"].items()}
+    counters = {name: query(spec["prometheus"], promql, at) for name, promql in spec["counters"].items()}
     answer = get(f"{spec['prometheus']}/api/v1/alerts")
     alerts = [{"name": a["labels"]["alertname"], "state": a["state"], "labels": a["labels"]}
               for a in (answer or {}).get("data", {}).get("alerts", [])] if isinstance(answer, dict) else None

@@ -1,4 +1,4 @@
-"""The chart's model download Job and verify-model init container, run on this machine exactly as rendered.
+"""The chart's model download Job and check-model init container, run on this machine exactly as rendered.
 
 PodRun takes one container of a rendered pod and runs its command with its rendered environment. Each volume
 of the pod is a folder under the run's root: the scripts ConfigMap holds the rendered scripts, Secret and

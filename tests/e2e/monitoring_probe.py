@@ -5,10 +5,12 @@ usage: python monitoring_probe.py SPEC.json
 Waits until every frontend lists its model and every Prometheus scrapes all its targets, then sends each frontend
 `requests` chat requests at once (prompts of `words` words, `max_tokens` each; `bursts` times, one after the other,
 when given) and, every second while they run,
-evaluates every query of the spec on every Prometheus it names and reads that Prometheus's alerts. With `until_log`
+evaluates every query of the spec on every Prometheus it names, all at one instant on data complete up to it
+(settled()), and reads that Prometheus's alerts. With `until_log`
 ({"path", "pattern"}) it sends bursts until that log file holds the pattern (the planner's decision) or `load_timeout`
-passes. When the load is over it waits `settle` seconds and evaluates the queries again. Prints {"load": [...],
-"after": {...}, "alerts": [...], "requests": {...}} as its last line.
+passes. When the load is over it waits `settle` seconds and evaluates the queries again. Prints {"targets": {...},
+"load": [...], "after": {...}, "alerts": [...], "requests": {...}} as its last line (targets: how many each
+Prometheus scrapes once ready).
 """
 from __future__ import annotations
 
@@ -40,10 +42,33 @@ def query(prometheus: str, promql: str, at: float | None = None) -> list[dict] |
     return [{"labels": r["metric"], "value": float(r["value"][1])} for r in answer["data"]["result"]]
 
 
-def sample(spec: dict, at: float) -> dict:
-    """{query name: {prometheus name: result}} at one instant."""
+def settled(prometheus: str, at: float, timeout: float = 15.0) -> bool:
+    """Wait until every target of this Prometheus has a scrape committed after `at`. A scrape's samples carry its
+    start time but are appended when it ends, so a query of `at` made too early misses samples of `at` and earlier
+    that arrive later, and two such queries, one after the other, see different data. A scrape commits all its samples
+    with its `up` at once, and a target's scrapes follow one another: once the oldest `up` is younger than `at`,
+    everything up to `at` is in."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        oldest = query(prometheus, "min(timestamp(up))")
+        if oldest and oldest[0]["value"] >= at:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def sample(spec: dict, at: float) -> tuple[dict, bool]:
+    """{query name: {prometheus name: result}}, every query evaluated at the one instant `at` (the API's time=), and
+    whether the data was complete up to it on every Prometheus asked (settled())."""
+    complete = all([settled(spec["prometheus"][where], at)
+                    for where in sorted({where for q in spec["queries"].values() for where in q["on"]})])
     return {name: {where: query(spec["prometheus"][where], q["promql"], at) for where in q["on"]}
-            for name, q in spec["queries"].items()}
+            for name, q in spec["queries"].items()}, complete
+
+
+def instant() -> float:
+    """The instant a sample reads: a second ago, so that most targets have already scraped past it."""
+    return time.time() - 1.0
 
 
 def chat(frontend: dict, index: int, outcome: dict) -> None:
@@ -81,8 +106,9 @@ def main(spec_path: str) -> int:
             print(json.dumps({"error": f"not ready after {spec['ready_timeout']} s: {missing}"}))
             return 1
         time.sleep(1)
+    targets = {name: len(query(url, "up", time.time()) or []) for name, url in spec["prometheus"].items()}
     time.sleep(spec["settle"])  # a few scrapes of the idle deployment
-    idle = sample(spec, time.time())
+    idle, _ = sample(spec, instant())
     outcome = {"ok": 0, "errors": []}
     started = time.monotonic()
     threads: list[threading.Thread] = []
@@ -111,8 +137,9 @@ def main(spec_path: str) -> int:
             burst()
             bursts += 1
         time.sleep(1)
-        at = time.time()
-        load.append({"at": at, "results": sample(spec, at)})
+        at = instant()
+        results, complete = sample(spec, at)
+        load.append({"at": at, "results": results, "settled": complete})
         answer = get(f"{spec['prometheus'][spec['alerts_on']]}/api/v1/alerts")
         if isinstance(answer, dict):
             alerts.append({"at": at, "alerts": [{"name": a["labels"]["alertname"], "state": a["state"]}
@@ -121,8 +148,8 @@ def main(spec_path: str) -> int:
         thread.join(timeout=max(0.0, spec["load_timeout"] - (time.monotonic() - started)))
     seconds = round(time.monotonic() - started, 1)
     time.sleep(spec["settle"])
-    after = sample(spec, time.time())
-    print(json.dumps({"idle": idle, "load": load, "after": after, "alerts": alerts,
+    after, _ = sample(spec, instant())
+    print(json.dumps({"targets": targets, "idle": idle, "load": load, "after": after, "alerts": alerts,
                       "requests": {**outcome, "sent": len(threads), "seconds": seconds}}))
     return 0
 

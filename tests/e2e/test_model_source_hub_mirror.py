@@ -77,7 +77,7 @@ def make_test_ca(folder: Path, address: str = "127.0.0.1") -> tuple[Path, ssl.SS
 
 @pytest.fixture
 def mirror(tmp_path):
-    pytest.importorskip("cryptography", reason="the test CA needs cryptography (requirements-test.txt)")
+    pytest.importorskip("cryptography", reason="the test CA needs cryptography (requirements-test.txt installs it)")
     ca_file, context = make_test_ca(tmp_path)
     files = [RepoFile("config.json", b'{"model_type": "gpt_oss"}\n', lfs=False),
              RepoFile("model-00000-of-00001.safetensors", hashlib.sha256(b"w").digest() * 65536, lfs=True),

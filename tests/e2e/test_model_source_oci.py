@@ -4,7 +4,7 @@ tools/mirror-model.py pushes a small stand-in of the model (tests/e2e/small_mode
 index over linux/amd64 and linux/arm64 sharing the layers). mount=pull: the download Job's command, as
 rendered (tests/e2e/model_job.py), pulls it back by digest into the cache and checks it; a digest the registry
 does not have and an image of another revision are refused. mount=imageVolume: the image's layers are unpacked
-into the volume's folder (what the kubelet does for an image volume), and the verify-model init containers of
+into the volume's folder (what the kubelet does for an image volume), and the check-model init containers of
 the rendered pods check it; a changed file, or an image without the vocabulary, fails them by name.
 """
 from __future__ import annotations
@@ -115,11 +115,11 @@ class TestOciPull:
 
 
 def verify_runs(tmp_path: Path, images: dict, image: str) -> dict[str, PodRun]:
-    """The verify-model init container of each pod of the rendered DGD, over the unpacked image."""
+    """The check-model init container of each pod of the rendered DGD, over the unpacked image."""
     objects = render_chart(["disagg-k8s.yaml"], oci_values(images, mount="imageVolume"))
     runs = {}
     for component, pod in dgd_pods(find(objects, "DynamoGraphDeployment")).items():
-        container = next(c for c in pod["spec"]["initContainers"] if c["name"] == "verify-model")
+        container = next(c for c in pod["spec"]["initContainers"] if c["name"] == "check-model")
         run = PodRun(tmp_path / component, objects, pod["spec"], container)
         unpack_like_the_kubelet(images, image, run.volumes["model-cache"])
         runs[component] = run
@@ -182,7 +182,7 @@ def private_registry(tmp_path_factory):
         pytest.skip(f"cannot make a bcrypt htpasswd entry here (Python's crypt module): {error}")
     if not (password_hash or "").startswith("$2"):
         pytest.skip("this libcrypt makes no bcrypt hashes, which docker-registry's htpasswd needs")
-    pytest.importorskip("cryptography", reason="the test CA needs cryptography (requirements-test.txt)")
+    pytest.importorskip("cryptography", reason="the test CA needs cryptography (requirements-test.txt installs it)")
     import ssl
 
     from tests.e2e.test_model_source_hub_mirror import make_test_ca

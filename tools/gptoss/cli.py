@@ -1,18 +1,20 @@
 """Helm's command-line options for the values and the release, shared by tools/plan.py and tools/predict.py.
 
-`[RELEASE] [-f FILE]... [--set k=v]... [--set-string k=v]... [--set-json JSON]... [-n NS]`, merged as
-`helm template` merges them (values.merge_values). A bad option or value raises UsageError or ValuesError with
+`[RELEASE] [-f FILE]... [--set k=v]... [--set-string k=v]... [--set-json JSON]... [--set-file k=path]... [-n NS]`,
+merged as `helm template` merges them (values.merge_values). A bad option or value raises UsageError or ValuesError with
 a one-line message; main() of each tool prints it as `Error: <message>` and exits 2, as Helm does.
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import os
 import re
+import sys
 from pathlib import Path
 
-from tools.gptoss.render import NAMESPACE, RELEASE_NAME
-from tools.gptoss.values import merge_values
+from .render import NAMESPACE, RELEASE_NAME
+from .values import merge_values
 
 # chartutil.ValidateReleaseName (Helm v4): a DNS-1123 subdomain of at most 53 characters.
 RELEASE_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -47,6 +49,8 @@ def add_values_options(parser: argparse.ArgumentParser) -> None:
                         help="like --set, every value a string")
     parser.add_argument("--set-json", action="append", default=[], metavar="JSON",
                         help="a JSON object ('{\"a\": {\"b\": 1}}') or key=jsonvalue pairs; null removes a key")
+    parser.add_argument("--set-file", action="append", default=[], metavar="KEY=PATH",
+                        help="like --set, each value the content of the file named")
     parser.add_argument("-n", "--namespace", default=NAMESPACE,
                         help=f"namespace the release goes to (default {NAMESPACE})")
 
@@ -70,8 +74,25 @@ def release_and_values(args: argparse.Namespace) -> tuple[str, str, dict]:
                          "ending with a letter or digit, at most 63 characters")
     for value in args.values:  # pflag's StringSlice: each -f is a CSV line
         files += [path for row in csv.reader([value]) for path in row]
-    values = merge_values(files, args.set_json, args.set_values, args.set_string)
+    values = merge_values(files, args.set_json, args.set_values, args.set_string, args.set_file)
     return name, args.namespace, values
+
+
+def write(text: str) -> None:
+    """Print to standard output. A reader that closed the pipe (`| head -1`) took what it wanted: the rest, and
+    Python's own flush at exit (which would raise again), go to /dev/null, and the tool still ends with the exit
+    status it decides (a refusal after the plan is still one)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def refuse(message: str, status: int) -> int:
+    """Print `Error: <message>` on standard error, as Helm does, and return the exit status."""
+    print(f"Error: {message}", file=sys.stderr)
+    return status
 
 
 def one_line(error: Exception) -> str:

@@ -1,10 +1,11 @@
-"""Read rendered objects back: one object by kind and name, a DynamoGraphDeployment's components (either API
-version) and pods, and the plan the chart renders as data (the ConfigMap <fullname>-plan)."""
+"""Read rendered objects back: one object by kind and name, a DynamoGraphDeployment's components and pods (the
+nvidia.com/v1beta1 shape, the only one the chart writes), and the plan the chart renders as data (the ConfigMap
+<fullname>-plan)."""
 from __future__ import annotations
 
 import copy
 
-from tools.gptoss.yaml_text import load_yaml
+from .yaml_text import load_yaml
 
 
 def find(objects: list[dict], kind: str, name: str | None = None) -> dict:
@@ -15,35 +16,24 @@ def find(objects: list[dict], kind: str, name: str | None = None) -> dict:
 
 
 def dgd_components(dgd: dict) -> dict[str, dict]:
-    """Every component of a DynamoGraphDeployment, frontend included, as {name: normalized view}, either API version.
+    """Every component of a DynamoGraphDeployment, frontend included, as {name: normalized view}.
 
     The view has: type (frontend, worker, prefill, decode or planner), replicas, gpus (per replica, 0 for none),
-    env (name -> value or valueFrom), args, pod_spec, main (the main container; for v1alpha1 with the
-    service-level envs and resources folded in, where that version keeps them), fields (the component itself).
+    env (name -> value or valueFrom), args, pod_spec, main (the main container), fields (the component itself).
     """
     components = {}
-    if dgd["apiVersion"] == "nvidia.com/v1beta1":
-        for component in dgd["spec"]["components"]:
-            pod = component["podTemplate"]["spec"]
-            main = next(c for c in pod["containers"] if c["name"] == "main")
-            components[component["name"]] = _view(component["type"], component, pod, main, "nvidia.com/gpu")
-    else:
-        for name, service in dgd["spec"]["services"].items():
-            pod = service["extraPodSpec"]
-            # The operator gives the main container the service's envs as well as its own env.
-            env = service.get("envs", []) + pod["mainContainer"].get("env", [])
-            main = dict(pod["mainContainer"], env=env, resources=service.get("resources", {}))
-            kind = (service["componentType"] if service["componentType"] in ("frontend", "planner")
-                    else service.get("subComponentType", "worker"))
-            components[name] = _view(kind, service, pod, main, "gpu")
+    for component in dgd["spec"]["components"]:
+        pod = component["podTemplate"]["spec"]
+        main = next(c for c in pod["containers"] if c["name"] == "main")
+        components[component["name"]] = _view(component["type"], component, pod, main)
     return components
 
 
-def _view(kind: str, fields: dict, pod: dict, main: dict, gpu_key: str) -> dict:
+def _view(kind: str, fields: dict, pod: dict, main: dict) -> dict:
     return {
         "type": kind,
         "replicas": fields["replicas"],
-        "gpus": int(main.get("resources", {}).get("limits", {}).get(gpu_key, 0)),
+        "gpus": int(main.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", 0)),
         "env": {e["name"]: e.get("value", e.get("valueFrom")) for e in main.get("env") or []},
         "args": main.get("args", []),
         "pod_spec": pod,
@@ -58,28 +48,16 @@ def dgd_workers(dgd: dict) -> dict[str, dict]:
 
 
 def dgd_pods(dgd: dict) -> dict[str, dict]:
-    """Each component's pod as the Dynamo operator would create it, {component name: Pod}, either API version.
+    """Each component's pod as the Dynamo operator would create it, {component name: Pod}.
 
-    The pod template's metadata and spec with the main container in `containers` (v1alpha1: the mainContainer,
-    with the service's envs and its `gpu` resources as nvidia.com/gpu). What the operator adds on top (its own
-    labels, the runtime's sidecars and ports) is not here: this is the part the chart controls.
+    The pod template's metadata and spec. What the operator adds on top (its own labels, the runtime's sidecars and
+    ports) is not here: this is the part the chart controls.
     """
     pods = {}
     for name, view in dgd_components(dgd).items():
-        fields = view["fields"]
-        if dgd["apiVersion"] == "nvidia.com/v1beta1":
-            metadata = copy.deepcopy(fields["podTemplate"].get("metadata", {}))
-            spec = copy.deepcopy(view["pod_spec"])
-        else:
-            metadata = copy.deepcopy(fields.get("extraPodMetadata", {}))
-            spec = copy.deepcopy(view["pod_spec"])
-            main = copy.deepcopy(spec.pop("mainContainer"))
-            resources = {kind: {("nvidia.com/gpu" if key == "gpu" else key): value for key, value in amounts.items()}
-                         for kind, amounts in view["main"].get("resources", {}).items()}
-            main.update(name="main", env=view["main"]["env"], resources=resources)
-            spec["containers"] = [main]
+        metadata = copy.deepcopy(view["fields"]["podTemplate"].get("metadata", {}))
         metadata["name"] = f"{dgd['metadata']['name']}-{name.lower()}"
-        pods[name] = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+        pods[name] = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": copy.deepcopy(view["pod_spec"])}
     return pods
 
 

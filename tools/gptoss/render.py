@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import json
-import pickle
 from pathlib import Path
 from typing import Iterable
 
 import helm_python
 
-from tools.gptoss.values import REPO_ROOT, load_values
-from tools.gptoss.yaml_text import load_yaml_all
+from .values import REPO_ROOT, load_values
+from .yaml_text import load_yaml_all
 
 CHART_DIR = REPO_ROOT / "charts" / "gpt-oss"
 # The release the plan and the tests render by default: `helm install gpt-oss charts/gpt-oss -n llm`.
@@ -35,10 +34,10 @@ def load_chart(chart_dir: Path = CHART_DIR) -> helm_python.Chart:
 # Renders of equal inputs within one process (the chart does not change meanwhile): the merged values, release
 # name and namespace -> Helm's output or its refusal. Many tests render the same overlay; Helm renders it once.
 _render_cache: dict[str, dict[str, str] | ChartRenderError] = {}
-_objects_cache: dict[str, list[dict]] = {}
 
 
-def _render_key(*parts) -> str:
+def render_key(*parts) -> str:
+    """A memo key of a render's inputs (the merged values, release, namespace, ...)."""
     return json.dumps(parts, sort_keys=True, default=repr)
 
 
@@ -50,7 +49,7 @@ def render_manifests(values_files=(), values=None, name=RELEASE_NAME, namespace=
     anew and leaves the memo alone (for tests about rendering itself, e.g. two renders being identical).
     """
     merged = load_values(values_files, values)
-    key = _render_key(merged, name, namespace)
+    key = render_key(merged, name, namespace)
     cached = None if fresh else _render_cache.get(key)
     if cached is None:
         try:
@@ -62,22 +61,6 @@ def render_manifests(values_files=(), values=None, name=RELEASE_NAME, namespace=
     if isinstance(cached, ChartRenderError):
         raise ChartRenderError(str(cached)) from cached
     return dict(cached)
-
-
-def render_chart(values_files=(), values=None, show_only: Iterable[str] | None = None,
-                 name=RELEASE_NAME, namespace=NAMESPACE) -> list[dict]:
-    """Render like `helm template` and return the parsed objects (a deep copy of the memo: callers may mutate).
-
-    Objects come in template-path order, each file's documents in file order. show_only: template paths
-    relative to the chart, e.g. ["templates/dynamo/dynamographdeployment.yaml"].
-    """
-    key = _render_key(load_values(values_files, values), name, namespace,
-                      None if show_only is None else sorted(show_only))
-    if key not in _objects_cache:
-        _objects_cache[key] = parse_manifests(render_manifests(values_files, values, name=name, namespace=namespace),
-                                              show_only)
-    # a pickle round trip: a deep copy in C, several times faster than copy.deepcopy on these trees
-    return pickle.loads(pickle.dumps(_objects_cache[key], protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def parse_manifests(manifests: dict[str, str], show_only: Iterable[str] | None = None) -> list[dict]:

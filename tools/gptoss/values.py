@@ -1,45 +1,76 @@
-"""User-supplied values as Helm builds them: -f files merged in order, then --set-json, --set and --set-string.
+"""User-supplied values as `helm template` builds them (Helm v4's values.Options.MergeValues), parsed by Helm itself
+through helm-python-sdk: the -f files in order, then every --set-json, --set, --set-string and --set-file.
 
-The --set parsers are a port of Helm v4's pkg/strvals/parser.go (ParseInto, ParseIntoString, ParseJSON), with
-its syntax and its error messages: `a.b=c`, `a[0].b=c`, lists `a={x,y}`, several pairs `a=1,b=2`, `\\` to escape
-`,` `.` `=` `[`, typed scalars under --set (true/false/null, integers not starting with 0; the rest stays a
-string, floats too) and strings only under --set-string. Each parses *into* the values built so far, as Helm's
-do, so `--set list[1]=x` keeps a file's list[0]. tests/test_tools.py compares them with Helm's own parser
-(helm-python-sdk's strvals bindings).
+A values file is read by Helm's loader.LoadValues, the function `helm template -f` calls (documents split at `---`
+lines and merged; Helm's YAML library: aliases limited, YAML 1.1 scalars such as `y` for true, dates and integer
+keys as strings, !!binary decoded, a null key refused): the SDK binds it only through the chart loader, so the
+file is the values.yaml of a chart archive made in memory. Helm sets no bound on a file; here one is bounded in
+size (MAX_FILE_BYTES) and every parsed value in nesting (MAX_DEPTH), so no input makes the tools grow or recurse
+without end: each ends in one ValuesError.
+
+The SDK's --set parsers (helm_strvals_parse*) take an expression alone and parse it into an empty map; Helm parses
+each --set *into* the values merged so far (strvals.ParseInto: `--set list[1].host=x` keeps a file's list[0] and
+the other keys of list[1], `--set a.b=1` on a string is refused). _parse_into() gets that from Helm's parser too:
+the values so far, written in Helm's own syntax with a stand-in for each scalar, go before the expression in one
+call, and the stand-ins are swapped back afterwards.
 """
 from __future__ import annotations
 
 import copy
+import functools
+import io
 import json
 import os
-import re
+import secrets
 import sys
+import tarfile
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-import yaml
-
-from tools.gptoss.yaml_text import load_yaml
+import helm_python
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 VALUES_DIR = REPO_ROOT / "values"
-# The overlays (the targets of values/), and by the runtime each selects (absent = the chart default, dynamo).
-OVERLAYS = sorted(path.name for path in VALUES_DIR.glob("*.yaml"))
-RUNTIMES = {name: (load_yaml((VALUES_DIR / name).read_text()) or {}).get("runtime", "dynamo") for name in OVERLAYS}
-DYNAMO_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "dynamo"]
-TRTLLM_SERVE_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "trtllm-serve"]
 
-# Helm's limits (strvals.MaxIndex, strvals.MaxNestedNameLevel).
-MAX_INDEX = 65536
-MAX_NESTED_NAME_LEVEL = 30
+# A values file larger than this is refused: no overlay comes near it (they are a few KiB), and Helm stores the
+# values in the release's Secret, which the API server caps at 1 MiB.
+MAX_FILE_BYTES = 1 << 20
+# Values nested deeper than this are refused (a pod spec passed through whole is about 12 levels under its key);
+# Helm's YAML library stops at 10000, far past what Python's recursion can hold.
+MAX_DEPTH = 100
 
 
 class ValuesError(Exception):
-    """A values file or a --set* argument Helm would refuse before rendering; the message is Helm's."""
+    """A values file or a --set* argument Helm would refuse before rendering (Helm's message), or one past this
+    module's bounds."""
+
+
+@functools.cache
+def overlays() -> list[str]:
+    """The overlays: the file names of values/, one per deployment target."""
+    return sorted(path.name for path in VALUES_DIR.glob("*.yaml"))
+
+
+@functools.cache
+def overlay_runtime(name: str) -> str:
+    """The runtime an overlay selects (`runtime`; absent: the chart's default, dynamo)."""
+    return read_values_file(VALUES_DIR / name).get("runtime", "dynamo")
+
+
+def resolve_values_file(path: str | os.PathLike) -> Path | str:
+    """A -f argument as the tools read it: "-" (standard input), the path given, or, for a relative path that does not
+    exist, the overlay of that name in values/ (so `-f agg.yaml` is values/agg.yaml)."""
+    if str(path).strip() == "-":
+        return "-"
+    given = Path(path)
+    if not given.is_absolute() and not given.exists() and (VALUES_DIR / given).is_file():
+        return VALUES_DIR / given
+    return given
 
 
 def deep_merge(base: dict, override: dict) -> dict:
-    """Merge like Helm's -f files (loader.MergeMaps): maps merge key by key, anything else replaces."""
+    """Helm's loader.MergeMaps (-f files, documents, --set-json objects): maps merge key by key, anything else
+    replaces. Returns a new map; neither argument is changed or shared."""
     merged = copy.deepcopy(base)
     for key, value in override.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
@@ -54,409 +85,223 @@ _parsed_files: dict[tuple, dict] = {}
 
 
 def read_values_file(path: str | os.PathLike) -> dict:
-    """One -f file, read as Helm reads it ("-" is standard input): a missing file or one that is not a YAML map is
-    refused."""
-    if str(path).strip() != "-":
-        try:
-            stat = Path(path).stat()
-        except OSError:
-            stat = None
-        if stat is not None:
-            key = (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size)
-            if key not in _parsed_files:
-                _parsed_files[key] = _parse_values_file(path)
-            return copy.deepcopy(_parsed_files[key])
-    return _parse_values_file(path)
-
-
-def _parse_values_file(path: str | os.PathLike) -> dict:
+    """One -f file, read as Helm reads it ("-" is standard input; a bare overlay name is found in values/)."""
+    resolved = resolve_values_file(path)
     try:
-        text = sys.stdin.read() if str(path).strip() == "-" else Path(path).read_text()
+        stat = None if resolved == "-" else resolved.stat()
+    except OSError:
+        stat = None
+    if stat is None:
+        return _parse_values_file(path, _read_bounded(path, resolved))
+    key = (str(resolved.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _parsed_files:
+        _parsed_files[key] = _parse_values_file(path, _read_bounded(path, resolved))
+    return copy.deepcopy(_parsed_files[key])
+
+
+def _read_bounded(given, resolved: Path | str) -> bytes:
+    """At most MAX_FILE_BYTES + 1 bytes of a file or of standard input (so /dev/zero ends too)."""
+    if resolved == "-":
+        stream = getattr(sys.stdin, "buffer", None)
+        return stream.read(MAX_FILE_BYTES + 1) if stream else sys.stdin.read(MAX_FILE_BYTES + 1).encode()
+    try:
+        with open(resolved, "rb") as file:
+            return file.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
-        raise ValuesError(f"open {path}: no such file or directory") from None
+        raise ValuesError(f"open {given}: no such file or directory; the overlays, which -f also takes by name, are in "
+                          f"{_shown(VALUES_DIR)}/: {', '.join(overlays())}") from None
     except IsADirectoryError:
-        raise ValuesError(f"read {path}: is a directory") from None
+        raise ValuesError(f"read {given}: is a directory") from None
     except OSError as error:
-        raise ValuesError(f"open {path}: {error.strerror}") from None
-    except UnicodeDecodeError as error:
-        raise ValuesError(f"failed to parse {path}: not UTF-8 (byte {error.object[error.start]:#04x} at offset "
-                          f"{error.start})") from None
+        raise ValuesError(f"open {given}: {(error.strerror or str(error)).lower()}") from None
+
+
+def _shown(path: Path) -> str:
+    """A path as short as it reads: relative to the working directory when under it."""
     try:
-        loaded = yaml.safe_load(text)  # pure-Python PyYAML: its messages are the ones users see
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark else ""
-        raise ValuesError(f"failed to parse {path}: {where}{getattr(error, 'problem', None) or error}") from None
-    if loaded is None:
-        return {}
-    if not isinstance(loaded, dict):
-        raise ValuesError(f"failed to parse {path}: a values file is a YAML map, not a {type(loaded).__name__}")
-    return loaded
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _parse_values_file(given, data: bytes) -> dict:
+    where = f"failed to parse {given}: "
+    if len(data) > MAX_FILE_BYTES:
+        raise ValuesError(f"{where}larger than {MAX_FILE_BYTES} bytes, the most a values file may hold here")
+    return _from_helm(_load_values, data, where)
+
+
+def _load_values(data: bytes) -> dict:
+    """Helm's loader.LoadValues of a file's bytes, reached through the chart loader: they are the values.yaml of a
+    chart archive made in memory (its refusal is worded `cannot load values.yaml: <LoadValues' message>`)."""
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w:gz", compresslevel=1) as tar:
+        for name, content in (("values-file/Chart.yaml", b"apiVersion: v2\nname: values-file\nversion: 0.0.0\n"),
+                              ("values-file/values.yaml", data)):
+            member = tarfile.TarInfo(name)
+            member.size = len(content)
+            tar.addfile(member, io.BytesIO(content))
+    with helm_python.Chart.load_archive(archive.getvalue()) as chart:
+        return chart.values
+
+
+def _from_helm(parse: Callable[[Any], dict], text: str | bytes, where: str) -> dict:
+    """What one of Helm's parsers makes of `text`, within MAX_DEPTH; its refusal as a ValuesError after `where`."""
+    try:
+        parsed = parse(text)
+    except helm_python.HelmError as error:
+        raise ValuesError(where + str(error).removeprefix("cannot load values.yaml: ")) from None
+    except RecursionError:  # the SDK's JSON reply nests deeper than Python's decoder goes
+        raise ValuesError(f"{where}values nested deeper than {MAX_DEPTH} levels") from None
+    except UnicodeEncodeError as error:  # an argument that was not UTF-8 (Python keeps each such byte as a surrogate)
+        byte = ord(error.object[error.start]) - 0xDC00
+        raise ValuesError(f"{where}not UTF-8 (byte {byte:#04x} at offset {error.start})") from None
+    check_depth(parsed, where)
+    return parsed
+
+
+def check_depth(values: Any, where: str = "") -> None:
+    """Refuse values nested deeper than MAX_DEPTH maps and lists (walked without recursion)."""
+    level = [values]
+    for _ in range(MAX_DEPTH + 1):
+        level = [child for node in level if isinstance(node, (dict, list))
+                 for child in (node.values() if isinstance(node, dict) else node)]
+        if not level:
+            return
+    raise ValuesError(f"{where}values nested deeper than {MAX_DEPTH} levels")
 
 
 def load_values(values_files: Iterable[str | os.PathLike] = (), values: dict | None = None) -> dict:
-    """The merged values of -f F1 -f F2 ..., then `values` on top (a dict, as --set-json '{...}' gives).
-
-    A relative path that does not exist is looked up in values/, so an overlay can be named alone
-    ("agg.yaml"), as the tests do.
-    """
+    """The merged values of -f F1 -f F2 ..., then `values` on top (a dict, as --set-json '{...}' gives)."""
     merged: dict[str, Any] = {}
     for values_file in values_files:
-        path = Path(values_file)
-        if not path.is_absolute() and not path.exists() and (VALUES_DIR / path).exists():
-            path = VALUES_DIR / path
-        merged = deep_merge(merged, read_values_file(path))
+        merged = deep_merge(merged, read_values_file(values_file))
     return deep_merge(merged, values or {})
 
 
 def merge_values(values_files: Iterable[str] = (), set_json: Iterable[str] = (), set_values: Iterable[str] = (),
-                 set_string: Iterable[str] = ()) -> dict:
-    """Helm's values.Options.MergeValues: files in order, then every --set-json, every --set, every --set-string.
+                 set_string: Iterable[str] = (), set_file: Iterable[str] = ()) -> dict:
+    """Helm's values.Options.MergeValues: the files in order, then every --set-json, --set, --set-string, --set-file.
 
-    Helm applies the three kinds in that order whatever their order on the command line.
+    Helm applies the kinds in that order whatever their order on the command line.
     """
-    base: dict[str, Any] = {}
-    for path in values_files:
-        base = deep_merge(base, read_values_file(path))
+    base = load_values(values_files)
     for value in set_json:
         trimmed = value.strip()
         if trimmed.startswith("{"):
+            where = f"failed parsing --set-json data JSON: {value}"
             try:
-                parsed = json.loads(trimmed, parse_constant=_no_constant)
+                parsed = json.loads(trimmed, parse_constant=_not_json)
+            except RecursionError:
+                raise ValuesError(f"{where}: values nested deeper than {MAX_DEPTH} levels") from None
             except ValueError:
-                raise ValuesError(f"failed parsing --set-json data JSON: {value}") from None
-            if not isinstance(parsed, dict):  # Go: json.Unmarshal of a non-object into a map fails
-                raise ValuesError(f"failed parsing --set-json data JSON: {value}")
+                parsed = None
+            if not isinstance(parsed, dict):  # Go's json.Unmarshal into a map takes an object only
+                raise ValuesError(where)
+            check_depth(parsed, f"{where}: ")
             base = deep_merge(base, parsed)
         else:
             try:
-                parse_json(value, base)
-            except ValuesError:
-                raise ValuesError(f"failed parsing --set-json data {value}") from None
-    for value in set_values:
-        try:
-            parse_into(value, base)
-        except ValuesError as error:
-            raise ValuesError(f"failed parsing --set data: {error}") from None
-    for value in set_string:
-        try:
-            parse_into_string(value, base)
-        except ValuesError as error:
-            raise ValuesError(f"failed parsing --set-string data: {error}") from None
+                base = _parse_into(helm_python.parse_set_json, value, base)
+            except ValuesError as error:
+                # Helm's own wording: its message names the argument, not the parser's reason; ours past a bound.
+                raise ValuesError(f"failed parsing --set-json data {value}"
+                                  + (f": {error}" if "nested deeper" in str(error) else "")) from None
+    for option, parse, expressions in (("--set", helm_python.parse_set_string, set_values),
+                                       ("--set-string", helm_python.parse_set_string_values, set_string),
+                                       ("--set-file", helm_python.parse_set_file, set_file)):
+        for value in expressions:
+            try:
+                base = _parse_into(parse, value, base)
+            except ValuesError as error:
+                raise ValuesError(f"failed parsing {option} data: {error}") from None
     return base
 
 
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
+def _not_json(name: str):
+    raise ValueError(f"{name} is not JSON")  # Go's JSON has no NaN or Infinity
 
 
-# --- Port of Helm v4 pkg/strvals/parser.go --------------------------------------------------------------
+# --- strvals.ParseInto with the SDK's parsers ---------------------------------------------------------------
 
-class _EOF(Exception):
-    """io.EOF: the end of the set line (not an error for the caller of parse())."""
-
-
-class _NotList(Exception):
-    """strvals.ErrNotList: a value that does not start with '{'."""
-
-
-def parse_into(text: str, dest: dict) -> None:
-    """strvals.ParseInto: --set, typed scalars."""
-    _Parser(text, dest, lambda runes: _typed_value(runes, False)).parse()
+# Stand-ins for the scalars of the values so far: characters of Unicode's private use area that no expression
+# escapes and no typed scalar (true, null, 12) looks like, with a per-process random part. strvals writes no
+# empty map, empty list or key "": _NO_KEY is the one key of an empty map (dropped after), _NO_ITEM the first
+# item of an empty list (dropped, or null where the expression set later items: Helm's padding), _EMPTY_KEY the
+# key "".
+_STAND_IN = f"\ue000{secrets.token_hex(6)}:"
+_NO_KEY, _NO_ITEM, _EMPTY_KEY = f"{_STAND_IN}no-key", f"{_STAND_IN}no-item", f"{_STAND_IN}empty-key"
+# strvals' limits: MaxNestedNameLevel (`key.` steps in one path) and MaxIndex.
+_MAX_NESTED_NAME_LEVEL, _MAX_INDEX = 30, 65536
 
 
-def parse_into_string(text: str, dest: dict) -> None:
-    """strvals.ParseIntoString: --set-string, every value a string."""
-    _Parser(text, dest, lambda runes: _typed_value(runes, True)).parse()
+def _parse_into(parse: Callable[[str], dict], expression: str, base: dict) -> dict:
+    """strvals.ParseInto(expression, base) by Helm's parser `parse` (one of helm_python.parse_set_*); a new map.
+
+    Helm's parser reads `base`, written as `path=<stand-in>` pairs, and the expression after them in one call, so
+    the expression meets the values so far as strvals.ParseInto would have them: a list keeps its other items, a
+    map its other keys; a map where the expression indexes a list, or a scalar where it names a key, is refused
+    (the message calls a number, or under --set-string any scalar, a string). The stand-ins are swapped back after. Unlike Helm, under --set and
+    --set-string an empty list from before takes no list in its first item (`a[0][0]=x` on `a: []` is refused).
+    --set-file: the pairs are read by the --set-string parser (a stand-in is no file), and each value the expression
+    sets is the file Helm's reader read for the same path, reading the expression alone.
+    """
+    file_values = parse is helm_python.parse_set_file
+    alone = _from_helm(parse, expression, "") if file_values else None
+    pairs: list[str] = []
+    stand_ins: dict[str, Any] = {}
+    json_values = parse is helm_python.parse_set_json
+    typed = json_values or parse is helm_python.parse_set_string
+    for key, value in base.items():
+        _write_paths(_escape(key), 0, value, pairs, stand_ins, json_values, typed)
+    combined = _from_helm(helm_python.parse_set_string_values if file_values else parse,
+                          ",".join([*pairs, expression]), "")
+    return _put_back(combined, alone, stand_ins, file_values)
 
 
-def parse_json(text: str, dest: dict) -> None:
-    """strvals.ParseJSON: --set-json key1=jsonval1,key2=jsonval2 (an empty value is null)."""
-    _Parser(text, dest, None, json_values=True).parse()
+def _escape(key: str) -> str:
+    """A map key in strvals syntax: `\\` before each character that ends a key."""
+    return _EMPTY_KEY if key == "" else "".join("\\" + char if char in "\\=[],." else char for char in key)
 
 
-def _typed_value(value: str, as_string: bool) -> Any:
-    """strvals.typedVal."""
-    if as_string:
-        return value
-    lower = value.lower()
-    if lower == "true":
-        return True
-    if lower == "false":
-        return False
-    if lower == "null":
-        return None
-    if value == "0":
-        return 0
-    # Go's strconv.ParseInt(val, 10, 64) for values not starting with 0.
-    if value and value[0] != "0" and re.fullmatch(r"[+-]?[0-9]+", value):
-        number = int(value)
-        if -(2 ** 63) <= number < 2 ** 63:
-            return number
-    return value
+def _write_paths(path: str, level: int, value: Any, pairs: list[str], stand_ins: dict, json_values: bool,
+                 typed: bool, indexed: bool = False) -> None:
+    """`value`, which base holds at `path` (`level` key. steps deep; `indexed`: the path ends in [i]), as strvals pairs:
+    maps and lists item by item as far as an expression can reach; null and booleans as they are where the parser
+    types values (`typed`), everything else one stand-in."""
+    step = level if indexed else level + 1  # strvals counts `key.` steps, not `[i].`
+    if isinstance(value, dict) and step <= _MAX_NESTED_NAME_LEVEL:
+        if not value:  # one key, so the map is there, dropped after
+            pairs.append(f"{path}.{_NO_KEY}=" + ('""' if json_values else ""))
+        for key, item in value.items():
+            _write_paths(f"{path}.{_escape(key)}", step, item, pairs, stand_ins, json_values, typed)
+        return
+    if isinstance(value, list) and len(value) <= _MAX_INDEX + 1:
+        if not value:  # `a={}` is [""] under --set: one item, so the list is there
+            pairs.append(f"{path}=[]" if json_values else f"{path}[0]={_NO_ITEM}")
+        for index, item in enumerate(value):
+            _write_paths(f"{path}[{index}]", level, item, pairs, stand_ins, json_values, typed, indexed=True)
+        return
+    if (value is None or isinstance(value, bool)) and typed:  # as they are: an index into a null item works
+        pairs.append(f"{path}={json.dumps(value)}")
+        return
+    stand_in = f"{_STAND_IN}{len(stand_ins)}"
+    stand_ins[stand_in] = value
+    pairs.append(f"{path}=" + (json.dumps(stand_in) if json_values else stand_in))
 
 
-def _go_type(value: Any) -> str:
-    """The Go type name Helm's parser sees for a value, for its interface-conversion panics."""
-    if value is None:
-        return "nil"
-    return {bool: "bool", int: "int64", float: "float64", str: "string", list: "[]interface {}",
-            dict: "map[string]interface {}"}.get(type(value), type(value).__name__)
-
-
-def _conversion_panic(value: Any, wanted: str) -> ValuesError:
-    return ValuesError(f"unable to parse key: interface conversion: interface {{}} is {_go_type(value)}, not {wanted}")
-
-
-def _go_quote(text: str) -> str:
-    """Go's %q for the plain strings these messages quote."""
-    return json.dumps(text, ensure_ascii=False)
-
-
-def _go_quote_runes(text: str) -> str:
-    """Go's %q of a []rune: each rune single-quoted, e.g. ['x' 'y']."""
-    def rune(char: str) -> str:
-        return {"'": "\\'", '"': '"'}.get(char) or json.dumps(char, ensure_ascii=False)[1:-1]
-    return "[" + " ".join(f"'{rune(char)}'" for char in text) + "]"
-
-
-class _Parser:
-    def __init__(self, text: str, data: dict, reader: Callable[[str], Any] | None, json_values: bool = False):
-        self.text, self.pos, self.data, self.reader, self.json_values = text, 0, data, reader, json_values
-
-    # The rune reader (bytes.Buffer in Go).
-    def _read(self) -> str:
-        if self.pos >= len(self.text):
-            raise _EOF()
-        self.pos += 1
-        return self.text[self.pos - 1]
-
-    def _unread(self) -> None:
-        self.pos -= 1
-
-    def _runes_until(self, stop: str) -> tuple[str, str]:
-        """Characters up to one of `stop` (consumed, returned as last); `\\` escapes the next character.
-
-        Raises _EOF carrying what was read when the line ends first.
-        """
-        runes = []
-        while True:
-            try:
-                char = self._read()
-            except _EOF:
-                raise _EOF("".join(runes)) from None
-            if char in stop:
-                return "".join(runes), char
-            if char == "\\":
-                try:
-                    runes.append(self._read())
-                except _EOF:
-                    raise _EOF("".join(runes)) from None
-                continue
-            runes.append(char)
-
-    def parse(self) -> None:
-        while True:
-            try:
-                self._key(self.data, 0)
-            except _EOF:
-                return
-
-    def _key(self, data: dict, level: int) -> None:
-        try:
-            key, last = self._runes_until("=[,.")
-        except _EOF as end:
-            if not end.args[0]:
-                raise
-            raise ValuesError(f"key {_go_quote(end.args[0])} has no value") from None
-        if last == "[":
-            try:
-                index = self._key_index()
-            except ValuesError as error:
-                raise ValuesError(f"error parsing index: {error}") from None
-            current = data.get(key, None) if key in data else []
-            if key in data and not isinstance(current, list):
-                raise _conversion_panic(current, "[]interface {}")
-            items, error = self._list_item(list(current), index, level)
-            _set(data, key, items)
-            if error is not None:
-                raise error
-            return
-        if last == "=":
-            if self.json_values:
-                if self._empty_value():
-                    _set(data, key, None)
-                    return
-                _set(data, key, self._json_value())
-                self._empty_value()
-                return
-            try:
-                items = self._value_list()
-            except _EOF:
-                _set(data, key, "")
-                raise
-            except _NotList:
-                # As in Go, the end of the line after a plain value is no error: the next key() meets it.
-                try:
-                    runes = self._value()
-                except _EOF as end:
-                    runes = end.args[0]
-                _set(data, key, self.reader(runes))
-                return
-            _set(data, key, items)
-            return
-        if last == ",":
-            _set(data, key, "")
-            raise ValuesError(f"key {_go_quote(key)} has no value (cannot end with ,)")
-        # last == ".": a nested map.
-        level += 1
-        if level > MAX_NESTED_NAME_LEVEL:
-            raise ValuesError(f"value name nested level is greater than maximum supported nested level of "
-                              f"{MAX_NESTED_NAME_LEVEL}")
-        inner = data[key] if key in data else {}
-        if not isinstance(inner, dict):
-            raise _conversion_panic(inner, "map[string]interface {}")
-        try:
-            self._key(inner, level)
-        except _EOF:
-            if inner:
-                _set(data, key, inner)
-            raise
-        if not inner:
-            raise ValuesError(f"key map {_go_quote(key)} has no value")
-        _set(data, key, inner)
-
-    def _key_index(self) -> int:
-        try:
-            text, _ = self._runes_until("]")
-        except _EOF:
-            raise ValuesError("EOF") from None
-        if not re.fullmatch(r"[+-]?[0-9]+", text):
-            raise ValuesError(f'strconv.Atoi: parsing {_go_quote(text)}: invalid syntax')
-        return int(text)
-
-    def _list_item(self, items: list, index: int, level: int) -> tuple[list, ValuesError | _EOF | None]:
-        """strvals.listItem: the value after `]`; returns the list and the error (None, _EOF or a ValuesError)."""
-        if index < 0:
-            return items, ValuesError(f"negative {index} index not allowed")
-        try:
-            rest, last = self._runes_until("[.=")
-        except _EOF as end:
-            if end.args[0]:
-                return items, ValuesError(f"unexpected data at end of array index: {_go_quote_runes(end.args[0])}")
-            return items, _EOF()
-        if rest:
-            return items, ValuesError(f"unexpected data at end of array index: {_go_quote_runes(rest)}")
-        if last == "=":
-            if self.json_values:
-                if self._empty_value():
-                    return _set_index(items, index, None)
-                items, error = _set_index(items, index, self._json_value())
-                if error is not None:
-                    return items, error
-                self._empty_value()
-                return items, None
-            try:
-                value = self._value_list()
-            except _EOF:
-                return _set_index(items, index, "")
-            except _NotList:
-                try:
-                    runes = self._value()
-                except _EOF as end:
-                    runes = end.args[0]
-                return _set_index(items, index, self.reader(runes))
-            return _set_index(items, index, value)
-        if last == "[":
-            try:
-                next_index = self._key_index()
-            except ValuesError as error:
-                return items, ValuesError(f"error parsing index: {error}")
-            current: list = []
-            if len(items) > index and items[index] is not None:
-                if not isinstance(items[index], list):
-                    return items, _conversion_panic(items[index], "[]interface {}")
-                current = list(items[index])
-            inner_list, error = self._list_item(current, next_index, level)
-            if error is not None:
-                return items, error
-            return _set_index(items, index, inner_list)
-        # last == ".": a map inside the list.
-        inner: dict = {}
-        if len(items) > index:
-            if isinstance(items[index], dict):
-                inner = items[index]
-            else:  # indices out of order: Helm starts a new map there
-                items[index] = inner
-        try:
-            self._key(inner, level)
-        except _EOF as end:
-            return items, end
-        except ValuesError as error:
-            return items, error
-        return _set_index(items, index, inner)
-
-    def _empty_value(self) -> bool:
-        """strvals.emptyVal: skip blanks; True at a comma (consumed) or the end, False before anything else."""
-        while True:
-            try:
-                char = self._read()
-            except _EOF:
-                return True
-            if char == ",":
-                return True
-            if not char.isspace():
-                self._unread()
-                return False
-
-    def _json_value(self) -> Any:
-        """One JSON document from here on (Go's json.Decoder), consumed."""
-        decoder = json.JSONDecoder(parse_constant=_no_constant)
-        try:
-            value, end = decoder.raw_decode(self.text, self.pos)
-        except ValueError as error:
-            raise ValuesError(str(error)) from None
-        self.pos = end
-        return value
-
-    def _value(self) -> str:
-        runes, _ = self._runes_until(",")
-        return runes
-
-    def _value_list(self) -> list:
-        """strvals.valList: `{a,b}`; raises _NotList when the value does not start with `{`."""
-        char = self._read()
-        if char != "{":
-            self._unread()
-            raise _NotList()
-        items = []
-        while True:
-            try:
-                runes, last = self._runes_until(",}")
-            except _EOF:
-                raise ValuesError("list must terminate with '}'") from None
-            if last == "}":
-                try:
-                    if self._read() != ",":
-                        self._unread()
-                except _EOF:
-                    pass
-                items.append(self.reader(runes))
-                return items
-            items.append(self.reader(runes))
-
-
-def _set(data: dict, key: str, value: Any) -> None:
-    if key != "":
-        data[key] = value
-
-
-def _set_index(items: list, index: int, value: Any) -> tuple[list, ValuesError | None]:
-    if index < 0:
-        return items, ValuesError(f"negative {index} index not allowed")
-    if index > MAX_INDEX:
-        return items, ValuesError(f"index of {index} is greater than maximum supported index of {MAX_INDEX}")
-    if len(items) <= index:
-        items = items + [None] * (index + 1 - len(items))
-    items[index] = value
-    return items, None
+def _put_back(parsed: Any, alone: Any, stand_ins: dict, file_values: bool) -> Any:
+    """`parsed` with the stand-ins swapped back (their values copied); with file_values, each value the expression
+    set is the one at the same path of `alone` (the file Helm's reader read)."""
+    if isinstance(parsed, str) and parsed in stand_ins:
+        return copy.deepcopy(stand_ins[parsed])
+    if isinstance(parsed, dict):
+        return {"" if key == _EMPTY_KEY else key:
+                _put_back(item, alone.get(key) if isinstance(alone, dict) else None, stand_ins, file_values)
+                for key, item in parsed.items() if key != _NO_KEY}
+    if isinstance(parsed, list):
+        if parsed and parsed[0] == _NO_ITEM:
+            parsed = [None, *parsed[1:]] if len(parsed) > 1 else []
+        return [_put_back(item, alone[index] if isinstance(alone, list) and index < len(alone) else None, stand_ins,
+                          file_values) for index, item in enumerate(parsed)]
+    return alone if file_values else parsed

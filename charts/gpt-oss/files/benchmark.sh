@@ -3,7 +3,7 @@
 # fresh artifact directory on the model cache, print the summary, fail when any request failed.
 set -euo pipefail
 here=$(dirname "$0")
-python3 "$here/wait_for_model.py"
+python3 "$here/wait_until_served.py"
 run_dir="${ARTIFACTS_ROOT}/$(date +%s)_${JOB_NAME}"
 mkdir -p "$run_dir"
 echo "artifacts: $run_dir"

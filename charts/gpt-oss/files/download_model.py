@@ -6,7 +6,7 @@ SOURCE says where the weights come from:
   s3           a copy tools/mirror-model.py wrote under an S3 prefix (model-manifest.json beside the files)
   oci          a copy pushed as an OCI image by tools/mirror-model.py, pulled by digest into the cache
   pvc          a copy already on the claim (MODEL_DIR holds model-manifest.json): checked, nothing fetched
-  verify       read-only: check the copy in MODEL_DIR (an image volume) and exit; no marker (init container)
+A read-only copy no Job fills (an image volume) is checked by check_model.py, the pods' check, instead.
 Every copy carries model-manifest.json (each file's path, size, sha256, with the model id and revision). A
 manifest of another revision is refused; with MANIFEST_SHA256 set, so is any manifest of another sha256 (checked
 before the manifest is parsed).
@@ -40,12 +40,15 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model_copy  # noqa: E402
+from check_model import copy_manifest, copy_problems, sha256_or_none  # noqa: E402
 from model_copy import MANIFEST, STAGING_DIR, TIKTOKEN_PATH, WORK_DIR, CopyError  # noqa: E402
 
 source = os.environ.get("SOURCE", "huggingface")
 model_id = os.environ["MODEL_ID"]
 revision = os.environ["MODEL_REVISION"]
 model_dir = Path(os.environ["MODEL_DIR"])
+# The cache's mount point: MODEL_DIR must be <CACHE_DIR>/<MODEL_ID> (model_copy.model_folder), checked before any write.
+cache_dir = os.environ.get("CACHE_DIR", "")
 marker = Path(os.environ["MARKER"]) if os.environ.get("MARKER") else None
 pinned = os.environ.get("MANIFEST_SHA256", "")
 tiktoken_url = os.environ.get("TIKTOKEN_URL", "")
@@ -97,14 +100,6 @@ def pip_install_opt_in() -> None:
 
 def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def sha256_or_none(path: Path) -> str | None:
-    """sha256 of a regular file at `path` (no link followed), or None."""
-    try:
-        return model_copy.sha256_file(path)
-    except (OSError, CopyError):
-        return None
 
 
 def stage_tiktoken(manifest: dict | None) -> None:
@@ -496,56 +491,19 @@ def finish_oci(scratch: Path) -> None:
         state_file.unlink()
 
 
-# --- pvc and verify --------------------------------------------------------------------------------------------
-
-def copy_in_place(what: str) -> dict:
-    path = model_dir / MANIFEST
-    if model_copy._lstat(path) is None:
-        raise CopyError(f"no {MANIFEST} in {model_dir} ({what}): put the folder tools/mirror-model.py wrote there, "
-                        f"so that {model_dir}/{MANIFEST} exists")
-    data = model_copy.read_small_file(path, model_copy.MAX_MANIFEST, str(path))
-    return model_copy.read_manifest(data, f"{model_dir}/{MANIFEST} ({what})", model_id, revision, pinned)
-
-
-def copy_problems(manifest: dict, only: list[str] | None = None) -> list[str]:
-    """Listed files that differ, and files the manifest does not list (the staged vocabulary aside)."""
-    problems = model_copy.folder_problems(model_dir, manifest, only=only)
-    if only is None and tiktoken_sha256 and TIKTOKEN_PATH not in {f["path"] for f in manifest["files"]}:
-        problems.pop(TIKTOKEN_PATH, None)  # staged beside the copy from model.tiktoken.url, checked on its own
-    return [f"{path}: {problem}" for path, problem in sorted(problems.items())]
-
+# --- pvc ------------------------------------------------------------------------------------------------------
 
 def from_pvc() -> tuple[dict, bytes | None, Path]:
-    manifest = copy_in_place(f"the claim {os.environ.get('CLAIM_NAME', '')}")
-    problems = copy_problems(manifest)
+    manifest = copy_manifest(model_dir, f"the claim {os.environ.get('CLAIM_NAME', '')}", model_id, revision, pinned)
+    problems = copy_problems(model_dir, manifest, tiktoken_sha256=tiktoken_sha256)
     if problems:
         raise fail_listing(f"the copy of {model_id}@{revision} in {model_dir}", problems, removed=False)
     return manifest, None, staging
 
 
-def verify_read_only() -> None:
-    """An init container's check of a read-only copy (an image volume): every file, or only VERIFY_PATHS."""
-    only = json.loads(os.environ["VERIFY_PATHS"]) if os.environ.get("VERIFY_PATHS") else None
-    manifest = copy_in_place(os.environ.get("COPY_NAME", "the image volume"))
-    problems = copy_problems(manifest, only)
-    if tiktoken_sha256 and (only is None or TIKTOKEN_PATH in only):
-        if model_copy._lstat(tiktoken_file) is None:
-            problems.append(f"{TIKTOKEN_PATH}: missing; mirror the model with its vocabulary (tools/mirror-model.py "
-                            "adds it unless --no-tiktoken), or set model.tiktoken.stage=false")
-        elif sha256_or_none(tiktoken_file) != tiktoken_sha256:
-            problems.append(f"{TIKTOKEN_PATH}: sha256 differs from model.tiktoken.sha256 {tiktoken_sha256}")
-    if problems:
-        raise CopyError(f"the copy of {model_id}@{revision} in {model_dir} does not match its manifest "
-                        f"{manifest['sha256']}; the containers will not start:\n  " + "\n  ".join(problems))
-    count = len(only) if only is not None else len(manifest["files"])
-    log(f"verified {count} file(s) of {model_id}@{revision} in {model_dir} against manifest {manifest['sha256']}")
-
-
 def main() -> None:
     use_ca_bundle()
-    if source == "verify":
-        verify_read_only()
-        return
+    model_copy.model_folder(cache_dir, model_id, model_dir)
     model_copy.safe_folders(model_dir, "", create=True)
     with cache_lock():
         if finished():

@@ -4,7 +4,7 @@ A copy is a folder: on the model-cache PVC, under an S3 prefix, or the root of a
 files of one revision (minus the ignore patterns), optionally tiktoken/o200k_base.tiktoken, and
 model-manifest.json: the model id, the revision and every file's path, size and sha256. The manifest's own
 sha256 is what the values pin (modelCache.manifestSha256), the way model.revision pins the Hub's commit.
-tools/mirror-model.py writes copies with this module; the chart's download Job and verify init container read
+tools/mirror-model.py writes copies with this module; the chart's download Job and check-model init container read
 them with it. Standard library only; boto3 is imported when S3 is used.
 """
 from __future__ import annotations
@@ -61,6 +61,33 @@ def read_limited(stream, limit: int, what: str) -> bytes:
 
 
 # --- paths: no symbolic link is ever followed --------------------------------------------------------------------
+
+# A model id as the chart takes it (values.schema.yaml, model.id): <org>/<name>, each a plain folder name, never . or ..
+MODEL_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,95}/[A-Za-z0-9_-][A-Za-z0-9._-]{0,95}")
+
+
+def model_folder(cache: str | os.PathLike, model: str, model_dir: str | os.PathLike | None = None) -> Path:
+    """The model's folder in the cache, <cache>/<org>/<name>: refused unless `model` is <org>/<name> of plain folder
+    names, `model_dir` (when given) names that very folder, and neither <org> nor <name> is a symbolic link. What a Job
+    writes and removes stays in its own model's folder, even on a claim other releases share (defence in depth: the
+    chart's schema refuses such a model.id first)."""
+    if not MODEL_ID.fullmatch(model):
+        raise CopyError(f"MODEL_ID={model!r} is not <org>/<name> of plain folder names (letters, digits, . _ -, not "
+                        "starting with a dot): the model's folder would not be a folder of its own in the cache")
+    root = Path(cache)
+    if not root.is_absolute():
+        raise CopyError(f"CACHE_DIR={str(cache)!r} is not an absolute path: the cache's mount point is needed")
+    folder = root / model
+    if model_dir is not None and Path(os.path.normpath(model_dir)) != folder:
+        raise CopyError(f"MODEL_DIR={model_dir} is not the folder of {model} in the cache {root} ({folder}): the Job "
+                        "writes and removes files in its own model's folder only")
+    for part in (root / model.split("/")[0], folder):
+        info = _lstat(part)
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            raise CopyError(f"{part} is a symbolic link: the model's folder must be a folder of the cache {root}, and "
+                            "no link is followed")
+    return folder
+
 
 def _lstat(path):
     try:

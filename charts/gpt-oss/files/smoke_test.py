@@ -5,12 +5,12 @@ import sys
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wait_for_model import wait_for_model  # noqa: E402
+from wait_until_served import wait_until_served  # noqa: E402
 
 base_url = os.environ["FRONTEND_URL"].rstrip("/")
 model = os.environ["MODEL"]
-wait_for_model(base_url, model, float(os.environ.get("READY_TIMEOUT_SECONDS", "600")),
-               float(os.environ.get("READY_POLL_SECONDS", "10")))
+wait_until_served(base_url, model, float(os.environ.get("READY_TIMEOUT_SECONDS", "600")),
+                  float(os.environ.get("READY_POLL_SECONDS", "10")))
 
 request = {
     "model": model,

@@ -1,12 +1,12 @@
 """A real Kubernetes node for the cluster tier: containerd, runc, CNI, the kubelet, kube-proxy and a cluster DNS.
 
-ci/control-plane.py calls start() after its API server is up, when a `kubelet` binary sits beside the
+python -m ci.gptoss_ci.control_plane calls start() after its API server is up, when a `kubelet` binary sits beside the
 control-plane binaries, and stop() first thing in its own stop, so one start/stop pair runs both:
 
-    ci/control-plane.py start --dir .envtest     ... plus the node, when there is a kubelet
-    ci/control-plane.py stop  --dir .envtest     ... the node first, undoing every host change it made
+    python -m ci.gptoss_ci.control_plane start --dir .envtest     ... plus the node, when there is a kubelet
+    python -m ci.gptoss_ci.control_plane stop  --dir .envtest     ... the node first, undoing every host change it made
 
-What runs (each recorded in <dir>/pids.json, so `ci/control-plane.py restart --component kubelet` works):
+What runs (each recorded in <dir>/pids.json, so `python -m ci.gptoss_ci.control_plane restart --component kubelet` works):
   containerd   Debian's, with its own config, root, state and socket under <dir>/node (settings from
                ../shared/NODE-FACTS.md: CRI restrict_oom_score_adj, runc with cgroupfs, the pause image)
   dnsmasq      Debian's, on the bridge address (GATEWAY:53): the cluster DNS. It answers
@@ -28,7 +28,7 @@ The node registers as NODE_NAME, labelled like the API-only B200 node of ci/gpu-
 nvidia.com/gpu capacity patched into its status), and tainted NODE_TAINT, so the tests that expect API-only nodes
 never land on it; the node tests (tests/cluster/test_node.py) lift the taint for their module.
 
-Images: ci/node-images.py builds them (cached outside the checkout) and start() imports them into containerd.
+Images: python -m ci.gptoss_ci.node_images builds them (cached outside the checkout) and start() imports them into containerd.
 
 Host changes, each undone by stop() (recorded before start in <dir>/node/host.json):
   - sysctls the kubelet and the bridge plugin set (SYSCTLS): saved before, restored after;
@@ -51,9 +51,9 @@ import sys
 import time
 from pathlib import Path
 
-from .. import CI, REPO, processes
+from .. import REPO, processes
 from ..binaries import find_binaries
-from . import api_relay, containerd, dns, host, kubelet, networking
+from . import api_relay, containerd, dns, host, kubelet, networking, policies
 # The node's names, addresses and paths, for the control plane and the node tests (node.NODE_NAME, node.socket()).
 from .layout import (API_RELAY_PORT, BRIDGE, CLUSTER_DOMAIN, CNI_BIN, CNI_NETWORK, FAKE_HUB_PORT, FAKE_HUB_URL, GATEWAY,  # noqa: F401
                      KUBELET_PORT, LOCK, NODE_COMPONENTS, NODE_NAME, NODE_PROFILE, NODE_ROOT, NODE_TAINT, POD_CIDR,
@@ -61,8 +61,9 @@ from .layout import (API_RELAY_PORT, BRIDGE, CLUSTER_DOMAIN, CNI_BIN, CNI_NETWOR
 from .host import mounts_under  # noqa: F401  (the control plane's stop never deletes through a mount)
 from .kubelet import label_node  # noqa: F401  (the node tests label it again)
 
-# The command file that runs this module's main (the node-dns watcher is started through it).
-COMMAND = CI / "node.py"
+# This package's main (`python -m ci.gptoss_ci.node`, from the checkout, as the control plane runs): the node-dns
+# watcher and the policy tests' test host are started through it.
+COMMAND = [sys.executable, "-m", "ci.gptoss_ci.node"]
 
 
 def why_not(binaries: Path | None) -> str | None:
@@ -80,11 +81,22 @@ def why_not(binaries: Path | None) -> str | None:
     if missing:
         return f"missing {', '.join(missing)} (.ci/run installs the node's Debian packages)"
     if LOCK.exists():
-        other = LOCK.read_text().strip()
-        if Path(other, "pids.json").exists():
+        other = Path(LOCK.read_text().strip())
+        if (other / "pids.json").exists() and not clear_stale_lock(other, binaries):
             return (f"another node runs on this machine (state {other}; one node per machine: "
-                    f"ci/control-plane.py stop --dir {other})")
+                    f"python -m ci.gptoss_ci.control_plane stop --dir {other})")
     return None
+
+
+def clear_stale_lock(other: Path, binaries: Path | None) -> bool:
+    """Restore the host after a node none of whose recorded processes still runs (its session was killed); True if so."""
+    recorded = json.loads((other / "pids.json").read_text())
+    if any(processes.alive(entry) for entry in recorded.values()):
+        return False
+    print(f"node: the node recorded in {other} runs no process any more; restoring the host it left", flush=True)
+    problems = stop(other, binaries)
+    LOCK.unlink(missing_ok=True)
+    return not problems
 
 
 def write_configs(state: Path, pki: Path, server: str) -> dict[str, Path]:
@@ -131,9 +143,9 @@ def start(state: Path, binaries: Path, pki: Path, server: str, spawn, api) -> st
     hosts_file(state).write_text("")
     spawn(state, "dnsmasq", dns.dnsmasq_argv(state))
     proxy = (binaries / "kube-proxy").is_file()
-    spawn(state, "node-dns", [sys.executable, str(COMMAND), "dns", "--dir", str(state)]
+    spawn(state, "node-dns", [*COMMAND, "dns", "--dir", str(state)]
           + ([] if proxy else ["--endpoints"]))
-    spawn(state, "api-relay", [sys.executable, str(COMMAND), "api-relay", "--dir", str(state)])
+    spawn(state, "api-relay", [*COMMAND, "api-relay", "--dir", str(state)])
     api_relay.publish(api)
     spawn(state, "kubelet", [str(binaries / "kubelet"), "--config", str(configs["kubelet"]),
                              "--kubeconfig", str(configs["kubelet-kubeconfig"]), "--root-dir", str(node / "kubelet"),
@@ -190,7 +202,9 @@ def stop(state: Path, binaries: Path | None = None) -> list[str]:
     if not host_file.exists():
         return []
     recorded = json.loads(host_file.read_text())
-    problems = []
+    # The policy engine and test host of the policy tests, when a run ended before they stopped them.
+    problems = [f"policy engine: {p}" for p in policies.stop(state)]
+    policies.stop_test_host(state)
     pids = json.loads((state / "pids.json").read_text()) if (state / "pids.json").exists() else {}
     if "kubelet" in pids:
         kubelet.drain_pods(state)
@@ -231,7 +245,7 @@ def stop(state: Path, binaries: Path | None = None) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["dns", "api-relay", "stop", "status", "check"])
+    parser.add_argument("command", choices=["dns", "api-relay", "stop", "status", "check", "listen"])
     parser.add_argument("--dir", type=Path, default=REPO / ".envtest")
     parser.add_argument("--endpoints", action="store_true", help="dns: answer with endpoint addresses")
     args = parser.parse_args()
@@ -240,6 +254,8 @@ def main() -> int:
         return dns.dns(state, args.endpoints)
     if args.command == "api-relay":
         return api_relay.relay(api_relay.upstream_of(state))
+    if args.command == "listen":  # the policy tests' test host (policies.start_test_host runs it in a namespace)
+        return policies.listen()
     if args.command == "check":
         # Whether a node can start here (before spending minutes on its images): exit 0, else the reason, exit 1.
         reason = why_not(find_binaries()[0])

@@ -1,4 +1,4 @@
-"""containerd on the node: its configuration, the images it serves (imported from ci/node-images.py's cache), and
+"""containerd on the node: its configuration, the images it serves (imported from ci.gptoss_ci.node_images's cache), and
 killing this node's containers and shims when it stops."""
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 
 
 def import_images(state: Path) -> tuple[list[str], dict]:
-    """Build what the image cache lacks (ci/node-images.py), import every image; (missing, timings)."""
+    """Build what the image cache lacks (python -m ci.gptoss_ci.node_images), import every image; (missing, timings)."""
     cache = node_images.cache_dir()
     timings = {}
     started = time.monotonic()

@@ -96,13 +96,14 @@ def unmount_all(prefixes: list[str]) -> list[str]:
     return mounts_under(prefixes)
 
 
-def remove_chains(before: dict) -> list[str]:
-    """Delete the KUBE-*/CNI-* chains that were not there before, with every rule that jumps to them."""
+def remove_chains(before: dict, prefixes: tuple[str, ...] = CHAIN_PREFIXES) -> list[str]:
+    """Delete the chains named with `prefixes` (KUBE-*/CNI-*) that were not there before, with every rule that jumps
+    to them."""
     removed = []
     for family, (tool, save) in {"ipv4": ("iptables", "iptables-save"), "ipv6": ("ip6tables", "ip6tables-save")}.items():
         for table, names in chains().get(family, {}).items():
             old = set(before.get(family, {}).get(table, []))
-            new = [n for n in names if n.startswith(CHAIN_PREFIXES) and n not in old]
+            new = [n for n in names if n.startswith(prefixes) and n not in old]
             if not new:
                 continue
             rules = subprocess.run([save, "-t", table], capture_output=True, text=True).stdout.splitlines()

@@ -23,11 +23,10 @@ server): {scaledBy: "" | keda | hpa | planner, minReplicas, maxReplicas, replica
 replicas is what the chart writes: the values' count, or for a role an autoscaler or the planner owns,
 the live DGD's count (kept on upgrade) or else the values' count clamped into [minReplicas, maxReplicas]; for a role
 whose scaling is turned off while its live component still has a scaling adapter, the live count (keptFromAdapter).
-fields: the DGD component fields that turn the role's scaling adapter on in the chosen API version.
+fields: the DGD component fields that turn the role's scaling adapter on (scalingAdapter: {}).
 Usage: {{ $owners := include "gpt-oss.replicaOwners" . | fromYaml }}
 */}}
 {{- define "gpt-oss.replicaOwners" -}}
-{{- $v1beta1 := eq .Values.dynamo.apiVersion "nvidia.com/v1beta1" }}
 {{- $owners := dict }}
 {{- if eq .Values.runtime "trtllm-serve" }}
 {{- $t := .Values.trtllmServe }}
@@ -59,13 +58,9 @@ Usage: {{ $owners := include "gpt-oss.replicaOwners" . | fromYaml }}
 {{- $_ = set $entry "maxReplicas" 0 }}
 {{- end }}
 {{- if $entry.scaledBy }}
-{{- $_ := set $entry "fields" (dict "scalingAdapter" (ternary dict (dict "enabled" true) $v1beta1)) }}
+{{- $_ := set $entry "fields" (dict "scalingAdapter" dict) }}
 {{- $liveReplicas := "" }}
-{{- if $v1beta1 }}
 {{- range (dig "spec" "components" list $live) }}{{ if eq .name $row.component }}{{ $liveReplicas = .replicas }}{{ end }}{{ end }}
-{{- else }}
-{{- $liveReplicas = dig "spec" "services" $row.component "replicas" "" $live }}
-{{- end }}
 {{- if kindIs "invalid" $liveReplicas }}{{ $liveReplicas = "" }}{{ end }}
 {{- if ne (toString $liveReplicas) "" }}
 {{- $_ = set $entry "replicas" (int $liveReplicas) }}
@@ -74,7 +69,7 @@ Usage: {{ $owners := include "gpt-oss.replicaOwners" . | fromYaml }}
 {{- else }}
 {{- $_ = set $entry "replicas" (max $replicas (int $entry.minReplicas)) }}
 {{- end }}
-{{- else if $v1beta1 }}
+{{- else }}
 {{- /* Autoscaling turned off while the live component still has its adapter: the operator refuses any other count in
   this upgrade ("replicas: Forbidden: cannot be modified directly when scaling adapter is enabled") and its field
   manager owns the count, so the live one is kept (keptFromAdapter; docs/operations.md says how to change it next). */}}
@@ -122,7 +117,7 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
   (dict "apiVersion" "nvidia.com/v1alpha1" "kind" "DynamoGraphDeploymentScalingAdapter" "name" $plan.frontend.adapter)) }}
 {{- range $plan.roles }}
 {{- $rows = append $rows (dict "key" .key "mode" .mode "valuesKey" .valuesKey "name" (printf "%s-%s" $fullname .key) "autoscaling"
-  (get $.Values.workers .key).autoscaling "gpusPerReplica" (int .gpusPerReplica) "defaultThreshold" (mul (int .maxBatchSize) (int .attentionDpRanks))
+  (get $.Values.workers .key).autoscaling "gpusPerReplica" (int .gpusPerReplica) "defaultThreshold" (int .slotsPerReplica)
   "target" (dict "apiVersion" "nvidia.com/v1alpha1" "kind" "DynamoGraphDeploymentScalingAdapter" "name" .adapter)) }}
 {{- end }}
 {{- end }}

@@ -111,13 +111,13 @@ affinity: {{ include "gpt-oss.sameNodeAffinity" . | nindent 2 }}
 {{- with .Values.dynamo.imagePullSecrets }}
 imagePullSecrets: {{ toYaml . | nindent 2 }}
 {{- end }}
-initContainers: {{ include "gpt-oss.waitForModelContainer" . | nindent 2 }}
+initContainers: {{ include "gpt-oss.checkModelContainer" (dict "root" . "paths" list) | nindent 2 }}
 volumes:
   {{- include "gpt-oss.modelCache.volume" . | nindent 2 }}
   - name: engine-config
     configMap:
       name: {{ include "gpt-oss.fullname" . }}-engine
-  {{- include "gpt-oss.modelReadyVolumes" . | nindent 2 }}
+  {{- include "gpt-oss.scriptsVolume" . | nindent 2 }}
 {{- end }}
 
 {{/*
@@ -127,7 +127,7 @@ Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row) | nindent
 */}}
 {{- define "gpt-oss.workerContainer" -}}
 name: main
-image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" .root | fromYaml) }}
+image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" .root | fromYaml) | quote }}
 imagePullPolicy: {{ .root.Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.trtllm"]
 args: {{ include "gpt-oss.workerArgs" . | nindent 2 }}
@@ -137,7 +137,7 @@ volumeMounts:
     mountPath: /engine
     readOnly: true
   - name: model-cache
-    mountPath: {{ include "gpt-oss.modelCache.mountPoint" .root }}
+    mountPath: {{ include "gpt-oss.modelCache.mountPoint" .root | quote }}
     readOnly: true
 env: {{ include "gpt-oss.workerEnv" (dict "root" .root "role" (get .root.Values.workers .row.key)) | nindent 2 }}
 resources:
@@ -154,7 +154,7 @@ Usage: {{ include "gpt-oss.frontendContainer" . | nindent 10 }}
 */}}
 {{- define "gpt-oss.frontendContainer" -}}
 {{- $shutdown := include "gpt-oss.gracefulShutdown" . | fromYaml }}
-image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" . | fromYaml) }}
+image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" . | fromYaml) | quote }}
 imagePullPolicy: {{ .Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.frontend"]
 args:

@@ -1,70 +1,4 @@
-{{- /* The model cache: where the weights come from, its claim or image volume, paths, and the init containers that wait for it or check it. */}}
-
-{{/*
-Everything the chart derives from modelCache.source, in one place (NOTES, the Job and every pod read it):
-source; imageVolume (an OCI image mounted read-only in every pod, no PVC); pvc (the pods mount a claim);
-job (the download Job renders); from (where the weights come from); check (how every copy is checked);
-disk (what each pod needs on disk); follow (the Job's log command, or empty).
-Usage: {{ $source := include "gpt-oss.modelSource" . | fromYaml }}
-*/}}
-{{- define "gpt-oss.modelSource" -}}
-{{- include "gpt-oss.memo" (list "gpt-oss.computeModelSource" .) }}
-{{- end }}
-
-{{/*
-The computation behind gpt-oss.modelSource, run once per render (gpt-oss.memo keeps its text).
-Usage: {{ include "gpt-oss.computeModelSource" . }} (templates read it through gpt-oss.modelSource)
-*/}}
-{{- define "gpt-oss.computeModelSource" -}}
-{{- $mc := .Values.modelCache }}
-{{- $imageVolume := and (eq $mc.source "oci") (eq $mc.oci.mount "imageVolume") }}
-{{- $claim := include "gpt-oss.modelCache.claimName" . }}
-{{- $pin := printf "a copy of another revision, or a manifest other than sha256 %s (modelCache.manifestSha256)" $mc.manifestSha256 }}
-{{- $from := "" }}
-{{- $check := "" }}
-{{- if eq $mc.source "huggingface" }}
-{{- $from = printf "the Hugging Face Hub at %s, %s@%s" (default "https://huggingface.co" $mc.huggingface.endpoint) .Values.model.id .Values.model.revision }}
-{{- $check = printf (print "the download Job checks every file against the Hub's sizes and hashes (sha256, git blob sha1)%s, "
-  "writes model-manifest.json, then the ready marker")
-  (ternary (printf ", refuses a manifest other than sha256 %s (modelCache.manifestSha256)" $mc.manifestSha256) "" (ne $mc.manifestSha256 "")) }}
-{{- else if eq $mc.source "s3" }}
-{{- $from = printf "s3://%s/%s at %s (a copy made by tools/mirror-model.py)" $mc.s3.bucket (trimAll "/" $mc.s3.prefix)
-  (default (printf "AWS %s" $mc.s3.region) $mc.s3.endpoint) }}
-{{- $check = printf "the download Job refuses %s, checks every file's size and sha256 as it arrives, then writes the ready marker" $pin }}
-{{- else if eq $mc.source "oci" }}
-{{- $from = printf "the OCI image %s@%s (a copy made by tools/mirror-model.py)%s" $mc.oci.repository $mc.oci.digest
-  (ternary ", mounted read-only in every pod (image volume, no PVC)" ", pulled by digest into the cache by the download Job" $imageVolume) }}
-{{- if $imageVolume }}
-{{- $check = printf (print "the verify-model init container of every worker refuses %s, and checks every file's sha256 before "
-  "the containers start (the frontend's checks the vocabulary)") $pin }}
-{{- else }}
-{{- $check = printf "the download Job checks every layer's digest, refuses %s, checks every file's sha256, then writes the ready marker" $pin }}
-{{- end }}
-{{- else }}
-{{- $from = printf "the copy already on the claim %s in %s" $claim (include "gpt-oss.modelPath" .) }}
-{{- $check = printf "the check Job refuses %s, checks every file's sha256 (nothing is fetched), then writes the ready marker" $pin }}
-{{- end }}
-{{- $disk := list }}
-{{- $weights := "the weights (~65 GB for openai/gpt-oss-120b without original/ and metal/)" }}
-{{- if $imageVolume }}
-{{- $disk = append $disk (printf "each node running a worker or the frontend holds the image, %s, in its container runtime's image store; no PVC" $weights) }}
-{{- $disk = append $disk "pods need no other disk for the model: the image volume is read-only" }}
-{{- else }}
-{{- $size := ternary (printf "%s, %s, kept on uninstall" $mc.size $mc.accessMode) "an existing claim" (not $mc.existingClaim) }}
-{{- $disk = append $disk (printf "PVC %s (%s) holds %s, shared by every pod; pods need no local disk for the model" $claim $size $weights) }}
-{{- if and (eq $mc.source "oci") (not $imageVolume) }}
-{{- $disk = append $disk "the download Job also keeps one image layer (the largest file) on that PVC while it unpacks it" }}
-{{- end }}
-{{- end }}
-{{- $job := and (not $imageVolume) $mc.download.enabled }}
-source: {{ $mc.source }}
-imageVolume: {{ $imageVolume }}
-pvc: {{ not $imageVolume }}
-job: {{ $job }}
-from: {{ $from | quote }}
-check: {{ $check | quote }}
-disk: {{ toYaml $disk | nindent 2 }}
-{{- end }}
+{{- /* The model cache: its claim or image volume, paths, and the check-model init container that holds pods until it is ready. */}}
 
 {{/*
 Name of the model-cache PVC: the existing claim when given, else the chart's own.
@@ -103,11 +37,11 @@ Usage: {{ include "gpt-oss.modelCache.volume" . | nindent 8 }}
 - name: model-cache
 {{- if (include "gpt-oss.modelSource" . | fromYaml).imageVolume }}
   image:
-    reference: {{ printf "%s@%s" .Values.modelCache.oci.repository .Values.modelCache.oci.digest }}
+    reference: {{ printf "%s@%s" .Values.modelCache.oci.repository .Values.modelCache.oci.digest | quote }}
     pullPolicy: IfNotPresent
 {{- else }}
   persistentVolumeClaim:
-    claimName: {{ include "gpt-oss.modelCache.claimName" . }}
+    claimName: {{ include "gpt-oss.modelCache.claimName" . | quote }}
 {{- end }}
 {{- end }}
 
@@ -135,29 +69,24 @@ instead of patching an immutable pod template.
 Usage: {{ include "gpt-oss.downloadJobName" . }}
 */}}
 {{- define "gpt-oss.downloadJobName" -}}
-{{- $source := pick .Values.modelCache "source" "manifestSha256" "huggingface" "s3" "oci" "proxy" "caBundle" }}
-{{- $inputs := dict "model" .Values.model "download" .Values.modelCache.download "source" $source "mountPath" .Values.modelCache.mountPath "claim"
+{{- $source := pick .Values.modelCache "source" "manifestSha256" "proxy" "caBundle" }}
+{{- /* Each source's own values (modelCache.<source>, where it has any). */}}
+{{- range $name, $_ := include "gpt-oss.modelSources" . | fromYaml }}
+{{- with get $.Values.modelCache $name }}{{ $_ := set $source $name . }}{{ end }}
+{{- end }}
+{{- /* Helm 3 (Argo CD's repo-server) keeps the null defaults of values.yaml as keys, Helm 4 drops them: only keys
+  that hold a value count, so both name the Job alike */}}
+{{- $download := dict }}
+{{- range $key, $value := .Values.modelCache.download }}
+{{- if not (kindIs "invalid" $value) }}{{- $_ := set $download $key $value }}{{- end }}
+{{- end }}
+{{- $inputs := dict "model" .Values.model "download" $download "source" $source "mountPath" .Values.modelCache.mountPath "claim"
   (include "gpt-oss.modelCache.claimName" .) "labels" (include "gpt-oss.labels" (dict "root" . "component" "model-download")) }}
 {{- printf "%s-model-download-%s" (include "gpt-oss.fullname" . | trunc 40 | trimSuffix "-") (toJson $inputs | sha256sum | trunc 8) }}
 {{- end }}
 
 {{/*
-Name of the ServiceAccount the download Job runs as (source s3 with a workload identity), or empty.
-Usage: {{ include "gpt-oss.modelFetchServiceAccount" . }}
-*/}}
-{{- define "gpt-oss.modelFetchServiceAccount" -}}
-{{- $sa := .Values.modelCache.s3.serviceAccount }}
-{{- if eq .Values.modelCache.source "s3" }}
-{{- if $sa.create }}
-{{- default (printf "%s-model-fetch" (include "gpt-oss.fullname" .)) $sa.name }}
-{{- else }}
-{{- $sa.name }}
-{{- end }}
-{{- end }}
-{{- end }}
-
-{{/*
-Environment of the download Job and the verify-model check: the model, the pinned manifest, the vocabulary.
+Environment of the download Job and the check-model init container: the model, the pinned manifest, the vocabulary.
 Usage: {{ include "gpt-oss.modelCopyEnv" . | nindent 12 }}
 */}}
 {{- define "gpt-oss.modelCopyEnv" -}}
@@ -187,110 +116,59 @@ Usage: {{ include "gpt-oss.modelCopyEnv" . | nindent 12 }}
 {{- end }}
 
 {{/*
-Init container that holds a pod until the model cache is ready. With a PVC: waits for the download marker
-that names the revision (and the manifest sha256) this release pins, and the vocabulary, saying what it waits
-for; a marker of another revision or manifest, or a link, is not ready. With an image volume: checks the copy against its manifest
-(every file, or only `paths`) and fails the pod naming any file that differs.
-Usage: {{ include "gpt-oss.modelReadyContainer" (dict "root" . "paths" (list)) | nindent 8 }}
+The model-ready check of a serving pod, whole: the check-model init container. It runs files/check_model.py, the
+chart's one check of a copy, in the download image, as the source's record says (gpt-oss.modelSources, checker):
+marker (a PVC the download Job fills): wait until the Job's ready marker names the revision and manifest sha256
+this release pins, and the vocabulary is in place, saying what it waits for; verify (an image volume): check every
+file, or only `paths`, against the copy's manifest, and fail the pod naming any file that differs. The pod mounts
+the model-cache and scripts volumes (gpt-oss.modelCache.volume, gpt-oss.scriptsVolume).
+Usage: {{ include "gpt-oss.checkModelContainer" (dict "root" . "paths" (list)) | nindent 8 }}
 */}}
-{{- define "gpt-oss.modelReadyContainer" -}}
+{{- define "gpt-oss.checkModelContainer" -}}
 {{- $root := .root }}
-{{- if (include "gpt-oss.modelSource" $root | fromYaml).imageVolume }}
+{{- $source := include "gpt-oss.modelSource" $root | fromYaml }}
 {{- $image := $root.Values.modelCache.download.image }}
-- name: verify-model
-  image: {{ include "gpt-oss.image" $image }}
+- name: check-model
+  image: {{ include "gpt-oss.image" $image | quote }}
   imagePullPolicy: {{ $image.pullPolicy }}
-  command: ["python3", "/opt/gpt-oss/scripts/download_model.py"]
+  command: ["python3", "/opt/gpt-oss/scripts/check_model.py"]
   env:
-    - name: SOURCE
-      value: verify
+    - name: CHECK
+      value: {{ $source.checker }}
+    {{- if eq $source.checker "verify" }}
     - name: COPY_NAME
       value: {{ printf "the image volume %s@%s" $root.Values.modelCache.oci.repository $root.Values.modelCache.oci.digest | quote }}
     {{- if .paths }}
     - name: VERIFY_PATHS
       value: {{ toJson .paths | quote }}
     {{- end }}
+    {{- else }}
+    # The marker must name what this release pins (the download Job writes it last, and removes it first).
+    - name: MARKER
+      value: {{ include "gpt-oss.modelMarker" $root | quote }}
+    - name: DOWNLOAD_JOB
+      value: {{ include "gpt-oss.downloadJobName" $root | quote }}
+    {{- end }}
     {{- include "gpt-oss.modelCopyEnv" $root | nindent 4 }}
   securityContext: {{ include "gpt-oss.readOnlyContainerSecurityContext" $root | nindent 4 }}
+  {{- if eq $source.checker "verify" }}
   resources: {{ toYaml $root.Values.modelCache.verify.resources | nindent 4 }}
+  {{- else }}
+  # Waiting reads one small file every 30 s (Python peaks at ~21 MiB doing it).
+  resources:
+    requests:
+      cpu: 10m
+      memory: 32Mi
+    limits:
+      memory: 64Mi
+  {{- end }}
   volumeMounts:
     - name: model-cache
-      mountPath: {{ include "gpt-oss.modelPath" $root }}
+      mountPath: {{ include "gpt-oss.modelCache.mountPoint" $root | quote }}
       readOnly: true
     - name: scripts
       mountPath: /opt/gpt-oss/scripts
       readOnly: true
-{{- else }}
-- name: wait-for-model
-  image: {{ include "gpt-oss.image" $root.Values.waitForModel.image }}
-  imagePullPolicy: {{ $root.Values.waitForModel.image.pullPolicy }}
-  # The marker must name what this release pins (the download Job writes it last, and removes it first).
-  env:
-    - name: MARKER
-      value: {{ include "gpt-oss.modelMarker" $root | quote }}
-    - name: EXPECTED_REVISION
-      value: {{ $root.Values.model.revision | quote }}
-    {{- with $root.Values.modelCache.manifestSha256 }}
-    - name: EXPECTED_MANIFEST_SHA256
-      value: {{ . | quote }}
-    {{- end }}
-    {{- if $root.Values.model.tiktoken.stage }}
-    - name: VOCABULARY
-      value: {{ printf "%s/o200k_base.tiktoken" (include "gpt-oss.tiktokenDir" $root) | quote }}
-    {{- end }}
-  command:
-    - sh
-    - -c
-    - |
-      ready() {
-        [ -f "$MARKER" ] && [ ! -L "$MARKER" ] || return 1
-        grep -qF "\"revision\": \"$EXPECTED_REVISION\"" "$MARKER" || { echo "$MARKER names another revision than $EXPECTED_REVISION"; return 1; }
-        if [ -n "${EXPECTED_MANIFEST_SHA256:-}" ]; then
-          grep -qF "\"manifestSha256\": \"$EXPECTED_MANIFEST_SHA256\"" "$MARKER" ||{{/*
-          */}} { echo "$MARKER names another manifest than $EXPECTED_MANIFEST_SHA256"; return 1; }
-        fi
-        if [ -n "${VOCABULARY:-}" ]; then
-          [ -f "$VOCABULARY" ] && [ ! -L "$VOCABULARY" ] || return 1
-        fi
-      }
-      until ready; do
-        echo "waiting for $MARKER: the model-cache download Job ({{ include "gpt-oss.downloadJobName"
-          $root }}) writes it when {{ $root.Values.model.id }}@{{ $root.Values.model.revision }} is complete and checked"
-        sleep "${POLL_SECONDS:-30}"
-      done
-      echo "model cache ready: $MARKER"
-  securityContext: {{ include "gpt-oss.readOnlyContainerSecurityContext" $root | nindent 4 }}
-  resources:
-    requests:
-      cpu: 10m
-      memory: 16Mi
-    limits:
-      memory: 32Mi
-  volumeMounts:
-    - name: model-cache
-      mountPath: {{ $root.Values.modelCache.mountPath }}
-      readOnly: true
-{{- end }}
-{{- end }}
-
-{{/*
-The ready check of a worker pod: the whole copy (see gpt-oss.modelReadyContainer).
-Usage: {{ include "gpt-oss.waitForModelContainer" . | nindent 8 }}
-*/}}
-{{- define "gpt-oss.waitForModelContainer" -}}
-{{- include "gpt-oss.modelReadyContainer" (dict "root" . "paths" list) }}
-{{- end }}
-
-{{/*
-Volumes the ready check needs besides model-cache: the scripts ConfigMap, for the image-volume check.
-Usage: {{ include "gpt-oss.modelReadyVolumes" . | nindent 8 }}
-*/}}
-{{- define "gpt-oss.modelReadyVolumes" -}}
-{{- if (include "gpt-oss.modelSource" . | fromYaml).imageVolume }}
-- name: scripts
-  configMap:
-    name: {{ include "gpt-oss.scriptsConfigMap" . }}
-{{- end }}
 {{- end }}
 
 {{/*
@@ -307,28 +185,60 @@ Usage: {{ include "gpt-oss.registryAuthFiles" . }}
 {{- end }}
 
 {{/*
-TCP ports the download Job connects to, sorted: those of the source's URL (Hub or mirror, S3 endpoint, registry),
-the proxies and the vocabulary URL; 443 where a URL names none over HTTPS, 80 over HTTP.
-Usage: {{ include "gpt-oss.modelFetchPorts" . | fromYamlArray }}
+The models the chart serves, each with the revisions it knows: model.id must be one of them and model.revision one
+of its revisions (gpt-oss.checkValues.paths), so a model the pinned revision does not belong to is never served.
+The sizes, engine settings and sizing tables of the chart are openai/gpt-oss-120b's (../shared/FACTS.md).
+Usage: {{ $known := include "gpt-oss.knownModels" . | fromYaml }}
 */}}
-{{- define "gpt-oss.modelFetchPorts" -}}
-{{- $mc := .Values.modelCache }}
-{{- $urls := list }}
-{{- if eq $mc.source "huggingface" }}{{ $urls = append $urls (default "https://huggingface.co" $mc.huggingface.endpoint) }}{{ end }}
-{{- if eq $mc.source "s3" }}{{ $urls = append $urls (default "https://s3.amazonaws.com" $mc.s3.endpoint) }}{{ end }}
-{{- if eq $mc.source "oci" }}{{ $urls = append $urls
-  (printf "%s://%s" (ternary "http" "https" $mc.oci.plainHttp) (first (splitList "/" $mc.oci.repository))) }}{{ end }}
-{{- if .Values.model.tiktoken.stage }}{{ $urls = append $urls .Values.model.tiktoken.url }}{{ end }}
-{{- with $mc.proxy.httpsProxy }}{{ $urls = append $urls . }}{{ end }}
-{{- with $mc.proxy.httpProxy }}{{ $urls = append $urls . }}{{ end }}
-{{- $ports := list }}
-{{- range $urls }}
-{{- $url := urlParse . }}
-{{- $port := regexFind ":[0-9]+$" $url.host | trimPrefix ":" }}
-{{- $ports = append $ports (printf "%05d" (atoi (default (ternary "80" "443" (eq $url.scheme "http")) $port))) }}
+{{- define "gpt-oss.knownModels" -}}
+openai/gpt-oss-120b:
+  - b5c939de8f754692c1647ca79fbf85e8c1e70f8a
 {{- end }}
-{{- /* Zero-padded, so that the string sort is numeric. */}}
-{{- $sorted := list }}
-{{- range sortAlpha (uniq $ports) }}{{ $sorted = append $sorted (atoi .) }}{{ end }}
-{{- toYaml $sorted }}
+
+{{/*
+Where the pods that mount the model cache can run: singleNode (a ReadWriteOnce or ReadWriteOncePod claim, which one
+node (one pod) mounts at a time), pods (who mounts it), spans (true when those pods can land on more than one node, or
+be more than one pod for ReadWriteOncePod), why (what lets them spread), pinnedBy (what keeps the serving pods on one
+node today), holder (one node, or one pod) and fix (the value that would keep them there).
+gpt-oss.checkValues.placement refuses a single-node claim that spans; gpt-oss.safetyWarnings warns about one that does
+not.
+Usage: {{ $cache := include "gpt-oss.cachePlacement" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.cachePlacement" -}}
+{{- $source := include "gpt-oss.modelSource" . | fromYaml }}
+{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $mode := .Values.modelCache.accessMode }}
+{{- $trtllmServe := eq .Values.runtime "trtllm-serve" }}
+{{- $pods := list }}
+{{- if $source.job }}{{ $pods = append $pods "the download Job" }}{{ end }}
+{{- $serving := 0 }}
+{{- $parts := list }}
+{{- $unbounded := false }}
+{{- range $plan.roles }}
+{{- $count := ternary (int .maxReplicas) (int .replicas) (ne .scaledBy "") }}
+{{- if and (eq .scaledBy "planner") }}{{ $unbounded = true }}{{ end }}
+{{- $serving = add $serving $count }}
+{{- $parts = append $parts (printf "%s: %s" .valuesKey (ternary "scaled by the planner" (printf "%d pod(s)" $count) (eq .scaledBy "planner"))) }}
+{{- end }}
+{{- $pods = append $pods (printf "%s pods (%s)" (ternary "the trtllm-serve" "the worker" $trtllmServe) (join ", " $parts)) }}
+{{- if and (not $trtllmServe) .Values.model.tiktoken.stage }}{{ $pods = append $pods "the frontend" }}{{ end }}
+{{- if .Values.benchmark.enabled }}{{ $pods = append $pods "the benchmark" }}{{ end }}
+{{- $pinned := and (not $trtllmServe) .Values.workers.sameNode }}
+{{- $spans := false }}
+{{- $why := "" }}
+{{- if eq $mode "ReadWriteOncePod" }}
+{{- $spans = true }}
+{{- $why = "more than one pod mounts it" }}
+{{- else if and (not $pinned) (or $unbounded (gt $serving 1)) }}
+{{- $spans = true }}
+{{- $why = printf "%s can land on different nodes (%s)" (ternary "the trtllm-serve pods" "the worker pods" $trtllmServe)
+  (ternary "each replica is a pod of its own" "workers.sameNode=false" $trtllmServe) }}
+{{- end }}
+singleNode: {{ and $source.pvc (ne $mode "ReadWriteMany") }}
+pods: {{ toYaml $pods | nindent 2 }}
+spans: {{ $spans }}
+why: {{ $why | quote }}
+pinnedBy: {{ ternary "workers.sameNode=true" "a single serving pod" $pinned | quote }}
+holder: {{ ternary "one pod" "one node" (eq $mode "ReadWriteOncePod") | quote }}
+fix: {{ ternary "trtllmServe.replicas=1 (no autoscaling)" "workers.sameNode=true" $trtllmServe | quote }}
 {{- end }}

@@ -39,18 +39,18 @@ volumes: |-
   {{- if $hfToken }}
   - name: hf-token
     secret:
-      secretName: {{ $token.name }}
+      secretName: {{ $token.name | quote }}
       # The model is not gated: no Secret is fine.
       optional: true
       items:
-        - key: {{ $token.key }}
+        - key: {{ $token.key | quote }}
           path: token
   {{- end }}
 {{- end }}
 
 {{/*
 The download Job's part of source s3: the bucket and prefix of the copy, and the keys as files when a Secret
-holds them (a workload identity needs nothing here: gpt-oss.modelFetchServiceAccount).
+holds them (a workload identity needs nothing here: the source's serviceAccount, gpt-oss.modelSources).
 Usage: {{ $fetch := include "gpt-oss.modelFetch.s3" . | fromYaml }}
 */}}
 {{- define "gpt-oss.modelFetch.s3" -}}
@@ -88,14 +88,14 @@ volumes: |-
   {{- if $keys.name }}
   - name: s3-credentials
     secret:
-      secretName: {{ $keys.name }}
+      secretName: {{ $keys.name | quote }}
       items:
-        - key: {{ $keys.accessKeyIdKey }}
+        - key: {{ $keys.accessKeyIdKey | quote }}
           path: access-key-id
-        - key: {{ $keys.secretAccessKeyKey }}
+        - key: {{ $keys.secretAccessKeyKey | quote }}
           path: secret-access-key
         {{- with $keys.sessionTokenKey }}
-        - key: {{ . }}
+        - key: {{ . | quote }}
           path: session-token
         {{- end }}
   {{- end }}
@@ -133,7 +133,7 @@ volumes: |-
   {{- range $i, $secret := .Values.dynamo.imagePullSecrets }}
   - name: {{ printf "registry-auth-%d" $i }}
     secret:
-      secretName: {{ $secret.name }}
+      secretName: {{ $secret.name | quote }}
       items:
         - key: .dockerconfigjson
           path: config.json

@@ -95,8 +95,8 @@ Usage: {{ $config := include "gpt-oss.planner.config" (dict "root" $ "plan" $pla
 {{- end }}
 
 {{/*
-The planner as a DGD component, in neutral form for both API-version writers: name, type, replicas,
-labels, pod fields, the main container (without name and resources) and its resources.
+The planner as a DGD component, as the DGD template writes it: name, type, replicas, labels, pod fields, the main
+container (without name and resources) and its resources.
 Usage: {{ $component := include "gpt-oss.planner.component" (dict "root" $ "plan" $plan) | fromYaml }}
 */}}
 {{- define "gpt-oss.planner.component" -}}
@@ -117,7 +117,7 @@ podSpec:
   imagePullSecrets: {{ toYaml . | nindent 4 }}
   {{- end }}
 container:
-  image: {{ include "gpt-oss.planner.image" $root }}
+  image: {{ include "gpt-oss.planner.image" $root | quote }}
   imagePullPolicy: {{ $root.Values.planner.image.pullPolicy }}
   command: ["python3", "-m", "dynamo.planner"]
   args:

@@ -1,13 +1,31 @@
-{{- /* Engine rules: each extra-engine-args YAML has TensorRT-LLM keys only, and the benchmark fits the engines. */}}
+{{- /* Engine rules: each extra-engine-args YAML has keys of the TensorRT-LLM release that reads it only, none the chart derives. */}}
 
 {{/*
-Engine YAML of each worker role (runtime dynamo): TensorRT-LLM keys only, none the chart derives; a
-disaggregated pair with its KV transfer backend.
+Each engine YAML against the keys of the TensorRT-LLM release that reads it (gpt-oss.engineKeyList: the Dynamo
+line's, or trtllm-serve's image tag): TensorRT-LLM keys only, none the chart derives; a trtllm-serve release the
+chart has a list for (or trtllmServe.allowUnlistedRelease); a disaggregated pair with its KV transfer backend.
 Usage: {{ include "gpt-oss.checkValues.engine" . }}
 */}}
 {{- define "gpt-oss.checkValues.engine" -}}
-{{- if eq .Values.runtime "dynamo" }}
-{{- $fields := include "gpt-oss.trtllmFields" . | fromYaml }}
+{{- $list := include "gpt-oss.engineKeyList" . | fromYaml }}
+{{- if eq .Values.runtime "trtllm-serve" }}
+{{- $t := .Values.trtllmServe }}
+{{- /* Rule: trtllm-serve runs a release the chart has an engine key list for, unless trtllmServe.allowUnlistedRelease. */}}
+{{- if and (not $list.listed) (not $t.allowUnlistedRelease) }}
+{{- $index := include "gpt-oss.trtllmKeyLists" . | fromYaml }}
+{{- fail (printf (print "trtllmServe.image.tag=%s %s, so the chart cannot check trtllmServe.engine against the keys "
+  "it accepts (TensorRT-LLM refuses an unknown key at start); allowed: a tag of a release with a list (%s), or "
+  "trtllmServe.allowUnlistedRelease=true to check it against %s (the plan then warns)") (toString $t.image.tag)
+  (ternary (printf "is TensorRT-LLM %s, a release the chart has no engine key list for" $list.release)
+  "names no TensorRT-LLM release" (ne $list.release "")) (join ", " $index.order) $index.shared.words) }}
+{{- end }}
+{{- /* The engine YAML overrides trtllm-serve's flags: keys the chart writes as flags must come from values. */}}
+{{- $derived := dict "tensor_parallel_size" "gpus" "moe_expert_parallel_size" "gpus" "pipeline_parallel_size" "gpus"
+  "enable_attention_dp" "attentionDP" "max_batch_size" "maxBatchSize" }}
+{{- include "gpt-oss.checkEngineKeys" (dict "key" "trtllmServe" "engine" $t.engine "derived" $derived "list" $list
+  "keys" (include (printf "gpt-oss.trtllmKeys.%s" $list.list) . | fromYaml)) }}
+{{- else }}
+{{- $keys := include (printf "gpt-oss.trtllmKeys.%s" $list.list) . | fromYaml }}
 {{- $derivedKeys := dict "tensor_parallel_size" "tensorParallelSize" "pipeline_parallel_size" "pipelineParallelSize"
   "moe_expert_parallel_size" "expertParallelSize" "enable_attention_dp" "attentionDP" "max_batch_size" "maxBatchSize"
   "max_num_tokens" "maxNumTokens" "max_seq_len" "maxSeqLen" }}
@@ -16,7 +34,7 @@ Usage: {{ include "gpt-oss.checkValues.engine" . }}
 {{- $role := get $w $row.key }}
 {{- if $role.enabled }}
 {{- $key := printf "workers.%s" $row.key }}
-{{- include "gpt-oss.checkEngineKeys" (dict "key" $key "engine" $role.engine "derived" $derivedKeys "fields" $fields) }}
+{{- include "gpt-oss.checkEngineKeys" (dict "key" $key "engine" $role.engine "derived" $derivedKeys "list" $list "keys" $keys) }}
 {{- end }}
 {{- end }}
 {{- /* A disaggregated pair moves the KV cache between engines: both need the transfer backend. */}}
@@ -34,79 +52,61 @@ Usage: {{ include "gpt-oss.checkValues.engine" . }}
 {{- end }}
 
 {{/*
-The benchmark's sequences fit the engines that serve them (runtime dynamo).
-Usage: {{ include "gpt-oss.checkValues.benchmark" . }}
-*/}}
-{{- define "gpt-oss.checkValues.benchmark" -}}
-{{- if eq .Values.runtime "dynamo" }}
-{{- /* Rule: the 1.6 frontend answers 400 to nvext.ignore_eos (unknown field), which the 1.2.1 frontend took. */}}
-{{- if eq (include "gpt-oss.dynamoLine" .) "1.6" }}
-{{- range .Values.benchmark.extraInputs }}
-{{- if regexMatch `"nvext"\s*:\s*\{[^}]*"ignore_eos"` (toString .) }}
-{{- fail (printf (print "benchmark.extraInputs has %s, but the Dynamo 1.6 frontend refuses nvext.ignore_eos (400, unknown field) "
-  "and every benchmark request fails; remove that entry and keep ignore_eos:true, which it accepts") (toString .)) }}
-{{- end }}
-{{- end }}
-{{- end }}
-{{- $w := .Values.workers }}
-{{- $bench := .Values.benchmark }}
-{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
-{{- $role := get $w $row.key }}
-{{- if $role.enabled }}
-{{- $key := printf "workers.%s" $row.key }}
-{{- if $bench.enabled }}
-{{- $isl := int $bench.inputTokensMean }}
-{{- $osl := int $bench.outputTokensMean }}
-{{- $maxSeqLen := ternary 131072 (int $role.maxSeqLen) (kindIs "invalid" $role.maxSeqLen) }}
-{{- $maxNumTokens := ternary 8192 (int $role.maxNumTokens) (kindIs "invalid" $role.maxNumTokens) }}
-{{- $prefill := eq $row.mode "prefill" }}
-{{- $needed := ternary $isl (add $isl $osl) $prefill }}
-{{- /* Rule: a request's tokens (the prompt alone on prefill) fit maxSeqLen; two messages, with and without the output. */}}
-{{- if gt $needed $maxSeqLen }}
-{{- fail (printf "benchmark.inputTokensMean=%d%s = %d tokens exceed %s.maxSeqLen=%d; raise %s.maxSeqLen to at least %d or shorten the benchmark"
-  $isl (ternary "" (printf " + benchmark.outputTokensMean=%d" $osl) $prefill) $needed $key $maxSeqLen $key $needed) }}
-{{- end }}
-{{- /* Rule: a prompt longer than maxNumTokens needs chunked prefill. */}}
-{{- if and (ne $row.mode "decode") (gt $isl $maxNumTokens) (not (get (default dict $role.engine) "enable_chunked_prefill")) }}
-{{- fail (printf (print "benchmark.inputTokensMean=%d exceeds %s.maxNumTokens=%d%s and chunked prefill is off: "
-  "set %s.engine.enable_chunked_prefill=true or raise %s.maxNumTokens to at least %d")
-  $isl $key $maxNumTokens (ternary " (the TensorRT-LLM default)" "" (kindIs "invalid" $role.maxNumTokens)) $key $key $isl) }}
-{{- end }}
-{{- end }}
-{{- end }}
-{{- end }}
-{{- end }}
-{{- end }}
-
-{{/*
-Engine keys of one extra-engine-args YAML: TensorRT-LLM refuses unknown keys 30 minutes into a load,
-and keys the chart derives from structured values must be set there. key: the values path of the owner.
-Usage: {{ include "gpt-oss.checkEngineKeys" (dict "key" "workers.worker" "engine" $engine "derived" $derivedKeys "fields" $fields) }}
+Engine keys of one extra-engine-args YAML against the keys of the release that reads it: TensorRT-LLM refuses
+unknown keys 30 minutes into a load, and keys the chart derives from structured values must be set there.
+key: the values path of the owner; keys: the release's list (gpt-oss.trtllmKeys.<release>); list: which list
+and who reads the YAML (gpt-oss.engineKeyList), for the messages.
+Usage: {{ include "gpt-oss.checkEngineKeys" (dict "key" "workers.worker" "engine" $engine "derived" $derived "list" $list "keys" $keys) }}
 */}}
 {{- define "gpt-oss.checkEngineKeys" -}}
 {{- $key := .key }}
-{{- $fields := .fields }}
+{{- $keys := .keys }}
+{{- $list := .list }}
+{{- $values := default dict $keys.values }}
+{{- $unions := default dict $keys.unions }}
 {{- range $name, $value := .engine }}
 {{- /* Rule: keys the chart derives come from the structured values. */}}
 {{- if hasKey $.derived $name }}
 {{- fail (printf "%s.engine.%s is set by the chart from %s.%s; set that instead" $key $name $key (get $.derived $name)) }}
 {{- end }}
-{{- /* Rule: TensorRT-LLM engine keys only. */}}
-{{- if not (has $name $fields.top) }}
-{{- fail (printf (print "%s.engine.%s is not a TensorRT-LLM engine key (LlmArgs of TensorRT-LLM %s, the release that runs), so "
-  "the worker would fail at start; allowed: %s") $key $name $fields.release (join ", " $fields.top)) }}
+{{- /* Rule: engine keys of the TensorRT-LLM release that reads the YAML only. */}}
+{{- if not (has $name $keys.top) }}
+{{- fail (printf "%s.engine.%s is not an engine key of %s (%s%s): TensorRT-LLM would refuse the engine YAML at start; allowed: %s"
+  $key $name $list.name $list.reader (include "gpt-oss.engineKeyHistory" (dict "list" $list "path" $name)) (join ", " $keys.top)) }}
 {{- end }}
-{{- $nestedFields := get $fields.nested $name }}
+{{- $union := get $unions $name }}
+{{- $checked := list (list $name $value) }}
+{{- if and $union (kindIs "map" $value) (hasKey (default dict $value) $union.discriminator) }}
+{{- $checked = append $checked (list (printf "%s.%s" $name $union.discriminator) (get $value $union.discriminator)) }}
+{{- end }}
+{{- range $checked }}
+{{- $path := index . 0 }}
+{{- $given := toString (index . 1) }}
+{{- /* Rule: a key that takes only some values in the release (backend: pytorch; speculative_config's decoding_type). */}}
+{{- if and (hasKey $values $path) (not (has $given (get $values $path))) }}
+{{- fail (printf "%s.engine.%s=%s is not accepted by %s (%s%s); allowed: %s" $key $path $given $list.name $list.reader
+  (include "gpt-oss.engineKeyHistory" (dict "list" $list "path" (printf "%s=%s" $path $given))) (join ", " (get $values $path))) }}
+{{- end }}
+{{- end }}
+{{- $nestedFields := get $keys.nested $name }}
 {{- /* Rule: a nested config is a map of its keys (or null). */}}
 {{- if and $nestedFields (not (kindIs "map" $value)) (not (kindIs "invalid" $value)) }}
 {{- fail (printf "%s.engine.%s=%v is not a map: TensorRT-LLM reads it as a %s config; allowed: a map of %s, or null" $key $name $value $name
   (join ", " $nestedFields)) }}
 {{- end }}
 {{- if and $nestedFields (kindIs "map" $value) }}
+{{- $allowed := $nestedFields }}
+{{- $what := $name }}
+{{- if and $union (hasKey $value $union.discriminator) }}
+{{- $choice := toString (get $value $union.discriminator) }}
+{{- $allowed = get $union.members $choice }}
+{{- $what = printf "%s with %s %s" $name $union.discriminator $choice }}
+{{- end }}
 {{- range $sub, $_ := $value }}
-{{- /* Rule: keys of a nested config are that config's. */}}
-{{- if not (has $sub $nestedFields) }}
-{{- fail (printf "%s.engine.%s.%s is not a key of %s; allowed: %s" $key $name $sub $name (join ", " $nestedFields)) }}
+{{- /* Rule: keys of a nested config are that config's in the release (a speculative_config's: its decoding_type's). */}}
+{{- if not (has $sub $allowed) }}
+{{- fail (printf "%s.engine.%s.%s is not a key of %s in %s (%s%s); allowed: %s" $key $name $sub $what $list.name $list.reader
+  (include "gpt-oss.engineKeyHistory" (dict "list" $list "path" (printf "%s.%s" $name $sub))) (join ", " $allowed)) }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -12,7 +12,6 @@ Usage: {{ include "gpt-oss.checkValues.liveState" . }}
 {{- if $live }}
 {{- $liveNames := list }}
 {{- range (dig "spec" "components" list $live) }}{{ $liveNames = append $liveNames .name }}{{ end }}
-{{- range $key, $_ := (dig "spec" "services" dict $live) }}{{ $liveNames = append $liveNames $key }}{{ end }}
 {{- $names := list "Frontend" }}
 {{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
 {{- if (get $.Values.workers $row.key).enabled }}{{ $names = append $names $row.component }}{{ end }}
@@ -29,9 +28,6 @@ Usage: {{ include "gpt-oss.checkValues.liveState" . }}
 {{- end }}
 {{- $liveConstraints := dict "spec" (dig "spec" "topologyConstraint" dict $live) }}
 {{- range (dig "spec" "components" list $live) }}{{ $_ := set $liveConstraints .name (default dict .topologyConstraint) }}{{ end }}
-{{- range $key, $service := (dig "spec" "services" dict $live) }}
-{{- $_ := set $liveConstraints $key (default dict $service.topologyConstraint) }}
-{{- end }}
 {{- $constraints := dict "spec" (include "gpt-oss.dgdTopologyConstraint" . | fromYaml) "Frontend" dict }}
 {{- range $component := without $names "Frontend" }}{{ $_ := set $constraints $component (default dict $fields.topologyConstraint) }}{{ end }}
 {{- /* Rule: the topology constraints stay as created. */}}

@@ -23,13 +23,10 @@ Usage: {{ include "gpt-oss.checkValues.trtllmServe" . }}
   "B200 or GB200, or trtllmServe.overrideQuantAlgo W4A16_MXFP4 (what Hopper runs) or empty") .Values.gpu.type) }}
 {{- end }}
 
-{{- /* The engine YAML overrides trtllm-serve's flags: keys the chart writes as flags must come from values. */}}
-{{- $fields := include "gpt-oss.trtllmFields" . | fromYaml }}
-{{- $derived := dict "tensor_parallel_size" "gpus" "moe_expert_parallel_size" "gpus" "pipeline_parallel_size" "gpus"
-  "enable_attention_dp" "attentionDP" "max_batch_size" "maxBatchSize" }}
-{{- include "gpt-oss.checkEngineKeys" (dict "key" "trtllmServe" "engine" $t.engine "derived" $derived "fields" $fields) }}
+{{- /* The engine YAML's keys: gpt-oss.checkValues.engine, against the release of trtllmServe.image.tag. */}}
 {{- /* Rule: the engine YAML leaves the KV cache's memory fraction to trtllmServe.freeGpuMemoryFraction. */}}
-{{- if hasKey (get (default dict $t.engine) "kv_cache_config" | default dict) "free_gpu_memory_fraction" }}
+{{- $kvCache := get (default dict $t.engine) "kv_cache_config" }}
+{{- if and (kindIs "map" $kvCache) (hasKey $kvCache "free_gpu_memory_fraction") }}
 {{- fail (print "trtllmServe.engine.kv_cache_config.free_gpu_memory_fraction would silently override "
   "--kv_cache_free_gpu_memory_fraction; set trtllmServe.freeGpuMemoryFraction instead") }}
 {{- end }}

@@ -29,4 +29,7 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- include "gpt-oss.checkValues.gracefulShutdown" . }}
 {{- include "gpt-oss.checkValues.sizes" . }}
 {{- include "gpt-oss.checkValues.dynamoRelease" . }}
+{{- include "gpt-oss.checkValues.paths" . }}
+{{- include "gpt-oss.checkValues.security" . }}
+{{- include "gpt-oss.checkValues.placement" . }}
 {{- end }}

@@ -1,0 +1,36 @@
+{{- /* The plan as a reader gets it: the document NOTES.txt formats and the ConfigMap <fullname>-plan carries. */}}
+
+{{/*
+The plan as a reader gets it, computed once per render (NOTES.txt formats it; the ConfigMap <fullname>-plan carries
+it for tools/plan.py and tools/predict.py): GPUs, layout, each role's shape and quantization, decode slots,
+benchmark, sizing warnings, and the TensorRT-LLM release that runs ("" for an unversioned image).
+Usage: {{ $doc := include "gpt-oss.planDocument" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.planDocument" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computePlanDocument" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.planDocument, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computePlanDocument" . }} (templates read it through gpt-oss.planDocument)
+*/}}
+{{- define "gpt-oss.computePlanDocument" -}}
+{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $quantization := include "gpt-oss.quantization" . | fromYaml }}
+{{- $trtllmServe := eq .Values.runtime "trtllm-serve" }}
+{{- $roles := list }}
+{{- range $plan.roles }}
+{{- $roles = append $roles (dict "component" .component "valuesKey" .valuesKey "mode" .mode
+  "replicas" (int .replicas) "gpusPerReplica" (int .gpusPerReplica) "gpus" (int .gpus)
+  "tensorParallelSize" (int .tensorParallelSize) "expertParallelSize" (int .expertParallelSize) "attentionDpRanks" (int .attentionDpRanks)
+  "slots" (int .slots) "quantization" (get $quantization .key)) }}
+{{- end }}
+{{- $layout := ternary "trtllm-serve" (ternary "disaggregated" "aggregated" $plan.disaggregated) $trtllmServe }}
+{{- $benchmark := dict "gpuCount" (int $plan.benchmark.gpuCount) "concurrency" (int $plan.benchmark.concurrency)
+  "requestCount" (int $plan.benchmark.requestCount) }}
+{{- $doc := dict "runtime" .Values.runtime "gpuType" .Values.gpu.type "totalGpus" (int $plan.totalGpus) "layout" $layout
+  "roles" $roles "decodeSlots" (int $plan.decodeSlots) "benchmark" $benchmark
+  "warnings" (include "gpt-oss.warnings" . | fromYamlArray) "trtllmRelease" (include "gpt-oss.trtllmRelease" .)
+  "engineKeys" (pick (include "gpt-oss.engineKeyList" . | fromYaml) "release" "list" "summary") }}
+{{- toYaml $doc }}
+{{- end }}

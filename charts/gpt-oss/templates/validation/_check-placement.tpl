@@ -1,0 +1,33 @@
+{{- /* Placement rules: what must run on one node fits one node. */}}
+
+{{/*
+Placement: the worker pods kept on one node (workers.sameNode) start with no more GPUs than a node has, and a model cache one
+node mounts at a time (ReadWriteOnce, ReadWriteOncePod) is not shared by pods that can land on several nodes.
+Usage: {{ include "gpt-oss.checkValues.placement" . }}
+*/}}
+{{- define "gpt-oss.checkValues.placement" -}}
+{{- if and (eq .Values.runtime "dynamo") .Values.workers.sameNode }}
+{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $total := 0 }}
+{{- $parts := list }}
+{{- range $plan.roles }}
+{{- $total = add $total (int .gpus) }}
+{{- $parts = append $parts (printf "%s: %d x %d" .valuesKey (int .replicas) (int .gpusPerReplica)) }}
+{{- end }}
+{{- /* Rule: workers kept on one node fit its GPUs. */}}
+{{- if gt $total (int $gpu.perNode) }}
+{{- fail (printf (print "workers.sameNode=true puts every worker pod on one node, but they would hold %d GPUs (%s) and a %s "
+  "node has %d (gpu.perNode); allowed: at most %d GPUs in all (fewer replicas or GPUs per pod), or workers.sameNode=false")
+  $total (join "; " $parts) .Values.gpu.type (int $gpu.perNode) (int $gpu.perNode)) }}
+{{- end }}
+{{- end }}
+{{- $cache := include "gpt-oss.cachePlacement" . | fromYaml }}
+{{- /* Rule: a cache one node mounts is used only by pods that stay on one node. */}}
+{{- if and $cache.singleNode $cache.spans }}
+{{- fail (printf (print "modelCache.accessMode=%s lets %s mount the model cache at a time, but %s (it is mounted by %s), "
+  "so pods would wait in ContainerCreating (Multi-Attach error); allowed: modelCache.accessMode=ReadWriteMany, or "
+  "ReadWriteOnce with %s and every pod on that node") .Values.modelCache.accessMode $cache.holder $cache.why
+  (join ", " $cache.pods) $cache.fix) }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,495 @@
+"""Argo CD syncs the chart for real: every Application of examples/argocd, rendered by Argo CD's own repo-server (the
+helm v3 CLI its image ships) from the chart's repository served as git (tests/cluster/gitops.py ScratchRepo), synced by
+its application controller into the control plane (ci/gptoss_python -m ci.gptoss_ci.argocd starts both, with Redis, its CRDs and
+config). Then day two by Git: an upgrade by commit, a commit the chart refuses, self-heal with and without an HPA, and
+deleting every Application with cascade.
+
+API-only nodes run no pods and no Dynamo operator runs here: the stand-ins of tests/cluster/gitops.py finish the
+download Job's pod (so the real Job controller completes the Job and Argo CD moves to the next wave) and write on each
+DGD what the operator writes. The Deployment, Job, PV binder, garbage collector and HPA controllers are the real ones.
+Argo CD's controller watches the whole cluster: `argocd` tests run alone on their cluster (ci/test-tiers.sh gives them a
+control plane of their own).
+"""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from ci.gptoss_ci import argocd as ARGOCD
+from ci.gptoss_ci import go_parts
+from tests.cluster import gitops, kube
+from tests.helpers import RUNTIMES, render_chart, skip_for_missing_part
+from tests.test_argocd import HOOK, release_name, synced, value_files, wave
+
+pytestmark = pytest.mark.argocd
+
+NAMESPACE = "gpt-oss"  # every example's destination
+APPLICATIONS = sorted(path.name for path in gitops.EXAMPLES.glob("*.yaml"))
+SYNC_TIMEOUT = 240
+# The Dynamo target the day-two commits change; the trtllm-serve one is whichever got the GPUs (serve_app).
+DYNAMO_APP = "agg.yaml"
+SERVE_APPS = [name for name in APPLICATIONS
+              if RUNTIMES[value_files(gitops.load_example(name))[-1].name] == "trtllm-serve"]
+# The chart's own refusal (templates/validation/_check-gpu.tpl) of the invalid commit below.
+REFUSAL = "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=amd64; allowed: gpu.nodeArch=arm64"
+
+
+def app_name(name: str) -> str:
+    return gitops.load_example(name)["metadata"]["name"]
+
+
+def overlay_of(name: str) -> str:
+    return value_files(gitops.load_example(name))[-1].name
+
+
+def rendered(name: str, extra_values: dict | None = None, hooks: bool = False) -> list[dict]:
+    """What Argo CD should apply for the example: its value files, release name and namespace (Helm v4 SDK render)."""
+    app = gitops.load_example(name)
+    objects = render_chart([str(path) for path in value_files(app)], extra_values, name=release_name(app),
+                           namespace=NAMESPACE)
+    return objects if hooks else synced(objects)
+
+
+class Argo:
+    """Reads and nudges the Applications of the module's Argo CD."""
+
+    def __init__(self, k8s: kube.Kube):
+        self.k8s = k8s
+
+    def get(self, name: str) -> dict | None:
+        try:
+            return self.k8s.custom.get_namespaced_custom_object(gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE,
+                                                                gitops.APP_PLURAL, app_name(name))
+        except Exception as error:
+            if kube.is_not_found(error):
+                return None
+            raise
+
+    def refresh(self, name: str) -> None:
+        """What a Git webhook or `argocd app get --hard-refresh` does: compare again now, without the repo cache."""
+        self.k8s.custom.patch_namespaced_custom_object(
+            gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE, gitops.APP_PLURAL, app_name(name),
+            {"metadata": {"annotations": {gitops.REFRESH: "hard"}}})
+
+    def wait(self, name: str, what: str, check, timeout: float = 120) -> dict:
+        return kube.wait_for(f"{app_name(name)}: {what}", lambda: (lambda app: app if app and check(app) else None)(
+            self.get(name)), timeout, interval=1, explain=lambda: summary(self.get(name)))
+
+    def wait_synced(self, name: str, revision: str, timeout: float = 120) -> dict:
+        """The sync of `revision` finished and succeeded, and the live state matches it."""
+        return self.wait(name, f"Synced at {revision[:10]}", lambda app: (
+            op(app).get("phase") == "Succeeded" and op(app).get("syncResult", {}).get("revision") == revision
+            and app["status"].get("sync", {}).get("status") == "Synced"
+            and app["status"]["sync"].get("revision") == revision), timeout)
+
+    def wait_reconciled_after(self, name: str, moment, timeout: float = 90) -> dict:
+        """A comparison that started after `moment` (reconciledAt has whole seconds: one second later)."""
+        time.sleep(max(0.0, moment.timestamp() + 1.1 - time.time()))  # else it may count as one of the same second
+        self.refresh(name)
+        return self.wait(name, f"a reconciliation after {moment:%H:%M:%S}", lambda app: (
+            (gitops.timestamp(app["status"].get("reconciledAt")) or moment).timestamp() >= moment.timestamp() + 1
+            and gitops.REFRESH not in app["metadata"].get("annotations", {})), timeout)
+
+
+def op(app: dict) -> dict:
+    return app.get("status", {}).get("operationState") or {}
+
+
+def summary(app: dict | None) -> str:
+    if not app:
+        return "the Application does not exist"
+    status = app.get("status", {})
+    sync = status.get("sync", {})
+    conditions = [(c.get("type"), c.get("message", "")[:400]) for c in status.get("conditions") or []]
+    resources = [(r["kind"], r["name"], r.get("status"), r.get("health", {}).get("status"))
+                 for r in status.get("resources") or []]
+    return (f"sync={sync.get('status')} at {str(sync.get('revision'))[:10]}, "
+            f"health={status.get('health', {}).get('status')}, operation={op(app).get('phase')}: "
+            f"{op(app).get('message', '')[:400]}; conditions={conditions}; resources={resources}")
+
+
+# --- fixtures: Argo CD, the repository, the destination, and the first sync -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def argocd(cluster_access, scheduler, job_pods, tmp_path_factory):
+    if go_parts.built(ARGOCD.PART) is None:
+        skip_for_missing_part(f"Argo CD is not built: python -m ci.gptoss_ci.go_parts build {ARGOCD.PART}")
+    import shutil
+    if shutil.which("redis-server") is None:
+        skip_for_missing_part("Argo CD needs Redis: redis-server is not installed (.ci/run installs Debian's)")
+    state = tmp_path_factory.mktemp("argocd") / "state"
+    try:
+        ARGOCD.start(state, cluster_access.kubeconfig)
+    except SystemExit as error:
+        ARGOCD.stop(state)
+        pytest.fail(f"Argo CD did not start: {error}")
+    yield state
+    left = ARGOCD.stop(state)
+    assert not left, f"still running after stop: {left}"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory) -> gitops.ScratchRepo:
+    return gitops.ScratchRepo(tmp_path_factory.mktemp("git"))
+
+
+@pytest.fixture(scope="module")
+def destination(k8s):
+    """The examples' namespace, enforcing PodSecurity `restricted` (CreateNamespace=true then finds it), and a volume
+    per model-cache claim: what a storage class would provide (the chart's PVC names none: the cluster's default)."""
+    k8s.core.create_namespace({"metadata": {"name": NAMESPACE, "labels": {kube.TIER_LABEL: "argocd",
+                                                                          **kube.POD_SECURITY}}})
+    volumes = []
+    for name in APPLICATIONS:
+        claim = next(o for o in rendered(name) if o["kind"] == "PersistentVolumeClaim")
+        volume = kube.model_cache_volume(NAMESPACE, claim["metadata"]["name"],
+                                         claim["spec"]["resources"]["requests"]["storage"])
+        volume["metadata"]["name"] = f"argocd-{claim['metadata']['name']}"
+        del volume["spec"]["storageClassName"]
+        k8s.core.create_persistent_volume(volume)
+        volumes.append(volume["metadata"]["name"])
+    yield NAMESPACE
+    k8s.core.delete_namespace(NAMESPACE)
+    for volume in volumes:
+        k8s.core.delete_persistent_volume(volume)
+    # Bounded: a later run on the same cluster needs the name again. Pods on a node the reaper does not know (the surge
+    # node) are confirmed gone by the stand-in kubelet, as their kubelet would.
+    def gone():
+        gitops.act_as_kubelet(k8s, NAMESPACE)
+        return not any(n.metadata.name == NAMESPACE for n in k8s.core.list_namespace().items)
+    kube.wait_for(f"namespace {NAMESPACE} deleted", gone, 90)
+
+
+class FirstSync:
+    def __init__(self, k8s, repo, recorder, operator_acts):
+        self.k8s, self.repo, self.recorder = k8s, repo, recorder
+        self.revision = repo.head()
+        self.operator_acts = operator_acts  # DGD name -> when the stand-in operator wrote on it
+        self.apps: dict[str, dict] = {}
+
+
+def stand_in_operator(k8s: kube.Kube, acted: dict) -> None:
+    """Acts as the Dynamo operator on every DGD of the namespace: once on a new one, and on delete removes its
+    finalizer (having nothing of its own to clean up here)."""
+    for dgd in k8s.custom.list_namespaced_custom_object(kube.GROUP, "v1beta1", NAMESPACE, kube.DGD_PLURAL)["items"]:
+        name = dgd["metadata"]["name"]
+        if dgd["metadata"].get("deletionTimestamp"):
+            gitops.release_finalizer(k8s, NAMESPACE, dgd)
+        elif dgd["metadata"]["uid"] not in acted:
+            gitops.act_as_operator(k8s, NAMESPACE, dgd)
+            acted[dgd["metadata"]["uid"]] = (name, gitops.now())
+
+
+@pytest.fixture(scope="module")
+def first_sync(k8s, argocd, repo, destination):
+    """Every example Application, applied with the documented override, synced to the commit under test."""
+    argo = Argo(k8s)
+    kinds = sorted({(o["apiVersion"], o["kind"]) for name in APPLICATIONS for o in rendered(name)}
+                   | {("v1", "Pod"), ("autoscaling/v2", "HorizontalPodAutoscaler")})
+    recorder = gitops.Recorder(k8s.api_client, NAMESPACE, kinds)
+    acted: dict = {}
+    kubelet = gitops.Loop(lambda: gitops.act_as_kubelet(k8s, NAMESPACE))
+    operator = gitops.Loop(lambda: stand_in_operator(k8s, acted))
+    result = FirstSync(k8s, repo, recorder, acted)
+    try:
+        for name in APPLICATIONS:
+            k8s.custom.create_namespaced_custom_object(gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE,
+                                                       gitops.APP_PLURAL, gitops.local_application(name, repo.url))
+        started = time.monotonic()
+        for name in APPLICATIONS:
+            result.apps[name] = argo.wait_synced(name, result.revision,
+                                                 timeout=max(10, SYNC_TIMEOUT - (time.monotonic() - started)))
+        yield result
+    finally:
+        try:
+            for name in APPLICATIONS:  # what the cascade test did not delete
+                delete_application(k8s, name)
+            for name in APPLICATIONS:
+                kube.wait_for(f"{app_name(name)} deleted", lambda: argo.get(name) is None, 120)
+        finally:
+            for loop in (kubelet, operator):
+                loop.stop()
+            recorder.stop()
+            for app in k8s.custom.list_namespaced_custom_object(gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE,
+                                                                gitops.APP_PLURAL)["items"]:
+                k8s.custom.patch_namespaced_custom_object(  # never leave an Application no controller can finalize
+                    gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE, gitops.APP_PLURAL, app["metadata"]["name"],
+                    {"metadata": {"finalizers": None}})
+    assert not kubelet.errors and not operator.errors, (kubelet.errors[:3], operator.errors[:3])
+
+
+def delete_application(k8s: kube.Kube, name: str) -> None:
+    try:
+        k8s.custom.delete_namespaced_custom_object(gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE,
+                                                   gitops.APP_PLURAL, app_name(name))
+    except Exception as error:
+        if not kube.is_not_found(error):
+            raise
+
+
+def available(k8s: kube.Kube, name: str) -> bool:
+    deployment = next(o for o in rendered(name) if o["kind"] == "Deployment")
+    return bool(((k8s.get(deployment, NAMESPACE) or {}).get("status") or {}).get("availableReplicas"))
+
+
+@pytest.fixture(scope="module")
+def serve_app(k8s, first_sync) -> str:
+    """The trtllm-serve example whose pod got the plane's one 8-GPU B200 node (both ask for it): its Deployment is
+    available, so a wave after the Deployment's (the HPA's) can start."""
+    names = kube.wait_for("a trtllm-serve Deployment available", lambda: [
+        name for name in SERVE_APPS if available(k8s, name)], 60)
+    assert len(names) == 1, names
+    return names[0]
+
+
+# --- every example synced ---------------------------------------------------------------------------------------------
+
+
+class TestEveryExample:
+    def test_should_override_only_the_repository_and_revision(self, repo):
+        for name in APPLICATIONS:
+            shipped, local = gitops.load_example(name), gitops.local_application(name, repo.url)
+            for app in (shipped, local):
+                app["spec"]["source"].pop("repoURL")
+                app["spec"]["source"].pop("targetRevision")
+            assert local == shipped, name
+
+    @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
+    def test_should_render_the_chart_in_argocd_and_sync_it(self, first_sync, name):
+        app = first_sync.apps[name]
+        assert op(app)["syncResult"]["source"]["repoURL"] == first_sync.repo.url
+        # Argo CD rendered the chart itself (repo-server, helm v3): the same objects as the Helm v4 SDK render.
+        managed = {(r["kind"], r["name"]) for r in app["status"]["resources"]}
+        expected = {(o["kind"], o["metadata"]["name"]) for o in rendered(name)}
+        assert managed == expected, (managed ^ expected)
+        results = op(app)["syncResult"]["resources"]
+        assert {(r["kind"], r["name"]) for r in results} == expected
+        assert all(r["status"] == "Synced" and not r.get("hookType") for r in results), results
+
+    @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
+    def test_should_apply_the_waves_in_order(self, first_sync, name):
+        record = first_sync.recorder
+        objects = rendered(name)
+        created = {(o["kind"], o["metadata"]["name"]): record.created(o["kind"], o["metadata"]["name"])
+                   for o in objects}
+        assert all(created.values()), f"never seen created: {[key for key, rv in created.items() if not rv]}"
+        order = sorted(objects, key=lambda o: created[(o["kind"], o["metadata"]["name"])])
+        waves = [wave(o) for o in order]
+        assert waves == sorted(waves), [(o["kind"], o["metadata"]["name"], wave(o)) for o in order]
+        assert sorted(set(waves)) == [-2, -1, 0], waves
+        # Each wave started only once the one before was healthy: the claim bound before the download Job, the Job
+        # complete before the serving objects.
+        pvc = next(o["metadata"]["name"] for o in objects if o["kind"] == "PersistentVolumeClaim")
+        job = next(o["metadata"]["name"] for o in objects if o["kind"] == "Job")
+        bound, complete = record.first("PersistentVolumeClaim", pvc, gitops.pvc_bound), record.first(
+            "Job", job, gitops.job_complete)
+        assert bound and bound < created[("Job", job)], (bound, created[("Job", job)])
+        first_of_wave_0 = min(rv for (kind, obj), rv in created.items() if wave(next(
+            o for o in objects if (o["kind"], o["metadata"]["name"]) == (kind, obj))) == 0)
+        assert complete and complete < first_of_wave_0, (complete, first_of_wave_0)
+
+    @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
+    def test_should_create_no_helm_test_hook(self, first_sync, name):
+        hooks = [o for o in rendered(name, hooks=True) if HOOK in o["metadata"].get("annotations", {})]
+        assert {o["kind"] for o in hooks} >= {"Job", "Pod"}, "the chart's test hooks moved: update this test"
+        created = [(e["kind"], e["name"]) for e in first_sync.recorder.snapshot() if e["type"] == "ADDED"]
+        assert not [(o["kind"], o["metadata"]["name"]) for o in hooks
+                    if (o["kind"], o["metadata"]["name"]) in created]
+        job = next(o["metadata"]["name"] for o in rendered(name) if o["kind"] == "Job")
+        pods = [e["object"] for e in first_sync.recorder.snapshot() if e["type"] == "ADDED" and e["kind"] == "Pod"
+                and e["object"]["metadata"].get("labels", {}).get(gitops.INSTANCE) == release_name(
+                    gitops.load_example(name))]
+        # The only pods of the release on a first sync are its download Job's (the Deployment's, for trtllm-serve).
+        owners = {(ref["kind"], ref["name"].rsplit("-", 1)[0] if ref["kind"] == "ReplicaSet" else ref["name"])
+                  for pod in pods for ref in pod["metadata"].get("ownerReferences", [])}
+        allowed = {("Job", job)} | {("ReplicaSet", o["metadata"]["name"]) for o in rendered(name)
+                                    if o["kind"] == "Deployment"}
+        assert pods and owners <= allowed, owners
+
+    @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
+    def test_should_stay_synced_after_the_controllers_acted(self, k8s, first_sync, name):
+        argo = Argo(k8s)
+        objects = rendered(name)
+        if RUNTIMES[overlay_of(name)] == "dynamo":
+            dgd = next(o for o in objects if o["kind"] == "DynamoGraphDeployment")
+            kube.wait_for("the stand-in operator to act on the DGD", lambda: any(
+                acted_name == dgd["metadata"]["name"] for acted_name, _ in first_sync.operator_acts.values()), 30)
+            live = k8s.get(dgd, NAMESPACE)
+            assert live["status"]["state"] == "successful"
+            assert gitops.OPERATOR_FINALIZER in live["metadata"]["finalizers"]
+            for key, value in gitops.OPERATOR_ANNOTATIONS.items():
+                assert live["metadata"]["annotations"][key] == value
+            moment = max(at for acted_name, at in first_sync.operator_acts.values()
+                         if acted_name == dgd["metadata"]["name"])
+        else:
+            deployment = next(o for o in objects if o["kind"] == "Deployment")
+            # The Deployment controller has made its ReplicaSet and written the Deployment's status.
+            live = kube.wait_for("the Deployment controller to write status", lambda: (
+                lambda d: d if d and d.get("status", {}).get("observedGeneration") else None)(
+                    k8s.get(deployment, NAMESPACE)), 60)
+            assert live["status"]["conditions"], live["status"]
+            # When it last wrote them: a comparison after that has seen its status.
+            moment = max(gitops.timestamp(c["lastUpdateTime"]) for c in live["status"]["conditions"])
+        app = argo.wait_reconciled_after(name, moment)
+        assert app["status"]["sync"]["status"] == "Synced", summary(app)
+        assert app["status"]["sync"]["revision"] == first_sync.revision
+        health = app["status"]["health"]["status"]
+        if RUNTIMES[overlay_of(name)] == "dynamo":
+            # PVC bound, Job complete; Argo CD has no health check for a DGD (nor a PDB or ConfigMap).
+            assert health == "Healthy", summary(app)
+        elif available(k8s, name):  # its pod got the B200 node, and the stand-in kubelet reports it Ready
+            assert health == "Healthy", summary(app)
+        else:  # the other trtllm-serve target's pod waits for GPUs: its Deployment is not available
+            assert health == "Progressing", summary(app)
+            assert [r["kind"] for r in app["status"]["resources"]
+                    if r.get("health", {}).get("status") == "Progressing"] == ["Deployment"], summary(app)
+
+
+SURGE_NODE = "gpt-oss-argocd-b200-surge"
+
+
+def add_node_like(k8s: kube.Kube, model: str, name: str) -> None:
+    """An API-only node with the labels, taints and status of `model` (python -m ci.gptoss_ci.control_plane makes them alike)."""
+    node = k8s._dict(k8s.core.read_node(model))
+    k8s.core.create_node({"metadata": {"name": name, "labels": {**node["metadata"]["labels"],
+                                                                 "kubernetes.io/hostname": name}},
+                          "spec": {"taints": node["spec"].get("taints") or []}})
+    k8s.core.patch_node_status(name, {"status": {key: node["status"][key] for key in (
+        "capacity", "allocatable", "conditions")}})
+    # Admission adds the not-ready taint on create; the model node's taints are the ones it should have.
+    k8s.core.patch_node(name, [{"op": "replace", "path": "/spec/taints", "value": node["spec"].get("taints") or []}])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def remove_surge_node(k8s, cluster_access):
+    yield
+    try:
+        k8s.core.delete_node(SURGE_NODE)
+    except Exception as error:
+        if not kube.is_not_found(error):
+            raise
+
+
+# --- day two, by Git ----------------------------------------------------------------------------------------------
+
+
+def worker_fraction(text: str, value: str) -> str:
+    """values/agg.yaml with the worker's freeGpuMemoryFraction set to `value` (the overlay's only one)."""
+    assert text.count("freeGpuMemoryFraction:") == 1, "values/agg.yaml changed: update this test"
+    return re.sub(r"freeGpuMemoryFraction: \S+", f"freeGpuMemoryFraction: {value}", text)
+
+
+class TestDayTwo:
+    def test_should_upgrade_on_a_commit_that_changes_an_overlay(self, k8s, first_sync):
+        argo, repo = Argo(k8s), first_sync.repo
+        engine = next(o for o in rendered(DYNAMO_APP) if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith(
+            "-engine"))
+        before = k8s.get(engine, NAMESPACE)
+        assert "free_gpu_memory_fraction: 0.9\n" in before["data"]["worker.yaml"], before["data"]
+        commit = repo.commit(f"values/{overlay_of(DYNAMO_APP)}", lambda text: worker_fraction(text, "0.85"),
+                             "agg: the worker keeps 15% of GPU memory free")
+        argo.refresh(DYNAMO_APP)
+        app = argo.wait_synced(DYNAMO_APP, commit)
+        after = k8s.get(engine, NAMESPACE)
+        assert "free_gpu_memory_fraction: 0.85\n" in after["data"]["worker.yaml"], after["data"]
+        assert after["metadata"]["uid"] == before["metadata"]["uid"]  # updated in place, an upgrade
+        assert [h["revision"] for h in app["status"]["history"]][-2:] == [first_sync.revision, commit]
+
+    def test_should_refuse_invalid_values_and_leave_the_release_running(self, k8s, first_sync):
+        argo, repo = Argo(k8s), first_sync.repo
+        dgd = next(o for o in rendered(DYNAMO_APP) if o["kind"] == "DynamoGraphDeployment")
+        running = argo.get(DYNAMO_APP)["status"]["sync"]["revision"]
+        live_before = k8s.get(dgd, NAMESPACE)
+        refused = repo.commit(f"values/{overlay_of(DYNAMO_APP)}",
+                              lambda text: text.replace("  type: GB200\n", "  type: GB200\n  nodeArch: amd64\n", 1),
+                              "agg: an x86 node pool for GB200")
+        argo.refresh(DYNAMO_APP)
+        app = argo.wait(DYNAMO_APP, "the chart's refusal", lambda app: any(
+            REFUSAL in c.get("message", "") for c in app["status"].get("conditions") or []))
+        assert [c["type"] for c in app["status"]["conditions"] if REFUSAL in c["message"]] == ["ComparisonError"]
+        # Nothing was applied: the last sync is still the one before, and the DGD is the same object, unchanged.
+        assert op(app)["syncResult"]["revision"] == running
+        live_after = k8s.get(dgd, NAMESPACE)
+        assert (live_after["metadata"]["uid"], live_after["metadata"]["generation"], live_after["spec"]) == (
+            live_before["metadata"]["uid"], live_before["metadata"]["generation"], live_before["spec"])
+        fixed = repo.revert()
+        argo.refresh(DYNAMO_APP)
+        # The revert renders what runs: Synced at the new revision without another sync.
+        app = argo.wait(DYNAMO_APP, f"Synced at {fixed[:10]}", lambda app: app["status"]["sync"]["status"] == "Synced"
+                        and app["status"]["sync"]["revision"] == fixed)
+        assert not [c for c in app["status"].get("conditions") or [] if c["type"] == "ComparisonError"]
+        assert op(app)["syncResult"]["revision"] == running
+        assert refused != fixed
+
+    def test_should_put_back_a_deployment_scaled_by_hand(self, k8s, first_sync, serve_app):
+        argo = Argo(k8s)
+        deployment = next(o for o in rendered(serve_app) if o["kind"] == "Deployment")
+        name = deployment["metadata"]["name"]
+        assert deployment["spec"]["replicas"] == 1
+        scaled = gitops.now().replace(microsecond=0)
+        k8s.apps.patch_namespaced_deployment_scale(name, NAMESPACE, {"spec": {"replicas": 2}})
+        kube.wait_for("self-heal to put replicas back to 1", lambda: k8s.apps.read_namespaced_deployment(
+            name, NAMESPACE).spec.replicas == 1, 60, interval=0.5, explain=lambda: summary(argo.get(serve_app)))
+        app = argo.wait(serve_app, "Synced after self-heal", lambda app: app["status"]["sync"]["status"] == "Synced"
+                        and op(app).get("phase") == "Succeeded")
+        # The sync that put it back was the controller's own (self-heal), started after the scale.
+        assert op(app)["operation"]["initiatedBy"].get("automated") is True, op(app)["operation"]
+        assert gitops.timestamp(op(app)["startedAt"]) >= scaled, (op(app)["startedAt"], scaled)
+
+    def test_should_leave_replicas_to_an_hpa(self, k8s, first_sync, serve_app):
+        argo, repo = Argo(k8s), first_sync.repo
+        values = {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}
+        objects = rendered(serve_app, values)
+        deployment = next(o for o in objects if o["kind"] == "Deployment")
+        hpa = next(o for o in objects if o["kind"] == "HorizontalPodAutoscaler")
+        assert "replicas" not in deployment["spec"] and (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (
+            1, 2)
+        # Turning autoscaling on changes the engine config, so the Deployment rolls (maxSurge 1, maxUnavailable 0):
+        # the new pod needs 8 more B200 GPUs while the old one runs, and Argo CD applies the HPA (wave 1) only once
+        # the Deployment (wave 0) is available again. The plane has one 8-GPU B200 node, which the other trtllm-serve
+        # target's pod waits for: that Application goes, and a second B200 node gives the rollout its room.
+        for other in SERVE_APPS:
+            if other != serve_app:
+                delete_application(k8s, other)
+                kube.wait_for(f"{app_name(other)} deleted", lambda: argo.get(other) is None, 60)
+        add_node_like(k8s, "gpt-oss-b200-0", SURGE_NODE)
+        commit = repo.commit(f"values/{overlay_of(serve_app)}", lambda text: text.replace(
+            "trtllmServe:\n", "trtllmServe:\n  autoscaling:\n    enabled: true\n    scaler: hpa\n", 1),
+            "trtllm-serve low latency: an HPA scales the Deployment")
+        argo.refresh(serve_app)
+        argo.wait_synced(serve_app, commit)
+        name = deployment["metadata"]["name"]
+        assert k8s.get(hpa, NAMESPACE) is not None
+        k8s.apps.patch_namespaced_deployment_scale(name, NAMESPACE, {"spec": {"replicas": 2}})
+        scaled = gitops.now()
+        app = argo.wait_reconciled_after(serve_app, scaled)
+        time.sleep(5)  # beyond the controller's self-heal delay (--self-heal-timeout-seconds 2)
+        assert k8s.apps.read_namespaced_deployment(name, NAMESPACE).spec.replicas == 2
+        app = argo.get(serve_app)
+        assert app["status"]["sync"]["status"] == "Synced", summary(app)
+        assert op(app)["syncResult"]["revision"] == commit
+
+    def test_should_delete_everything_but_the_model_cache_on_cascade(self, k8s, first_sync):
+        argo = Argo(k8s)
+        claims = {}
+        for name in APPLICATIONS:
+            pvc = next(o for o in rendered(name) if o["kind"] == "PersistentVolumeClaim")
+            claims[name] = (pvc, k8s.get(pvc, NAMESPACE)["metadata"]["uid"])
+            delete_application(k8s, name)
+        for name in APPLICATIONS:
+            kube.wait_for(f"{app_name(name)} deleted with its resources", lambda: argo.get(name) is None, 120,
+                          explain=lambda: summary(argo.get(name)))
+        for name in APPLICATIONS:
+            release = release_name(gitops.load_example(name))
+            left = [(o["kind"], o["metadata"]["name"]) for o in rendered(name) + rendered(
+                name, {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}
+                if RUNTIMES[overlay_of(name)] == "trtllm-serve" else None)
+                if o["kind"] != "PersistentVolumeClaim" and (lambda live: live and not live["metadata"].get(
+                    "deletionTimestamp"))(k8s.get(o, NAMESPACE))]
+            assert not left, f"{release}: left after the cascade: {left}"
+            pvc, uid = claims[name]
+            live = k8s.get(pvc, NAMESPACE)
+            assert live and live["metadata"]["uid"] == uid and not live["metadata"].get("deletionTimestamp"), live
