@@ -139,7 +139,7 @@ class TestRefusalsAgainstTheRealWebhook:
 ADMITTED_CASES = {
     **{f"overlay-{o}": (o, {}, Answer(ADMITTED)) for o in DYNAMO_OVERLAYS},
     **{f"readable-tag-{t}": ("agg.yaml", {"dynamo": {"releaseLine": "1.2", "image": {"tag": t}}}, Answer(ADMITTED))
-       for t in ["1.2.1", "v1.2.1", "1.2.1-rc1+build.2", "1.3.0-dev.1", "1.2.1@sha256:" + "0" * 64]},
+       for t in ["1.2.1", "v1.2.1", "1.3.0-dev.1", "1.2.1@sha256:" + "0" * 64]},
     "runtime-version-override": ("disagg-k8s.yaml", {"dynamo": {"releaseLine": "1.2", "image": {"tag": "sha256:0123abcd"},
                                                                 "runtimeVersionOverride": "1.2.1"}}, Answer(ADMITTED)),
     "min-available-with-grove-1.3": (

@@ -256,7 +256,9 @@ class TestPodTemplates:
         assert main["lifecycle"]["preStop"]["exec"]["command"] == ["/bin/sh", "-c",
                                                                    "touch /tmp/gpt-oss-draining; sleep 15"]
         assert env_of(main)["DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS"] == "300"
-        assert main["readinessProbe"]["exec"]["command"][0] == "/bin/sh"  # the chart's drain-aware probe wins
+        # The chart's drain-aware probe wins over the operator's /health.
+        assert main["readinessProbe"]["exec"]["command"] == ["python3", "/opt/gpt-oss/scripts/readiness_probe.py",
+                                                             "/tmp/gpt-oss-draining", "8000", "openai/gpt-oss-120b"]
         assert spec["terminationGracePeriodSeconds"] == GRACE
         assert spec["securityContext"] == POD_SECURITY and main["securityContext"] == CONTAINER_SECURITY
 
