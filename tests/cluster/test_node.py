@@ -31,6 +31,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -825,8 +826,51 @@ def worker_rollout(k8s: kube.Kube, run: Run, release: Release, namespace: str, v
     already fill: no surge pod (the chart's rollout annotations for workers.sameNode)."""
     started = time.monotonic()
     before = worker_hash(k8s, namespace)
-    release.upgrade(DYNAMO_TARGET, deep_merge(values, {"frontend": {"replicas": 1, "routerMode": "random"},
-                                                       "workers": {"decode": {"maxBatchSize": 64}}}))
+    # Exactly this target's 8 GPUs free for it: the node's capacity is what other namespaces' pods hold plus 8 (the
+    # trtllm-serve fixture of this module gives the node 16 for its two servers while they run).
+    others = gpus_held(k8s, outside=namespace)
+    capacity = kube.gpus(k8s._dict(k8s.core.read_node(NODE.NODE_NAME)))
+    real.set_gpus(k8s, others + 8)
+    try:
+        release.upgrade(DYNAMO_TARGET, deep_merge(values, {"frontend": {"replicas": 1, "routerMode": "random"},
+                                                           "workers": {"decode": {"maxBatchSize": 64}}}))
+        after = worker_generation(k8s, namespace, before)
+        free = kube.gpus(k8s._dict(k8s.core.read_node(NODE.NODE_NAME))) - gpus_held(k8s, outside=namespace)
+    finally:
+        real.set_gpus(k8s, capacity)
+    # The frontend is Ready again once the new workers have registered (its probe waits for /v1/models to list them);
+    # the Service's rules follow its endpoints a moment later, so the chat may find the port closed that long.
+    wait_ready(k8s, namespace, OPERATOR_FRONTEND, 1, "the frontend Ready with the new workers")
+    run.facts["rollout"] = {"before": before, "after": after, "seconds": round(time.monotonic() - started, 1),
+                            "gpus": free, "chat": chat_when_open(run.facts["frontend_url"], SERVED_MODEL)}
+
+
+def gpus_held(k8s: kube.Kube, outside: str) -> int:
+    """GPUs the node's running pods of other namespaces request."""
+    held = 0
+    for pod in k8s.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={NODE.NODE_NAME}").items:
+        if pod.metadata.namespace != outside and pod.status.phase not in ("Succeeded", "Failed"):
+            held += sum(int(((c.resources and c.resources.requests) or {}).get(kube.GPU, 0))
+                        for c in pod.spec.containers)
+    return held
+
+
+def chat_when_open(url: str, model: str, timeout: float = 60) -> dict:
+    """stream_chat, tried again while the connection is refused (at most `timeout` seconds)."""
+    refused = {}
+
+    def attempt():
+        try:
+            return stream_chat(url, model)
+        except urllib.error.URLError as error:
+            refused["last"] = repr(error)
+            return None
+    return kube.wait_for(f"{url} to accept a chat", attempt, timeout=timeout, interval=2,
+                         explain=lambda: refused.get("last", ""))
+
+
+def worker_generation(k8s: kube.Kube, namespace: str, before: str) -> str:
+    """The new worker hash once both worker roles run one Ready pod of it and the DGD is Ready again."""
 
     def completed():
         after = worker_hash(k8s, namespace)
@@ -837,15 +881,10 @@ def worker_rollout(k8s: kube.Kube, run: Run, release: Release, namespace: str, v
             (d.status.ready_replicas or 0) == 1 and after in d.metadata.name for d in workers) and dgd_ready(
             dgd_status(k8s, namespace)) else None
 
-    after = kube.wait_for("the workers' rollout to a new generation", completed, timeout=420, interval=2,
-                          explain=lambda: f"worker hash {worker_hash(k8s, namespace)} (before: {before}); "
-                                          f"{deployments_of(k8s, namespace)}\n{json.dumps(dgd_status(k8s, namespace))}\n"
-                                          f"{real.describe(k8s, namespace)}")
-    # The frontend is Ready again once the new workers have registered (its probe waits for /v1/models to list them).
-    wait_ready(k8s, namespace, OPERATOR_FRONTEND, 1, "the frontend Ready with the new workers")
-    run.facts["rollout"] = {"before": before, "after": after, "seconds": round(time.monotonic() - started, 1),
-                            "gpus": kube.gpus(k8s._dict(k8s.core.read_node(NODE.NODE_NAME))),
-                            "chat": stream_chat(run.facts["frontend_url"], SERVED_MODEL)}
+    return kube.wait_for("the workers' rollout to a new generation", completed, timeout=420, interval=2,
+                         explain=lambda: f"worker hash {worker_hash(k8s, namespace)} (before: {before}); "
+                                         f"{deployments_of(k8s, namespace)}\n{json.dumps(dgd_status(k8s, namespace))}\n"
+                                         f"{real.describe(k8s, namespace)}")
 
 
 class TestDynamoTargetOnTheNodeUnderTheOperator:
