@@ -47,7 +47,7 @@ def missing(controller: Controller) -> str:
 
 def crd_paths(controller: Controller) -> list[Path]:
     """The CRD files of the pinned release, from the module cache (go mod download: needs the Go proxy or a filled
-    cache); RuntimeError when the module cannot be had."""
+    cache); LookupError when the module cannot be had."""
     folder = go_parts.module_dir(controller.part, controller.module) / controller.crd_folder
     names = controller.crd_files or tuple(sorted(p.name for p in folder.glob("*.yaml")))
     return [folder / name for name in names]

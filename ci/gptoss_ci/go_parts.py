@@ -84,18 +84,6 @@ def pinned_versions(part: str) -> dict[str, str]:
     return versions
 
 
-def module_dir(part: str, module: str) -> Path:
-    """The folder of `module` at the version the part pins, in the Go module cache: `go mod download` in the part's
-    module (checked against its go.sum), so a controller's CRDs are read from the release that runs."""
-    answer = subprocess.run(["go", "mod", "download", "-json", module], cwd=PARTS / part, capture_output=True,
-                            text=True, env={**os.environ, "GOFLAGS": "-mod=readonly"})
-    found = json.loads(answer.stdout) if answer.stdout.strip().startswith("{") else {}
-    if answer.returncode or not found.get("Dir") or found.get("Error"):
-        raise RuntimeError(f"go mod download {module} (ci/go/{part}) failed: "
-                           f"{found.get('Error') or answer.stderr.strip() or answer.returncode}")
-    return Path(found["Dir"])
-
-
 def expand(flag: str, versions: dict[str, str]) -> str:
     def version_of(match: re.Match) -> str:
         what, module = match.group(1), match.group(2)

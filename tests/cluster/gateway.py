@@ -28,6 +28,7 @@ from pathlib import Path
 import yaml
 
 from ci.gptoss_ci import go_parts, processes
+from tests import controllers
 from tests.cluster import kube
 from tests.relays import TlsClientRelay
 
@@ -60,26 +61,10 @@ def controller_crds() -> list[Path]:
 def install_crds(k8s: kube.Kube, kubeconfig: Path, paths: list[Path]) -> list[str]:
     """Create or replace each CRD of `paths`, under the lock the tier's other CRD installs take; wait until each is
     established. Their names."""
-    from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
-    ext = client.ApiextensionsV1Api(k8s.api_client)
-    names = []
-    with kube.cluster_lock(kubeconfig, "exposure-crds"):
-        for path in paths:
-            for crd in (d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == "CustomResourceDefinition"):
-                names.append(crd["metadata"]["name"])
-                try:
-                    ext.create_custom_resource_definition(crd)
-                except ApiException as error:
-                    if error.status != 409:
-                        raise
-                    crd["metadata"]["resourceVersion"] = ext.read_custom_resource_definition(
-                        crd["metadata"]["name"]).metadata.resource_version
-                    ext.replace_custom_resource_definition(crd["metadata"]["name"], crd)
-    for name in names:
-        kube.wait_for(f"CRD {name} established", lambda n=name: kube.crd_established(
-            k8s._dict(ext.read_custom_resource_definition(n))), timeout=60)
-    return names
+    crds = [d for path in paths for d in yaml.safe_load_all(path.read_text())
+            if d and d.get("kind") == "CustomResourceDefinition"]
+    controllers.install_crds(k8s.api_client, kubeconfig, crds, "exposure-crds")
+    return [crd["metadata"]["name"] for crd in crds]
 
 
 # --- TLS: a test CA and a server certificate for DNS names ----------------------------------------------------

@@ -33,7 +33,7 @@ def scaling_crds(cluster_access):
     adapter["spec"]["conversion"] = {"strategy": "None"}
     try:
         keda = controllers.crds(controllers.KEDA)
-    except RuntimeError as error:
+    except LookupError as error:
         skip_for_missing_part(f"KEDA's CRDs: {error}")
     controllers.install_crds(cluster_access.api_client, cluster_access.kubeconfig, [adapter, *keda], "scaling-crds")
 

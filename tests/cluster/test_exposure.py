@@ -14,6 +14,7 @@ import time
 import pytest
 import yaml
 
+from tests import controllers
 from tests.cluster import kube
 from tests.helpers import find, render_chart, skip_for_missing_part
 from tests.schemas import crd_file, crd_lookup
@@ -28,27 +29,9 @@ EXPOSURE_KINDS = {"Ingress", "HTTPRoute", "InferencePool", "PodDisruptionBudget"
 @pytest.fixture(scope="session")
 def exposure_crds(cluster_access) -> None:
     """Installs (or updates) the Gateway API and InferencePool CRDs, found where tests/schemas.py finds CRDs."""
-    from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
-    paths = [crd_file(crd.name) for crd in crd_lookup.pinned_crds() if crd.group in CRD_GROUPS]
-    ext = client.ApiextensionsV1Api(cluster_access.api_client)
-    names = []
-    with kube.cluster_lock(cluster_access.kubeconfig, "exposure-crds"):  # pytest-xdist workers, one at a time
-        for path in paths:
-            for crd in (d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == "CustomResourceDefinition"):
-                names.append(crd["metadata"]["name"])
-                try:
-                    ext.create_custom_resource_definition(crd)
-                except ApiException as error:
-                    if error.status != 409:
-                        raise
-                    live = ext.read_custom_resource_definition(crd["metadata"]["name"])
-                    crd["metadata"]["resourceVersion"] = live.metadata.resource_version
-                    ext.replace_custom_resource_definition(crd["metadata"]["name"], crd)
-    for name in names:
-        kube.wait_for(f"CRD {name} established",
-                      lambda n=name: kube.crd_established(cluster_access.api_client.sanitize_for_serialization(
-                          ext.read_custom_resource_definition(n))), timeout=60)
+    crds = [d for crd in crd_lookup.pinned_crds() if crd.group in CRD_GROUPS
+            for d in yaml.safe_load_all(crd_file(crd.name).read_text()) if d and d.get("kind") == "CustomResourceDefinition"]
+    controllers.install_crds(cluster_access.api_client, cluster_access.kubeconfig, crds, "exposure-crds")
 
 
 class TestExposureObjects:

@@ -210,7 +210,7 @@ def monitoring_cluster(pytestconfig) -> MonitoringCluster:
     try:
         access = controllers.Access.of(path)
         crds = controllers.crds(controllers.PROMETHEUS_OPERATOR)
-    except (ValueError, RuntimeError) as error:
+    except (ValueError, LookupError) as error:
         skip_for_missing_part(f"e2e monitoring: {error}")
     controllers.install_crds(answer, path, crds, "prometheus-operator-crds")
     return MonitoringCluster(answer, path, access)

@@ -57,7 +57,7 @@ def keda_cluster(monitoring_cluster):
             skip_for_missing_part(f"e2e KEDA: {controllers.missing(controllers.KEDA)}")
     try:
         keda_crds = controllers.crds(controllers.KEDA)
-    except RuntimeError as error:
+    except LookupError as error:
         skip_for_missing_part(f"e2e KEDA: {error}")
     adapter = copy.deepcopy(yaml.safe_load(crd_file(ADAPTER_CRD).read_text()))
     adapter["spec"]["conversion"] = {"strategy": "None"}
