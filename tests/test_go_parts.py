@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from ci.gptoss_ci import dynamo_operator as OPERATOR
 from ci.gptoss_ci import go_parts as GO_PARTS
 from ci.gptoss_ci import node as NODE
 from ci.gptoss_ci import processes as PROCESSES
 from ci.gptoss_ci.node import policies as POLICIES
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, skip_for_missing_part
 
 
 
@@ -143,6 +144,80 @@ class TestGoParts:
         # the scratch folder is young: another checkout may be building into it now
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
             [".helm-abandoned", current.name, "helmfile-0123", "kubernetes-0123456789abcdef"])
+
+
+class TestDynamoOperatorPart:
+    """The operator's part (ci/gptoss_ci/dynamo_operator.py): pinned by ../shared/dynamo/operator/SOURCE.md's table,
+    read at build time; nothing of it is copied into the project."""
+
+    @pytest.fixture
+    def source(self):
+        try:
+            return OPERATOR.read_source()
+        except OPERATOR.SourceMissing as missing:
+            skip_for_missing_part(str(missing))
+
+    @pytest.fixture
+    def copy(self, source, tmp_path):
+        """SOURCE.md and the archives in a folder of the test's own (1.8 MB)."""
+        for name in ["SOURCE.md", *source.archives]:
+            shutil.copy(OPERATOR.source_dir() / name, tmp_path / name)
+        return tmp_path
+
+    def test_should_pin_four_archives_of_main_at_2a6da14c(self, source):
+        assert sorted(source.archives) == ["dynamo-operator-2a6da14c.tar.gz", "dynamo-platform-chart-2a6da14c.tar.gz",
+                                           "grove-operator-api-v0.1.0-alpha.12-rc1.tar.gz",
+                                           "snapshot-api-v0.1.0-alpha.1.tar.gz"]
+        assert source.commit == "2a6da14c83617f5412caba5777dbf0e2399e9c5f"
+        assert source.archives["dynamo-operator-2a6da14c.tar.gz"] == (
+            "0a62365b08dbe0e47e7f3f9f27308f706c6e3943138ba70b40f68cccc2b6697a")
+
+    def test_should_verify_every_archive_against_source_md(self, source, copy):
+        OPERATOR.verify(OPERATOR.read_source(copy), copy)  # as shipped: no error
+
+    def test_should_refuse_an_archive_whose_sha256_differs_naming_both(self, source, copy):
+        with open(copy / "snapshot-api-v0.1.0-alpha.1.tar.gz", "ab") as archive:
+            archive.write(b"\0")
+        changed = OPERATOR.sha256_of(copy / "snapshot-api-v0.1.0-alpha.1.tar.gz")
+        with pytest.raises(SystemExit) as refused:
+            OPERATOR.verify(OPERATOR.read_source(copy), copy)
+        assert (f"snapshot-api-v0.1.0-alpha.1.tar.gz: sha256 {changed}, SOURCE.md pins "
+                "07dc6b417ef77be4da5ffe9e1a785d99aabcca1dc60ab02df2db5ec70589b8f4") in str(refused.value)
+
+    def test_should_refuse_a_missing_archive(self, source, copy):
+        (copy / "grove-operator-api-v0.1.0-alpha.12-rc1.tar.gz").unlink()
+        with pytest.raises(SystemExit, match="grove-operator-api-v0.1.0-alpha.12-rc1.tar.gz: missing"):
+            OPERATOR.verify(OPERATOR.read_source(copy), copy)
+
+    def test_should_build_anew_when_an_archive_pin_changes(self, source, copy, monkeypatch, tmp_path):
+        monkeypatch.setenv("GPT_OSS_GO_CACHE", str(tmp_path / "cache"))
+        before = OPERATOR.folder(OPERATOR.read_source(copy))
+        text = (copy / "SOURCE.md").read_text().replace("07dc6b417ef77be4", "17dc6b417ef77be4")
+        (copy / "SOURCE.md").write_text(text)
+        after = OPERATOR.folder(OPERATOR.read_source(copy))
+        assert before != after and before.parent == after.parent == tmp_path / "cache"
+        assert before.name.startswith("dynamo-operator-") and GO_PARTS.built("dynamo-operator") is None
+
+    def test_should_be_a_part_go_parts_builds_and_lists(self, source):
+        assert "dynamo-operator" in GO_PARTS.parts()
+        assert GO_PARTS.key("dynamo-operator") == OPERATOR.key()
+
+    def test_should_name_the_image_after_the_components_release_and_the_commit(self, source):
+        assert OPERATOR.release() == "1.5.0"
+        assert OPERATOR.image() == "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.5.0-dev.2a6da14c"
+
+    def test_should_extract_without_leaving_the_target(self, tmp_path):
+        import io
+        import tarfile
+        archive = tmp_path / "evil.tar.gz"
+        with tarfile.open(archive, "w:gz") as tar:
+            info = tarfile.TarInfo("../escaped")
+            info.size = 1
+            tar.addfile(info, io.BytesIO(b"x"))
+        (tmp_path / "into").mkdir()
+        with pytest.raises(tarfile.OutsideDestinationError):
+            OPERATOR.extract(archive, tmp_path / "into")
+        assert not (tmp_path / "escaped").exists()
 
 
 class TestProcesses:

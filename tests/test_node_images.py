@@ -26,8 +26,10 @@ class TestNodeImages:
         assert names == {
             "pause": ["registry.k8s.io/pause:3.10"],
             "python": ["docker.io/library/python:3.12.8-slim-bookworm", "ghcr.io/gpt-oss-chart/model-fetch:0.6.0"],
-            "serving": ["nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1",
-                        "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc29"],
+            "serving": ["nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc29"],
+            "dynamo-runtime": ["nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1"],
+            # The operator's own binaries: its platform chart's repository, appVersion 1.5.0 of main @ 2a6da14c.
+            "dynamo-operator": ["nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.5.0-dev.2a6da14c"],
         }
 
     def test_should_install_the_download_images_pins_and_aiperf_from_requirements(self, rendered):
@@ -39,6 +41,12 @@ class TestNodeImages:
 
     def test_should_take_ai_dynamo_from_requirements_e2e(self, rendered):
         assert images.pip_requirements(BY_NAME["serving"], rendered) == ["ai-dynamo==1.2.1"]
+
+    def test_should_install_the_whole_1_6_set_without_resolving_it(self, rendered):
+        # ai-dynamo 1.6.1 requires aisimulate, which cannot install here: the file is the resolved set without it.
+        pins = images.pip_requirements(BY_NAME["dynamo-runtime"], rendered)
+        assert pins[:2] == ["ai-dynamo==1.6.1", "ai-dynamo-runtime==1.6.1"] and BY_NAME["dynamo-runtime"].pip_no_deps
+        assert not [pin for pin in pins if pin.startswith("aisimulate")]
 
     def test_should_change_the_key_when_a_pin_changes(self, rendered):
         before = images.key_of(images.inputs(BY_NAME["python"], rendered))
@@ -115,3 +123,56 @@ class TestTrtllmServeStandIn:
                            f"trtllm_kv_cache_tokens_per_block{labels}": "32",
                            f"trtllm_kv_cache_max_blocks{labels}": "16384"}
 
+
+class TestDynamoRuntimeStandIn:
+    """The runtime stand-in in the pods the Dynamo operator makes (ci/gptoss_ci/stand_in.py, through the image's
+    python3, ci/gptoss_ci/stand_in_python3.sh): the rendered worker command runs the mocker, the frontend runs as it is."""
+
+    @pytest.fixture
+    def execs(self, monkeypatch):
+        calls = []
+        monkeypatch.setattr(stand_in.os, "execve", lambda path, argv, env: calls.append((path, argv, env)))
+        return calls
+
+    @pytest.mark.parametrize("overlay", ["agg.yaml", "disagg-k8s.yaml"])
+    def test_should_run_the_mocker_for_the_rendered_worker_command(self, overlay, execs, monkeypatch):
+        from tests.helpers import dgd_workers
+        monkeypatch.setenv("DYN_DISCOVERY_BACKEND", "kubernetes")  # what the operator sets on its pods
+        for name, worker in dgd_workers(find(render_chart([overlay]), "DynamoGraphDeployment")).items():
+            assert worker["main"]["command"] == ["python3", "-m", "dynamo.trtllm"]
+            stand_in.operator_worker(worker["args"])
+            argv = execs[-1][1]
+            assert argv[1:3] == ["-m", "dynamo.mocker"]
+            flags = dict(zip(argv[3::2], argv[4::2]))
+            assert flags["--model-path"] == "/model-cache/openai/gpt-oss-120b"
+            assert flags["--model-name"] == "openai/gpt-oss-120b"
+            assert flags["--discovery-backend"] == "kubernetes"
+            assert flags.get("--disaggregation-mode") == {"TRTLLMWorker": None, "TRTLLMPrefillWorker": "prefill",
+                                                          "TRTLLMDecodeWorker": "decode"}[name]
+            assert execs[-1][2]["HF_HUB_OFFLINE"] == "1"
+
+    def test_should_cache_every_checkpoint_of_the_mount_for_the_frontend(self, execs, monkeypatch, tmp_path):
+        checkpoint = tmp_path / "cache" / "openai" / "gpt-oss-120b"
+        checkpoint.mkdir(parents=True)
+        for name in ("config.json", "tokenizer.json"):
+            (checkpoint / name).write_text("{}")
+        monkeypatch.setenv("GPT_OSS_STAND_IN_MODEL_ROOT", str(tmp_path / "cache"))
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        (tmp_path / "home").mkdir()
+        stand_in.operator_frontend(["--router-mode", "round-robin", "--http-port", "8000"])
+        path, argv, env = execs[-1]
+        assert argv[1:] == ["-m", "dynamo.frontend", "--router-mode", "round-robin", "--http-port", "8000"]
+        entry = tmp_path / "home" / ".cache" / "huggingface" / "hub" / "models--openai--gpt-oss-120b"
+        assert (entry / "refs" / "main").read_text() == "0" * 40
+        assert (entry / "snapshots" / ("0" * 40) / "tokenizer.json").is_file()
+        assert env["HF_HUB_OFFLINE"] == "1" and env["HOME"] == str(tmp_path / "home")
+
+    def test_should_route_only_the_two_dynamo_modules_through_the_stand_in(self):
+        import subprocess
+        shim = REPO_ROOT / "ci/gptoss_ci/stand_in_python3.sh"
+        other = subprocess.run(["sh", str(shim), "-c", "import sys; print(sys.executable)"], capture_output=True,
+                               text=True)
+        assert other.stdout.strip() == "/usr/bin/python3", other  # Debian's python3, unchanged
+        text = shim.read_text()
+        assert '"-m dynamo.trtllm" | "-m dynamo.frontend")' in text
+        assert "exec /usr/bin/python3 /usr/local/bin/gpt-oss-stand-in" in text

@@ -82,9 +82,10 @@ ADMISSION_REFUSALS = [
     Refusal("cluster-topology-without-pack-domain", "agg.yaml",
             {"dynamo": {"topologyConstraint": {"clusterTopologyName": "gb200-nvl72"}}},
             "dynamo.topologyConstraint.clusterTopologyName=gb200-nvl72 is set without dynamo.topologyConstraint.packDomain, "
-            "and the Frontend carries no constraint of its own: the Dynamo operator then refuses the DGD (1.2: "
-            "\"spec.services[Frontend].topologyConstraint is required because spec.topologyConstraint.packDomain is not "
-            "set\"); set dynamo.topologyConstraint.packDomain, e.g. rack"),
+            "and the Frontend carries no constraint of its own: the Dynamo operator then refuses the DGD (1.5: "
+            "\"spec.topologyConstraint.packDomain: Required value: is required when no component topologyConstraint is "
+            "set\"; 1.2: \"spec.services[Frontend].topologyConstraint is required because "
+            "spec.topologyConstraint.packDomain is not set\"); set dynamo.topologyConstraint.packDomain, e.g. rack"),
     # providerOverride: df7deed0d (2026-08-20, #13273, "add provider-native workload overrides"), 1.5.0 line.
     *(Refusal(f"provider-override-before-1.5-{api_version}", "agg.yaml",
               {"dynamo": {"apiVersion": api_version, "image": {"tag": "1.4.0"}},

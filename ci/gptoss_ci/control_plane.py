@@ -65,7 +65,7 @@ BINARIES_ABSENT = 3
 # etcd restart (`restart`); the Lease is still renewed every 2s, which is how the tier sees them running.
 LEADER_ELECTION = ["--leader-elect=true", "--leader-elect-lease-duration=75s", "--leader-elect-renew-deadline=60s",
                    "--leader-elect-retry-period=2s"]
-# Node-sized enough for every target's pods: the GPUs are what placement is about.
+# What a node has unless its profile says (ci/gpu-node-profiles.json cpu, memory): the GPUs are what placement is about.
 NODE_CAPACITY = {"cpu": "64", "memory": "512Gi", "pods": "110", "ephemeral-storage": "500Gi"}
 
 
@@ -200,7 +200,7 @@ def create_nodes(api) -> list[str]:
             labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
                       "kubernetes.io/arch": spec.get("arch", "amd64"), PROFILES["profileLabel"]: profile}
             taints = []
-            capacity = dict(NODE_CAPACITY)
+            capacity = {**NODE_CAPACITY, **{key: spec[key] for key in ("cpu", "memory") if key in spec}}
             if spec.get("gpus"):
                 labels.update({"nvidia.com/gpu.product": spec["product"], "nvidia.com/gpu.present": "true",
                                "nvidia.com/gpu.count": str(spec["gpus"])})

@@ -23,7 +23,16 @@ The images, and what each stands in for (tests say so where they use them):
   serving  the same base + ai-dynamo from requirements-e2e.txt (Dynamo frontend and mocker) + the stand-in
            script ci/gptoss_ci/stand_in.py, also installed as `trtllm-serve`. Stands in for the TensorRT-LLM
            release image (trtllm-serve: a Dynamo frontend on the rendered port in front of a mocker serving the
-           checkpoint folder's name) and for the Dynamo runtime image (`python3 -m dynamo.frontend` / mocker).
+           checkpoint folder's name).
+  dynamo-runtime  the same base + ai-dynamo 1.6.1 (requirements-e2e-dynamo-1.6.txt, installed --no-deps as
+           ci/dynamo-venv.sh does: the file is the whole resolved set) + the stand-in script, with
+           ci/gptoss_ci/stand_in_python3.sh as /usr/local/bin/python3. Stands in for the Dynamo runtime image
+           (tensorrtllm-runtime) in the pods the Dynamo operator makes: `python3 -m dynamo.frontend` is the real
+           1.6.1 frontend, `python3 -m dynamo.trtllm` the GPU-free mocker, both answering the operator's probes.
+  dynamo-operator  no stand-in: the Dynamo operator's own binaries, built here from the shared source archives (the
+           Go part dynamo-operator, ci/gptoss_ci/dynamo_operator.py), laid out as its upstream Dockerfile lays out
+           nvcr.io/nvidia/ai-dynamo/kubernetes-operator: /manager, /crd-apply, the CRDs in /opt/dynamo-operator/crds,
+           user 65532. Tagged <appVersion>-dev.<commit>; the node tests install it with the platform chart.
 Where each image's pip packages come from is its `pip` list: "FILE" (every requirement of a requirements file),
 or "FILE:name,..." (only those projects).
 
@@ -47,7 +56,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import REPO
+from . import REPO, dynamo_operator, go_parts
 
 RECIPE_VERSION = 1  # bump when the recipe below changes what an image contains
 SUITE = "bookworm"
@@ -68,6 +77,9 @@ class Image:
     links: dict[str, str] = field(default_factory=dict)  # path in the image -> symlink target
     config: dict = field(default_factory=dict)  # OCI image config (Entrypoint, Cmd, Env, WorkingDir)
     busybox_links: bool = False  # a busybox-static image: link its applets (bin/sh, ...); part of every image's key
+    pip_no_deps: bool = False  # the pip list is a whole resolved set: install it as it is (pip --no-deps)
+    part: str = ""  # a Go part (python -m ci.gptoss_ci.go_parts) whose build provides part_files
+    part_files: dict[str, str] = field(default_factory=dict)  # path in the image -> file or folder in the part
 
 
 IMAGES = [
@@ -77,11 +89,22 @@ IMAGES = [
           "the model-fetch and docker.io/library/python images: Debian bookworm's python3 (3.11) with the Jobs' "
           "pinned pip packages", apt=PYTHON_APT, pip=["images/model-fetch/requirements.txt", "requirements-e2e.txt:aiperf"],
           config={"Cmd": ["python3"]}),
-    Image("serving", ["trtllm-serve", "dynamo-runtime"],
-          "the TensorRT-LLM and Dynamo runtime images: ai-dynamo's frontend and GPU-free mocker on Debian's python3",
-          apt=PYTHON_APT, pip=["requirements-e2e.txt:ai-dynamo"],
+    Image("serving", ["trtllm-serve"],
+          "the TensorRT-LLM release image (trtllm-serve): ai-dynamo 1.2.1's frontend and GPU-free mocker on Debian's "
+          "python3", apt=PYTHON_APT, pip=["requirements-e2e.txt:ai-dynamo"],
           files={"/usr/local/bin/gpt-oss-stand-in": "ci/gptoss_ci/stand_in.py"},
           links={"/usr/local/bin/trtllm-serve": "gpt-oss-stand-in"}, config={"Cmd": ["python3"]}),
+    Image("dynamo-runtime", ["dynamo-runtime"],
+          "the Dynamo runtime image (tensorrtllm-runtime): ai-dynamo 1.6.1's real frontend, and its GPU-free mocker "
+          "for `python3 -m dynamo.trtllm`, on Debian's python3", apt=PYTHON_APT,
+          pip=["requirements-e2e-dynamo-1.6.txt"], pip_no_deps=True,
+          files={"/usr/local/bin/gpt-oss-stand-in": "ci/gptoss_ci/stand_in.py",
+                 "/usr/local/bin/python3": "ci/gptoss_ci/stand_in_python3.sh"}, config={"Cmd": ["python3"]}),
+    Image("dynamo-operator", ["dynamo-operator"],
+          "the Dynamo operator itself (1.5.0-dev), built here from the shared source archives",
+          part=dynamo_operator.PART, part_files={"/manager": "bin/manager", "/crd-apply": "bin/crd-apply",
+                                                 "/opt/dynamo-operator/crds": "crds"},
+          config={"Entrypoint": ["/manager"], "User": "65532:65532"}),
 ]
 BASE_ENV = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"]
 
@@ -111,7 +134,31 @@ def rendered_images() -> dict[str, str]:
         "check-model": next(c["image"] for c in deployment["initContainers"] if c["name"] == "check-model"),
         "trtllm-serve": next(c["image"] for c in deployment["containers"] if c["name"] == "trtllm-serve"),
         "dynamo-runtime": frontend["image"],
+        "dynamo-operator": operator_image(),
     }
+
+
+def operator_image() -> str:
+    """The name the node tests install the Dynamo operator's image under (a placeholder without its archives)."""
+    try:
+        return dynamo_operator.image()
+    except dynamo_operator.SourceMissing:
+        return f"{dynamo_operator.IMAGE_REPOSITORY}:no-source"
+
+
+def part_key(image: Image) -> str:
+    """The cache key of the Go part an image copies files from ("" when its source is missing)."""
+    try:
+        return go_parts.key(image.part)
+    except dynamo_operator.SourceMissing:
+        return ""
+
+
+def part_missing(image: Image) -> str | None:
+    """Why an image's Go part cannot be copied from, or None."""
+    if image.part and go_parts.built(image.part) is None:
+        return f"the Go part {image.part} is not built (python -m ci.gptoss_ci.go_parts build {image.part})"
+    return None
 
 
 def image_names(image: Image, rendered: dict[str, str]) -> list[str]:
@@ -181,9 +228,10 @@ def inputs(image: Image, rendered: dict[str, str]) -> dict:
         "recipe": RECIPE_VERSION, "name": image.name,
         "debs": candidate_versions(image.debs) if image.debs else {},
         "base": base_inputs(image) if image.apt else None,
-        "pip": pip_requirements(image, rendered),
+        "pip": pip_requirements(image, rendered), **({"pip_no_deps": True} if image.pip_no_deps else {}),
         "files": {dest: hashlib.sha256((REPO / src).read_bytes()).hexdigest() for dest, src in image.files.items()},
         "links": image.links, "config": image.config, "busybox_links": image.busybox_links,
+        **({"part": {"name": image.part, "key": part_key(image), "files": image.part_files}} if image.part else {}),
     }
 
 
@@ -293,7 +341,8 @@ def python_rootfs(image: Image, root: Path, cache: Path, rendered: dict[str, str
     """The base root with the image's pip packages, from a tar cached under the hash of base and requirements
     (so changing a file copied into the image costs no new pip install)."""
     requirements = pip_requirements(image, rendered)
-    stage = cache / f"stage-{image.name}-{key_of({'base': base_inputs(image), 'pip': requirements})}.tar"
+    no_deps = {"no_deps": True} if image.pip_no_deps else {}
+    stage = cache / f"stage-{image.name}-{key_of({'base': base_inputs(image), 'pip': requirements, **no_deps})}.tar"
     if stage.is_file():
         run(["tar", "--extract", "--file", str(stage), "--numeric-owner", "-C", str(root)])
         return
@@ -310,8 +359,9 @@ def python_rootfs(image: Image, root: Path, cache: Path, rendered: dict[str, str
         if host_ca.is_file():
             binds[host_ca] = "/tmp/host-ca.crt"
             cert = "--cert /tmp/host-ca.crt "
+        no_deps = "--no-deps " if image.pip_no_deps else ""
         chroot(root, f"python3 -m pip install --quiet --break-system-packages --root-user-action=ignore {cert}"
-                     "-r /tmp/requirements.txt", binds=binds)
+                     f"{no_deps}-r /tmp/requirements.txt", binds=binds)
         (root / "tmp" / "host-ca.crt").unlink(missing_ok=True)
         (root / "tmp" / "requirements.txt").unlink()
         (root / "etc" / "resolv.conf").unlink()
@@ -382,8 +432,20 @@ def build_one(planned: Planned, cache: Path, rendered: dict[str, str]) -> dict:
         root.mkdir()
         if planned.image.apt:
             python_rootfs(planned.image, root, cache, rendered)
-        else:
+        elif planned.image.debs:
             extract_debs(planned.image, root, work)
+        else:
+            for folder in ("tmp", "dev", "proc", "sys", "etc"):
+                (root / folder).mkdir()
+            (root / "tmp").chmod(0o1777)
+        for dest, src in planned.image.part_files.items():
+            source, target = go_parts.bin_dir(planned.image.part).parent / src, root / dest.lstrip("/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if source.is_dir():
+                shutil.copytree(source, target)
+            else:
+                shutil.copy(source, target)
+                target.chmod(0o755)
         for dest, src in planned.image.files.items():
             target = root / dest.lstrip("/")
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -418,8 +480,14 @@ def build(cache: Path, only: list[str] | None = None) -> int:
         return 3
     cache.mkdir(parents=True, exist_ok=True)
     rendered = rendered_images()
+    failed = 0
     for planned in plan(cache, rendered):
         if only and planned.image.name not in only:
+            continue
+        missing = part_missing(planned.image)
+        if missing and not planned.built:
+            print(f"{planned.image.name}: NOT built: {missing}", flush=True)
+            failed = 1
             continue
         if planned.built:
             print(f"{planned.image.name}: cached ({planned.archive.name}) as {', '.join(planned.names)}", flush=True)
@@ -432,7 +500,7 @@ def build(cache: Path, only: list[str] | None = None) -> int:
             if stale != planned.archive:  # an older key of the same image: never used again
                 stale.unlink()
                 stale.with_suffix(".json").unlink(missing_ok=True)
-    return 0
+    return failed
 
 
 def import_images(cache: Path, address: str, namespace: str = "k8s.io") -> list[str]:

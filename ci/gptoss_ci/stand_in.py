@@ -21,7 +21,17 @@ front of GPU-free `dynamo.mocker` engines, on this image's Debian python3 with a
         frontend alone is signalled and drains with its own graceful shutdown (DYN_HTTP_GRACEFUL_SHUTDOWN_TIMEOUT_SECS,
         as the pod sets it); the mockers, standing in for worker pods that a frontend's shutdown leaves running, are
         stopped only after it exits.
-Every process gets file discovery under $TMPDIR (or /tmp), loopback-only Dynamo networking and HF_HUB_OFFLINE=1;
+    python3 -m dynamo.trtllm ARGS      (the runtime image's python3 routes it here: stand_in_python3.sh)
+        In a worker pod the Dynamo operator made: `dynamo.mocker` instead of the TensorRT-LLM engine, with the rendered
+        model path, served name and disaggregation mode (translate_worker_args), on the discovery backend the
+        operator's env names (DYN_DISCOVERY_BACKEND) and its system port (DYN_SYSTEM_*), whose /live and /health
+        answer the operator's probes. The process is exec'd: SIGTERM reaches the mocker itself.
+    python3 -m dynamo.frontend ARGS
+        In the operator's frontend pod: the real frontend (exec'd), after a Hugging Face cache entry under a writable
+        HOME for every checkpoint folder on the model-cache mount (GPT_OSS_STAND_IN_MODEL_ROOT, default /model-cache),
+        since the model card a worker publishes names its files hf://<model id>/... and nothing here reaches the Hub.
+The serve and trtllm-serve modes give every process file discovery under $TMPDIR (or /tmp), loopback-only Dynamo
+networking and HF_HUB_OFFLINE=1;
 the frontend finds the model card's files in a Hugging Face cache entry made from DIR under $HOME. The mockers answer
 instantly unless GPT_OSS_STAND_IN_SPEEDUP_RATIO sets their --speedup-ratio (the node tests slow them so requests are
 in flight when a pod goes). Exits when any process exits (with its code), so the kubelet restarts the container.
@@ -317,7 +327,85 @@ def trtllm_serve(args: list[str]) -> int:
                              processes, gauges))
 
 
+# --- the pods the Dynamo operator makes -----------------------------------------------------------------------
+# What becomes of each flag of a rendered `python3 -m dynamo.trtllm` command line in the mocker's. An unknown flag makes
+# translate_worker_args() fail, so a new chart flag needs a decision (keep, rename or drop) here.
+KEPT_FLAGS = frozenset({"--model-path", "--disaggregation-mode"})
+RENAMED_FLAGS = {"--served-model-name": "--model-name",
+                 # dynamo.trtllm's primary flag from 1.3 on (--model-path "obsolete"); the 1.6.1 mocker has --model-path.
+                 "--model": "--model-path",
+                 # KV-aware routing: the worker's block size is the mocker's --block-size.
+                 "--kv-block-size": "--block-size"}
+# The mocker rejects these (argparse exit 2), or reads --extra-engine-args as its own JSON.
+DROPPED_FLAGS = frozenset({"--extra-engine-args", "--dyn-reasoning-parser", "--dyn-tool-call-parser"})
+# The mocker publishes KV events whenever prefix caching is on (its default): no counterpart for these switches.
+DROPPED_SWITCHES = frozenset({"--publish-events-and-metrics", "--publish-kv-events"})
+MODEL_ROOT = "/model-cache"
+
+
+class UnknownWorkerFlag(ValueError):
+    """The rendered worker command has a flag translate_worker_args() has no rule for."""
+
+
+def translate_worker_args(trtllm_args: list[str]) -> list[str]:
+    """The `dynamo.mocker` arguments for a rendered `dynamo.trtllm` worker's: --model-path and --disaggregation-mode
+    kept, --served-model-name renamed --model-name, the TensorRT-LLM-only flags dropped. Every rendered flag takes one
+    value."""
+    translated = []
+    trtllm_args = [arg for arg in trtllm_args if arg not in DROPPED_SWITCHES]
+    if len(trtllm_args) % 2:
+        raise UnknownWorkerFlag(f"expected flag/value pairs, got {trtllm_args}")
+    for flag, value in zip(trtllm_args[::2], trtllm_args[1::2]):
+        if flag in KEPT_FLAGS:
+            translated += [flag, value]
+        elif flag in RENAMED_FLAGS:
+            translated += [RENAMED_FLAGS[flag], value]
+        elif flag not in DROPPED_FLAGS:
+            raise UnknownWorkerFlag(f"no mocker rule for worker flag {flag} {value!r}: add it to KEPT_FLAGS, "
+                                    "RENAMED_FLAGS or DROPPED_FLAGS in ci/gptoss_ci/stand_in.py")
+    return translated
+
+
+def operator_worker(args: list[str]) -> int:
+    """`python3 -m dynamo.trtllm ARGS` in an operator-made worker pod: exec the mocker in its place."""
+    try:
+        mocker = translate_worker_args(args)
+    except UnknownWorkerFlag as error:
+        sys.exit(f"dynamo.trtllm stand-in: {error}")
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    flags = ["--speedup-ratio", env.get("GPT_OSS_STAND_IN_SPEEDUP_RATIO") or "0"]
+    if env.get("DYN_DISCOVERY_BACKEND"):
+        flags += ["--discovery-backend", env["DYN_DISCOVERY_BACKEND"]]
+    argv = [*MOCKER, *mocker, *flags]
+    print(f"stand-in for dynamo.trtllm (no GPU, no TensorRT-LLM): {shlex.join(argv)}", flush=True)
+    os.execve(sys.executable, argv, env)
+    return 1  # not reached
+
+
+def operator_frontend(args: list[str]) -> int:
+    """`python3 -m dynamo.frontend ARGS` in the operator's frontend pod: the real frontend, with the model cache's
+    checkpoints in its (offline) Hugging Face cache."""
+    home = os.environ.get("HOME", "")
+    if not home or not os.access(home, os.W_OK):
+        home = os.environ.get("TMPDIR") or "/tmp"
+    root = Path(os.environ.get("GPT_OSS_STAND_IN_MODEL_ROOT") or MODEL_ROOT)
+    names = []
+    for config in sorted(root.glob("*/*/config.json")):
+        name = str(config.parent.relative_to(root))
+        hf_cache(str(config.parent), name, home)
+        names.append(name)
+    env = dict(os.environ, HOME=home, HF_HUB_OFFLINE="1")
+    print(f"stand-in for the Dynamo runtime image: the real dynamo.frontend; Hugging Face cache under {home} for "
+          f"{names or 'no checkpoint on ' + str(root)}", flush=True)
+    os.execve(sys.executable, [*FRONTEND, *args], env)
+    return 1  # not reached
+
+
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "dynamo.trtllm":
+        return operator_worker(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] == "dynamo.frontend":
+        return operator_frontend(sys.argv[2:])
     if Path(sys.argv[0]).name == "trtllm-serve":
         return trtllm_serve(sys.argv[1:])
     if len(sys.argv) > 1 and sys.argv[1] == "trtllm-serve":

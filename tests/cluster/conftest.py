@@ -82,6 +82,25 @@ def operator_present(pytestconfig) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+@pytest.fixture(scope="module")
+def dynamo_operator(cluster_access, k8s):
+    """The real Dynamo operator (1.5.0-dev, built from the shared archives), installed by `helm install` of its
+    platform chart component, running as a pod on the kubelet node (tests/cluster/operator.py). Per module, and
+    uninstalled at its end: the node group's other modules (test_gateway.py, test_node_policies.py) store DGDs that no
+    operator may reconcile, since they run the frontend stand-in under the operator's names. Skips, saying why, where
+    there is no node or no built operator."""
+    from tests.cluster import operator
+    reason = operator.why_not(cluster_access.kubeconfig)
+    if reason:
+        skip_for_missing_part(reason)
+    try:
+        installed = operator.install(k8s, cluster_access.kubeconfig)
+    except Exception as error:
+        pytest.fail(f"the Dynamo operator did not come up: {error}\n{operator.describe(k8s)}", pytrace=False)
+    yield installed
+    operator.uninstall(cluster_access.kubeconfig)
+
+
 @pytest.fixture(scope="session")
 def crd_source(pytestconfig) -> Path | None:
     value = kube.option(pytestconfig, "crd_source", "GPT_OSS_CRD_SOURCE")

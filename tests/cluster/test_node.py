@@ -16,8 +16,9 @@ made through the same fake Hub (modelCache.manifestSha256), as a user does befor
 trtllm-serve: the whole release runs: the download Job (its pod killed mid-download, the kubelet killed too),
 the server's check-model init container, its readiness probe, the Service by name (cluster DNS, kube-proxy),
 `helm test` (smoke test and AIPerf benchmark), the disruption budget against evictions and a drain.
-Dynamo: the DynamoGraphDeployment needs the Dynamo operator, which this tier lacks; everything else runs: the
-download Job, the test hooks, against a stand-in `<release>-frontend` built from the DGD's own frontend pod.
+Dynamo: the real Dynamo operator (tests/cluster/operator.py, a pod on this node) makes the DGD's frontend and worker
+Deployments and Services; their pods run the Dynamo runtime stand-in (ai-dynamo 1.6.1's frontend and GPU-free mocker)
+behind the operator's probes, and the chat, `helm test` and the no-drop scenarios go through its frontend Service.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,8 +43,8 @@ from tests.cluster import kube
 from tests.cluster import node as real
 from tests.cluster.conftest import CACHE_SIZE, Release
 from tests.cluster.control import ControlPlane
-from tests.helpers import (DYNAMO_OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, deep_merge, dgd_components, dgd_pods,
-                           dgd_workers, find, skip_for_missing_part)
+from tests.helpers import (REPO_ROOT, TRTLLM_SERVE_OVERLAYS, deep_merge, dgd_components, dgd_pods, dgd_workers, find,
+                           skip_for_missing_part)
 
 if TYPE_CHECKING:
     from tests.e2e.fake_hub import FakeHub
@@ -56,7 +58,17 @@ SLOW = 256 * 1024  # ... while the kubelet is killed and the pod deleted
 FAST = 64 * 1024 * 1024
 PERMISSION_ERRORS = re.compile(r"Permission denied|Read-only file system|Operation not permitted|EACCES|EROFS")
 TRTLLM_SERVE_TARGET = TRTLLM_SERVE_OVERLAYS[0]
-DYNAMO_TARGET = "agg.yaml" if "agg.yaml" in DYNAMO_OVERLAYS else DYNAMO_OVERLAYS[0]
+# The Dynamo target whose pods run: the disaggregated B200 one, whose workers (4 + 4 GPUs) fit the node's 8 fake GPUs
+# and whose node selector (amd64, NVIDIA-B200) the node's labels match.
+DYNAMO_TARGET = "8xb200-single-node.yaml"
+OPERATOR_FRONTEND = "gpt-oss-frontend"  # the operator's frontend Deployment and Service: <dgd name>-frontend
+SERVED_MODEL = "openai/gpt-oss-120b"  # the workers' --served-model-name (model.id)
+FRONTEND_PORT = 9000  # frontend.httpPort of the Dynamo run: not the Service's 8000
+# What `helm uninstall` leaves in a Dynamo release's namespace under the operator (docs/operations.md, "What uninstall
+# leaves behind"): the model cache the chart keeps on purpose, and the planner's ServiceAccount and RoleBinding the
+# operator makes in every namespace with a DGD, owned by nothing (its discovery ServiceAccount and Role go with the DGD).
+UNINSTALL_LEFTOVERS = ["PersistentVolumeClaim/gpt-oss-model-cache", "RoleBinding/planner-serviceaccount-binding",
+                       "ServiceAccount/planner-serviceaccount"]
 SERVE_REPLICAS = 2  # two server pods, so the budget (maxUnavailable 1) has one to allow and one to refuse
 CA_CONFIGMAP = "gpt-oss-node-hub-ca"  # in each release's namespace: the fake Hub's test CA (modelCache.caBundle)
 # No dropped request (TestNoDroppedRequests): streams of LOAD_TOKENS tokens from mockers slowed to SPEEDUP last about
@@ -68,7 +80,7 @@ SPEEDUP = "0.15"
 LOAD_TOKENS = 150
 LOAD_CONCURRENCY = 4
 SCENARIOS = ["drain", "delete", "scale-down", "upgrade"]
-FRONTENDS = 2  # frontend stand-ins of the Dynamo target: one goes, one serves
+FRONTENDS = 2  # frontends of the Dynamo target: one goes, one serves
 
 
 @dataclass
@@ -462,6 +474,47 @@ def on_the_node(node: NodeContext, hub: HubMirror, cluster_access, k8s: kube.Kub
         release.uninstall()
     except Exception as error:  # the namespace's deletion removes what is left
         print(f"uninstall of {release.namespace}: {error}")
+    else:
+        run.facts["leftovers"] = leftovers(k8s, namespace.name)
+
+
+# What an uninstall may leave in a namespace, and what the tier puts there itself (not the release's).
+LEFTOVER_KINDS = ("ServiceAccount", "Role", "RoleBinding", "Service", "Deployment", "ConfigMap", "Secret",
+                  "PersistentVolumeClaim", "DynamoComponentDeployment", "DynamoGraphDeploymentScalingAdapter",
+                  "DynamoWorkerMetadata")
+TIER_OWN = {"ServiceAccount/default", "ConfigMap/kube-root-ca.crt", f"ConfigMap/{CA_CONFIGMAP}"}
+
+
+def leftovers(k8s: kube.Kube, namespace: str, settle: float = 60) -> list[str]:
+    """Kind/name of what stays in the namespace once an uninstall's owned objects are gone (the garbage collector
+    deletes an owner's dependents in the background: wait until the list stops shrinking)."""
+    def listing() -> list[str]:
+        found = [f"ServiceAccount/{o.metadata.name}" for o in k8s.core.list_namespaced_service_account(namespace).items]
+        found += [f"Role/{o.metadata.name}" for o in k8s.rbac.list_namespaced_role(namespace).items]
+        found += [f"RoleBinding/{o.metadata.name}" for o in k8s.rbac.list_namespaced_role_binding(namespace).items]
+        found += [f"Service/{o.metadata.name}" for o in k8s.core.list_namespaced_service(namespace).items]
+        found += [f"Deployment/{o.metadata.name}" for o in k8s.apps.list_namespaced_deployment(namespace).items]
+        found += [f"ConfigMap/{o.metadata.name}" for o in k8s.core.list_namespaced_config_map(namespace).items]
+        found += [f"Secret/{o.metadata.name}" for o in k8s.core.list_namespaced_secret(namespace).items]
+        found += [f"PersistentVolumeClaim/{o.metadata.name}"
+                  for o in k8s.core.list_namespaced_persistent_volume_claim(namespace).items]
+        for kind, plural in (("DynamoComponentDeployment", "dynamocomponentdeployments"),
+                             ("DynamoGraphDeploymentScalingAdapter", "dynamographdeploymentscalingadapters"),
+                             ("DynamoWorkerMetadata", "dynamoworkermetadatas")):
+            try:
+                items = k8s.custom.list_namespaced_custom_object("nvidia.com", "v1alpha1", namespace, plural)["items"]
+            except Exception:  # not served in this cluster
+                items = []
+            found += [f"{kind}/{o['metadata']['name']}" for o in items]
+        return sorted(set(found) - TIER_OWN)
+    deadline, last = time.monotonic() + settle, None
+    while time.monotonic() < deadline:
+        current = listing()
+        if current == last:
+            return current
+        last = current
+        time.sleep(5)
+    return listing()
 
 
 def wait_ready(k8s: kube.Kube, namespace: str, deployment: str, replicas: int, what: str) -> None:
@@ -598,7 +651,7 @@ class TestOtherTrtllmServeTargetOnTheNode:
         assert "check-model" in server[0] and "model cache ready" in server[0]["check-model"], server
 
 
-# --- Dynamo: everything but the DGD (no operator in this tier) -----------------------------------------
+# --- Dynamo without the operator: a frontend stand-in, for test_gateway.py and test_node_policies.py -----------
 
 
 def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
@@ -606,7 +659,9 @@ def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
     the chart's init container, volumes, securityContext, grace period, preStop and readiness probe as rendered, with
     the DGD's frontend replicas; the main container runs the rendered frontend command through the stand-in, with one
     mocker per worker role in the same container (slowed, so requests are open when a pod goes). Its rollout is
-    Kubernetes' default (25% surge, 25% unavailable), as the operator's frontend Deployment does not set one."""
+    Kubernetes' default (25% surge, 25% unavailable), as the operator's frontend Deployment does not set one. Its image
+    is the trtllm-serve stand-in (ai-dynamo 1.2.1 and the stand-in's `serve`): the name the DGD renders is the 1.6.1
+    runtime stand-in the operator's pods run, which has no `serve` of its own."""
     from tests.e2e.plan import mocker_args
     dgd = find(objects, "DynamoGraphDeployment")
     pod = dgd_pods(dgd)["Frontend"]
@@ -622,6 +677,7 @@ def frontend_stand_in(objects: list[dict], namespace: str) -> tuple[dict, dict]:
     main.pop("args", None)
     main["env"] = main.get("env", []) + [{"name": "HOME", "value": "/tmp"},
                                          {"name": "GPT_OSS_STAND_IN_SPEEDUP_RATIO", "value": SPEEDUP}]
+    main["image"] = real.IMAGES.rendered_images()["trtllm-serve"]
     main["imagePullPolicy"] = "Never"
     main["volumeMounts"] = main.get("volumeMounts", []) + [{"name": "tmp", "mountPath": "/tmp"}]
     main.setdefault("readinessProbe", {"httpGet": {"path": "/v1/models", "port": 8000}, "periodSeconds": 2})
@@ -658,81 +714,235 @@ def crd_storing(crd: kube.DgdCrd, api_version: str):
             crd.prepare(before)
 
 
+# --- Dynamo: the DGD served by the real Dynamo operator's objects -------------------------------------------
+
+
+def dynamo_values(hub: HubMirror, extra: dict | None = None) -> dict:
+    """The Dynamo target on the node: two frontends (one goes, one serves), workers small enough for a 2-CPU node and
+    slowed (requests are open when a frontend goes), and frontend.httpPort other than 8000 (the operator's Service stays
+    on 8000 and forwards to the container port named http)."""
+    small = {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"memory": "3Gi"}}
+    return node_values(DYNAMO_TARGET, hub, deep_merge({
+        "frontend": {"resources": small, "replicas": FRONTENDS, "httpPort": FRONTEND_PORT},
+        "workers": {"resources": small, "sharedMemorySize": "1Gi",
+                    "env": {"GPT_OSS_STAND_IN_SPEEDUP_RATIO": SPEEDUP}}}, extra or {}))
+
+
+def dgd_status(k8s: kube.Kube, namespace: str) -> dict:
+    return kube.read_json(k8s.custom.get_namespaced_custom_object(
+        "nvidia.com", "v1beta1", namespace, "dynamographdeployments", "gpt-oss", _preload_content=False)).get("status", {})
+
+
+def dgd_ready(status: dict) -> bool:
+    conditions = {c["type"]: c["status"] for c in status.get("conditions") or []}
+    return status.get("state") == "successful" and conditions.get("Ready") == "True"
+
+
+def stream_chat(url: str, model: str, max_tokens: int = 16) -> dict:
+    """One streaming chat completion: the status, the chunks' content and whether the stream ended with [DONE]."""
+    body = json.dumps({"model": model, "stream": True, "max_tokens": max_tokens,
+                       "messages": [{"role": "user", "content": "Say hello."}]}).encode()
+    request = urllib.request.Request(f"{url}/v1/chat/completions", data=body,
+                                     headers={"Content-Type": "application/json"})
+    chunks, done = [], False
+    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=60) as response:
+        status = response.status
+        for line in response:
+            line = line.decode().strip()
+            if line == "data: [DONE]":
+                done = True
+            elif line.startswith("data: "):
+                chunks.append(json.loads(line[6:]))
+    text = "".join((c["choices"][0].get("delta") or {}).get("content") or "" for c in chunks if c.get("choices"))
+    return {"status": status, "chunks": len(chunks), "done": done, "text": text}
+
+
 @pytest.fixture(scope="module")
-def dynamo_run(node, hub, cluster_access, k8s, crd_source, operator_present) -> Run:
-    crd = kube.DgdCrd(cluster_access.api_client, crd_source, operator_present)
-    with crd_storing(crd, kube.API_VERSIONS[0]):
-        with on_the_node(node, hub, cluster_access, k8s, DYNAMO_TARGET) as (run, release, namespace):
-            hub.fake.rate = FAST
-            small = {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"memory": "3Gi"}}
-            extra = node_values(DYNAMO_TARGET, hub, {"frontend": {"resources": small, "replicas": FRONTENDS}})
-            run.values = release.values(DYNAMO_TARGET, extra)
-            release.install(DYNAMO_TARGET, extra)
-            run.objects = release.manifest()
-            deployment, service = frontend_stand_in(run.objects, namespace.name)
-            k8s.apps.create_namespaced_deployment(namespace.name, deployment)
-            k8s.core.create_namespaced_service(namespace.name, service)
-            wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
-            run.seconds["download"] = round(time.monotonic() - run.started, 1)
-            wait_ready(k8s, namespace.name, deployment["metadata"]["name"], FRONTENDS, "the frontend stand-ins Ready")
-            run.seconds["ready"] = round(time.monotonic() - run.started, 1)
-            snapshot_pods(k8s, run)
-            helm_test(release, run, k8s)
-            dgd = find(run.objects, "DynamoGraphDeployment")
-            run.facts["dgd_stored"] = k8s.get(dgd, namespace.name) is not None
-            run.facts["dgd_pods"] = [p["metadata"]["name"] for p in k8s.pods(
-                namespace.name, f"nvidia.com/dynamo-graph-deployment-name={dgd['metadata']['name']}")
-                if "gpt-oss.test/stand-in" not in p["metadata"]["labels"]]
-            no_drops_dynamo(k8s, run, release, namespace.name, extra, service)
+def dynamo_run(node, hub, cluster_access, k8s, dynamo_operator) -> Run:
+    with on_the_node(node, hub, cluster_access, k8s, DYNAMO_TARGET) as (run, release, namespace):
+        hub.fake.rate = FAST
+        extra = dynamo_values(hub)
+        run.values = release.values(DYNAMO_TARGET, extra)
+        release.install(DYNAMO_TARGET, extra)
+        run.objects = release.manifest()
+        wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
+        run.seconds["download"] = round(time.monotonic() - run.started, 1)
+        # The operator's frontend Deployment and the workers' (hash-named) Deployments, all pods Ready.
+        kube.wait_for("the operator's frontend and workers Ready, the DGD successful", lambda: dgd_ready(
+            dgd_status(k8s, namespace.name)), timeout=420, interval=2,
+            explain=lambda: f"{json.dumps(dgd_status(k8s, namespace.name))[:2000]}\n{real.describe(k8s, namespace.name)}")
+        run.seconds["ready"] = round(time.monotonic() - run.started, 1)
+        run.facts["dgd_status"] = dgd_status(k8s, namespace.name)
+        run.facts["running"] = [k8s._dict(p) for p in k8s.core.list_namespaced_pod(
+            namespace.name, label_selector="nvidia.com/dynamo-graph-deployment-name=gpt-oss").items]
+        run.facts["deployments"] = {d.metadata.name: k8s._dict(d) for d in
+                                    k8s.apps.list_namespaced_deployment(namespace.name).items}
+        service = k8s.core.read_namespaced_service(OPERATOR_FRONTEND, namespace.name)
+        run.facts["frontend_service"] = k8s._dict(service)
+        run.facts["frontend_url"] = f"http://{service.spec.cluster_ip}:8000"
+        run.facts["chat"] = stream_chat(run.facts["frontend_url"], SERVED_MODEL)
+        snapshot_pods(k8s, run)
+        helm_test(release, run, k8s)
+        no_drops_dynamo(k8s, run, release, namespace.name, extra, f"http://{service.spec.cluster_ip}:8000")
+        worker_rollout(k8s, run, release, namespace.name, extra)
     yield run
     release.close()
     namespace.delete()
 
 
-def no_drops_dynamo(k8s: kube.Kube, run: Run, release: Release, namespace: str, values: dict, service: dict) -> None:
-    """The four ways a frontend pod goes, each under load through the frontend Service: a drain under the budget, a
-    deleted pod, a scale-down from 2 to 1, a helm upgrade that changes the frontend's command line. The Dynamo operator
-    is not in this tier, so the test does its part: after each helm upgrade it writes the re-rendered frontend pod and
-    replicas into the stand-in Deployment."""
-    name = service["metadata"]["name"]
-    selector = "gpt-oss.test/stand-in=frontend"
-    url = f"http://{k8s.core.read_namespaced_service(name, namespace).spec.cluster_ip}:8000"
-    model = "openai/gpt-oss-120b"  # the workers' --served-model-name (model.id)
+def no_drops_dynamo(k8s: kube.Kube, run: Run, release: Release, namespace: str, values: dict, url: str) -> None:
+    """The four ways a frontend pod goes, each under load through the operator's frontend Service: a drain under the
+    budget, a deleted pod, a scale-down from 2 to 1 and a helm upgrade that changes the frontend's command line, both
+    carried out by the operator on its frontend Deployment."""
+    selector = "nvidia.com/dynamo-component=Frontend"
     started = time.monotonic()
-    settle = lambda replicas: wait_settled(k8s, namespace, name, selector, replicas,  # noqa: E731
-                                           f"{replicas} settled frontend stand-ins")
-
-    def upgrade(change: dict) -> None:
-        release.upgrade(DYNAMO_TARGET, deep_merge(values, change))
-        deployment, _ = frontend_stand_in(release.manifest(), namespace)
-        k8s.apps.replace_namespaced_deployment(name, namespace, deployment)
-
-    under_load(run, "drain", url, model, lambda: drain_under_budget(k8s, namespace, selector),
+    settle = lambda replicas: wait_settled(k8s, namespace, OPERATOR_FRONTEND, selector, replicas,  # noqa: E731
+                                           f"{replicas} settled frontends of the operator")
+    under_load(run, "drain", url, SERVED_MODEL, lambda: drain_under_budget(k8s, namespace, selector),
                then=lambda: settle(FRONTENDS))
-    under_load(run, "delete", url, model, lambda: delete_one(k8s, namespace, selector), then=lambda: settle(FRONTENDS))
-    one = {"frontend": {"replicas": 1}}
-    under_load(run, "scale-down", url, model, lambda: (upgrade(one), settle(1))[1])
+    under_load(run, "delete", url, SERVED_MODEL, lambda: delete_one(k8s, namespace, selector),
+               then=lambda: settle(FRONTENDS))
+    one = deep_merge(values, {"frontend": {"replicas": 1}})
+    under_load(run, "scale-down", url, SERVED_MODEL, lambda: (release.upgrade(DYNAMO_TARGET, one), settle(1))[1])
     routed = deep_merge(one, {"frontend": {"routerMode": "random"}})
-    under_load(run, "upgrade", url, model, lambda: (upgrade(routed), settle(1))[1])
+    under_load(run, "upgrade", url, SERVED_MODEL, lambda: (release.upgrade(DYNAMO_TARGET, routed), settle(1))[1])
     run.seconds["no_drop"] = round(time.monotonic() - started, 1)
 
 
-class TestDynamoTargetOnTheNodeWithoutTheOperator:
-    """A Dynamo target: its DynamoGraphDeployment is stored but never runs (no Dynamo operator in this tier)."""
+def worker_hash(k8s: kube.Kube, namespace: str) -> str:
+    live = kube.read_json(k8s.custom.get_namespaced_custom_object(
+        "nvidia.com", "v1beta1", namespace, "dynamographdeployments", "gpt-oss", _preload_content=False))
+    return live["metadata"].get("annotations", {}).get("nvidia.com/current-worker-hash-v2", "")
 
-    def test_should_store_the_dgd_and_run_none_of_its_pods_without_the_operator(self, dynamo_run):
-        require(dynamo_run, "dgd_stored")
-        assert dynamo_run.facts["dgd_stored"]
-        assert dynamo_run.facts["dgd_pods"] == [], "pods of the DGD exist, yet no operator runs"
 
-    def test_should_fill_the_model_cache_and_release_the_frontend_stand_in(self, dynamo_run):
-        require(dynamo_run, "dgd_stored")
+def deployments_of(k8s: kube.Kube, namespace: str) -> str:
+    return "; ".join(f"{d.metadata.name} {d.status.ready_replicas or 0}/{d.spec.replicas}"
+                     for d in k8s.apps.list_namespaced_deployment(namespace).items)
+
+
+def worker_rollout(k8s: kube.Kube, run: Run, release: Release, namespace: str, values: dict) -> None:
+    """D3 and D4: an engine-only change of the decode role (its maxBatchSize) changes the workers' pod templates (the
+    engine checksum), and the operator's rollout of every worker completes on the node's 8 GPUs, which the two workers
+    already fill: no surge pod (the chart's rollout annotations for workers.sameNode)."""
+    started = time.monotonic()
+    before = worker_hash(k8s, namespace)
+    # Exactly this target's 8 GPUs free for it: the node's capacity is what other namespaces' pods hold plus 8 (the
+    # trtllm-serve fixture of this module gives the node 16 for its two servers while they run).
+    others = gpus_held(k8s, outside=namespace)
+    capacity = kube.gpus(k8s._dict(k8s.core.read_node(NODE.NODE_NAME)))
+    real.set_gpus(k8s, others + 8)
+    try:
+        release.upgrade(DYNAMO_TARGET, deep_merge(values, {"frontend": {"replicas": 1, "routerMode": "random"},
+                                                           "workers": {"decode": {"maxBatchSize": 64}}}))
+        after = worker_generation(k8s, namespace, before)
+        free = kube.gpus(k8s._dict(k8s.core.read_node(NODE.NODE_NAME))) - gpus_held(k8s, outside=namespace)
+    finally:
+        real.set_gpus(k8s, capacity)
+    # The frontend is Ready again once the new workers have registered (its probe waits for /v1/models to list them);
+    # the Service's rules follow its endpoints a moment later, so the chat may find the port closed that long.
+    wait_ready(k8s, namespace, OPERATOR_FRONTEND, 1, "the frontend Ready with the new workers")
+    run.facts["rollout"] = {"before": before, "after": after, "seconds": round(time.monotonic() - started, 1),
+                            "gpus": free, "chat": chat_when_open(run.facts["frontend_url"], SERVED_MODEL)}
+
+
+def gpus_held(k8s: kube.Kube, outside: str) -> int:
+    """GPUs the node's running pods of other namespaces request."""
+    held = 0
+    for pod in k8s.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={NODE.NODE_NAME}").items:
+        if pod.metadata.namespace != outside and pod.status.phase not in ("Succeeded", "Failed"):
+            held += sum(int(((c.resources and c.resources.requests) or {}).get(kube.GPU, 0))
+                        for c in pod.spec.containers)
+    return held
+
+
+def chat_when_open(url: str, model: str, timeout: float = 60) -> dict:
+    """stream_chat, tried again while the connection is refused (at most `timeout` seconds)."""
+    refused = {}
+
+    def attempt():
+        try:
+            return stream_chat(url, model)
+        except urllib.error.URLError as error:
+            refused["last"] = repr(error)
+            return None
+    return kube.wait_for(f"{url} to accept a chat", attempt, timeout=timeout, interval=2,
+                         explain=lambda: refused.get("last", ""))
+
+
+def worker_generation(k8s: kube.Kube, namespace: str, before: str) -> str:
+    """The new worker hash once both worker roles run one Ready pod of it and the DGD is Ready again."""
+
+    def completed():
+        after = worker_hash(k8s, namespace)
+        workers = [d for d in k8s.apps.list_namespaced_deployment(namespace).items
+                   if (d.metadata.labels or {}).get("nvidia.com/dynamo-component") in ("TRTLLMPrefillWorker",
+                                                                                   "TRTLLMDecodeWorker")]
+        return after if after != before and len(workers) == 2 and all(
+            (d.status.ready_replicas or 0) == 1 and after in d.metadata.name for d in workers) and dgd_ready(
+            dgd_status(k8s, namespace)) else None
+
+    return kube.wait_for("the workers' rollout to a new generation", completed, timeout=420, interval=2,
+                         explain=lambda: f"worker hash {worker_hash(k8s, namespace)} (before: {before}); "
+                                         f"{deployments_of(k8s, namespace)}\n{json.dumps(dgd_status(k8s, namespace))}\n"
+                                         f"{real.describe(k8s, namespace)}")
+
+
+class TestDynamoTargetOnTheNodeUnderTheOperator:
+    """A Dynamo target served through the real operator's objects: its frontend and workers run as pods (the runtime
+    stand-in: ai-dynamo 1.6.1's frontend and GPU-free mocker, answering the operator's probes on its ports)."""
+
+    def test_should_run_the_frontend_and_workers_the_operator_made(self, dynamo_run):
+        require(dynamo_run, "running")
+        pods = dynamo_run.facts["running"]
+        components = sorted(p["metadata"]["labels"]["nvidia.com/dynamo-component"] for p in pods
+                            if p["status"].get("phase") == "Running")
+        assert components == ["Frontend"] * FRONTENDS + ["TRTLLMDecodeWorker", "TRTLLMPrefillWorker"], components
+        owners = {p["metadata"]["ownerReferences"][0]["kind"] for p in pods}
+        assert owners == {"ReplicaSet"}, owners  # made by the operator's Deployments
+        for pod in pods:
+            assert all(s.get("ready") for s in pod["status"]["containerStatuses"]), pod["metadata"]["name"]
+
+    def test_should_report_the_dgd_successful_and_ready(self, dynamo_run):
+        require(dynamo_run, "dgd_status")
+        status = dynamo_run.facts["dgd_status"]
+        assert status["state"] == "successful", status
+        assert {c["type"]: c["status"] for c in status["conditions"]}["Ready"] == "True", status
+
+    def test_should_fill_the_model_cache_and_release_the_pods_with_check_model(self, dynamo_run):
+        require(dynamo_run, "dgd_status")
         files = dynamo_run.facts["volume"]
         assert any(".download-complete-" in p for p in files), sorted(files)
-        stand_in = [logs for name, logs in dynamo_run.logs.items() if name.startswith("gpt-oss-frontend-")]
-        assert stand_in and "model cache ready" in stand_in[0]["check-model"], stand_in
+        started = {p["metadata"]["name"] for p in dynamo_run.facts["running"]}
+        released = [logs["check-model"] for name, logs in dynamo_run.logs.items() if name in started]
+        assert len(released) == FRONTENDS + 2 and all("model cache ready" in text for text in released), released
 
-    def test_should_pass_helm_test_against_the_frontend_stand_in_dgd_needs_the_operator(self, dynamo_run):
+    def test_should_stream_a_chat_completion_through_the_operators_frontend_service(self, dynamo_run):
+        require(dynamo_run, "chat")
+        chat = dynamo_run.facts["chat"]
+        assert (chat["status"], chat["done"]) == (200, True) and chat["chunks"] > 1 and chat["text"], chat
+
+    def test_should_serve_on_the_frontend_port_the_values_name_behind_the_services_8000(self, dynamo_run):
+        require(dynamo_run, "frontend_service")
+        ports = dynamo_run.facts["frontend_service"]["spec"]["ports"]
+        assert [(p["port"], p["targetPort"]) for p in ports] == [(8000, "http")], ports
+        frontend = dynamo_run.facts["deployments"][OPERATOR_FRONTEND]["spec"]["template"]["spec"]
+        main = next(c for c in frontend["containers"] if c["name"] == "main")
+        assert [(p["name"], p["containerPort"]) for p in main["ports"]] == [("http", FRONTEND_PORT)]
+        assert main["args"][-2:] == ["--http-port", str(FRONTEND_PORT)]
+
+    def test_should_complete_a_worker_rollout_on_exactly_the_nodes_eight_gpus(self, dynamo_run):
+        """D4 (and D3: the change was to the decode role's engine YAML alone)."""
+        require(dynamo_run, "rollout")
+        rollout = dynamo_run.facts["rollout"]
+        assert rollout["gpus"] == 8 and rollout["after"] != rollout["before"], rollout
+        chat = rollout["chat"]
+        assert (chat["status"], chat["done"]) == (200, True), chat
+
+    def test_should_leave_on_uninstall_what_operations_md_lists(self, dynamo_run):
+        require(dynamo_run, "leftovers")
+        assert dynamo_run.facts["leftovers"] == UNINSTALL_LEFTOVERS, dynamo_run.facts["leftovers"]
+
+    def test_should_pass_helm_test_through_the_operators_frontend_service(self, dynamo_run):
         require(dynamo_run, "helm_test")
         result = dynamo_run.facts["helm_test"]
         assert result["ok"], f"helm test failed: {result.get('error')}\n{dynamo_run.evidence}"
@@ -740,6 +950,9 @@ class TestDynamoTargetOnTheNodeWithoutTheOperator:
         assert smoke and "PASS:" in smoke[0]["smoke-test"], smoke
         bench = [logs["aiperf"] for name, logs in dynamo_run.logs.items() if name.startswith("gpt-oss-benchmark-")]
         assert bench and "requests completed: 8 of 8" in bench[-1] and bench[-1].rstrip().endswith("PASS"), bench
+        urls = {e["value"] for o in hook_objects(dynamo_run) for c in (o["spec"].get("template", o)["spec"]["containers"])
+                for e in c.get("env", []) if e["name"] == "FRONTEND_URL"}
+        assert urls == {f"http://gpt-oss-frontend.{dynamo_run.namespace}.svc:8000"}, urls
 
 
 # --- no request dropped while pods go -------------------------------------------------------------------------
@@ -747,12 +960,12 @@ class TestDynamoTargetOnTheNodeWithoutTheOperator:
 
 @pytest.mark.parametrize("flow", ["served", "dynamo_run"])
 class TestNoDroppedRequests:
-    """Streaming chats at a fixed concurrency through the Service (trtllm-serve's, or the frontend stand-ins') while a
+    """Streaming chats at a fixed concurrency through the Service (trtllm-serve's, or the operator's frontend) while a
     pod is deleted, a helm upgrade replaces every pod, the node is drained under the budget and the replicas go from 2
     to 1: every request started completes, none fails, no stream is cut. What makes it true is the chart's
     (gracefulShutdown: the preStop drain mark and wait, readiness failing on it, the grace period, the rollout, the
-    frontend's own drain timeout) and the servers' drain on SIGTERM (the stand-in drains as trtllm-serve and the Dynamo
-    frontend do: ci/gptoss_ci/stand_in.py)."""
+    frontend's own drain timeout) and the servers' drain on SIGTERM (the stand-in drains as trtllm-serve does:
+    ci/gptoss_ci/stand_in.py; the Dynamo frontend is ai-dynamo 1.6.1's own)."""
 
     @pytest.mark.parametrize("scenario", SCENARIOS)
     def test_should_complete_every_request_while_pods_go(self, flow, scenario, request, record_property):
@@ -792,8 +1005,11 @@ def rendered_security(objects: list[dict]) -> dict[str, tuple[dict, dict]]:
             spec = obj["spec"]["template"]["spec"]
         elif obj["kind"] == "Pod":
             spec = obj["spec"]
-        elif obj["kind"] == "DynamoGraphDeployment":  # the frontend stand-in runs the Frontend pod's containers
-            spec = dgd_pods(obj)["Frontend"]["spec"]
+        if obj["kind"] == "DynamoGraphDeployment":  # the operator's pods run every component's containers as rendered
+            for pod in dgd_pods(obj).values():
+                for container in pod["spec"].get("initContainers", []) + pod["spec"]["containers"]:
+                    found[container["name"]] = (pod["spec"].get("securityContext", {}),
+                                                container.get("securityContext", {}))
         if spec:
             for container in spec.get("initContainers", []) + spec["containers"]:
                 found[container["name"]] = (spec.get("securityContext", {}), container.get("securityContext", {}))

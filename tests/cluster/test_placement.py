@@ -1,19 +1,21 @@
 """Where the GPU pods land on the fake GPU nodes (needs a kube-scheduler; skips without one).
 
-Dynamo targets: with the Dynamo operator in the cluster, it makes the worker pods from the DGD. Without it, the
-`gpu_pods` fixture stands in: it creates, from the DGD the API server stored, the pods the operator would
-(tests.helpers.dgd_pods), one per replica. trtllm-serve targets: the Deployment controller makes the pods.
+trtllm-serve targets: the Deployment controller makes the pods. Dynamo targets: the real Dynamo operator makes
+their worker pods, on the node tests' plane (tests/cluster/test_operator.py, which checks their placement), or here
+on a cluster that runs an operator of its own (kind with --operator-chart: GPT_OSS_DYNAMO_OPERATOR=1).
 Fake nodes run no GPU workload, so only binding (spec.nodeName) and scheduler events are asserted.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Callable
 
 import pytest
 
 from tests.cluster import kube
-from tests.helpers import RUNTIMES, deep_merge, dgd_pods, dgd_workers, find, render_chart, skip_for_missing_part
+from tests.helpers import (OVERLAYS, RUNTIMES, TRTLLM_SERVE_OVERLAYS, deep_merge, dgd_pods, dgd_workers, find, render_chart,
+                           skip_for_missing_part)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.serial]  # the fake GPU nodes' capacity: other tests' pods would hold it
 
@@ -49,21 +51,26 @@ def pod_selector(release, target) -> str:
     return f"app.kubernetes.io/instance={release.name},app.kubernetes.io/component={GPU_COMPONENT[RUNTIMES[target]]}"
 
 
+# The Dynamo targets only where the cluster runs its own operator (kind): on the tier's planes they run under the real
+# operator on the node's plane instead (tests/cluster/test_operator.py).
+PLACED = OVERLAYS if os.environ.get("GPT_OSS_DYNAMO_OPERATOR", "").strip().lower() in {"1", "true", "yes", "on"} \
+    else TRTLLM_SERVE_OVERLAYS
+
+
+@pytest.fixture(params=PLACED, ids=[o.removesuffix(".yaml") for o in PLACED])
+def target(request) -> str:
+    return request.param
+
+
 @pytest.fixture
-def gpu_pods(scheduler, operator_present, controllers, k8s, target):
-    """start(release): the GPU pods of the installed release exist, made by a controller or by the stand-in."""
-    if RUNTIMES[target] == "trtllm-serve" and not controllers:
+def gpu_pods(scheduler, controllers, target):
+    """start(release): the GPU pods of the installed release exist, made by their controller (the Deployment
+    controller, or the cluster's Dynamo operator)."""
+    if not controllers:
         skip_for_missing_part("the cluster has no kube-controller-manager, so the Deployment makes no pods")
 
     def start(release) -> None:
-        if operator_present or RUNTIMES[target] != "dynamo":
-            return
-        dgd = k8s.get(find(release.manifest(), "DynamoGraphDeployment"), release.namespace)
-        workers = dgd_workers(dgd)
-        for name, pod in dgd_pods(dgd).items():
-            for replica in range(workers[name]["replicas"] if name in workers else 0):
-                body = dict(pod, metadata=dict(pod["metadata"], name=f"{pod['metadata']['name']}-{replica}"))
-                k8s.core.create_namespaced_pod(release.namespace, body)
+        return None
     return start
 
 

@@ -2,8 +2,9 @@
 
 The chart's pods are checked by the API server's own PodSecurity admission with server-side dry-run creates
 (admission runs, nothing is stored), so no kubelet or controller is needed: the download Job's and the
-trtllm-serve Deployment's pod templates as stored, the pods the Dynamo operator would make from the stored DGD
-(tests.helpers.dgd_pods), and the `helm test` hook pods (smoke test, benchmark Job) as rendered.
+trtllm-serve Deployment's pod templates as stored, and the `helm test` hook pods (smoke test, benchmark Job) as
+rendered. The DGD's pods are made by the real Dynamo operator on the node tests' plane, under the same admission
+(tests/cluster/test_operator.py).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import json
 import pytest
 
 from tests.cluster import kube
-from tests.helpers import RUNTIMES, dgd_pods, find, render_chart
+from tests.helpers import RUNTIMES, render_chart
 
 pytestmark = pytest.mark.cluster
 
@@ -45,9 +46,6 @@ def chart_pods(k8s: kube.Kube, release) -> dict[str, dict]:
         if obj["kind"] in ("Job", "Deployment"):
             live = k8s.get(obj, release.namespace)
             pods[f"{obj['kind']}/{obj['metadata']['name']}"] = as_pod(obj["metadata"]["name"], live["spec"]["template"])
-        elif obj["kind"] == "DynamoGraphDeployment":
-            for component, pod in dgd_pods(k8s.get(obj, release.namespace)).items():
-                pods[f"DynamoGraphDeployment/{obj['metadata']['name']}/{component}"] = pod
     return pods
 
 
@@ -82,7 +80,8 @@ class TestPodSecurity:
         release.install(target)
         pods = chart_pods(k8s, release)
         assert any(name.startswith("Job/") for name in pods), pods.keys()
-        assert any(name.startswith(("DynamoGraphDeployment/", "Deployment/")) for name in pods), pods.keys()
+        if RUNTIMES[target] == "trtllm-serve":
+            assert any(name.startswith("Deployment/") for name in pods), pods.keys()
         pods.update(hook_pods(release.values(target)))
         assert sum(name.startswith("hook ") for name in pods) == 2, pods.keys()
 
@@ -90,7 +89,3 @@ class TestPodSecurity:
                    if (error := admission_error(k8s, release.namespace, pod)) is not None}
 
         assert not refused, "pods PodSecurity `restricted` refuses:\n" + "\n".join(f"{n}: {e}" for n, e in refused.items())
-        if RUNTIMES[target] == "dynamo":  # one pod per component: frontend and each worker role
-            spec = find(release.manifest(), "DynamoGraphDeployment")["spec"]
-            components = spec.get("components") or spec.get("services")
-            assert len([n for n in pods if n.startswith("DynamoGraphDeployment/")]) == len(components), pods.keys()

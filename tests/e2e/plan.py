@@ -31,6 +31,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from ci.gptoss_ci.stand_in import DROPPED_FLAGS, UnknownWorkerFlag, translate_worker_args  # noqa: F401  (re-exported)
 from tests.helpers import NAMESPACE, RELEASE_NAME, dgd_components, dgd_workers, find, worker_port
 
 SCRIPTS_MOUNT_VOLUME = "scripts"
@@ -38,18 +39,9 @@ RUN_ENV = "GPT_OSS_E2E_RUN"
 FRONTEND_PORT = worker_port(18000)
 FIRST_SYSTEM_PORT = worker_port(18100)  # one Dynamo system (metrics) port per mocker process
 
-# How each dynamo.trtllm flag the chart renders maps onto dynamo.mocker. A flag missing here makes
-# mocker_args() fail, so a new chart flag needs a decision (keep, rename or drop) in this table.
-KEPT_FLAGS = frozenset({"--model-path", "--disaggregation-mode"})
-RENAMED_FLAGS = {"--served-model-name": "--model-name",
-                 # dynamo.trtllm's primary flag from 1.3 on (--model-path "obsolete"); the 1.6.1 mocker has --model-path.
-                 "--model": "--model-path"}
-# The mocker rejects these (argparse exit 2), or reads --extra-engine-args as its own JSON.
-DROPPED_FLAGS = frozenset({"--extra-engine-args", "--dyn-reasoning-parser", "--dyn-tool-call-parser"})
-# KV-aware routing: the worker's block size is the mocker's --block-size; the mocker publishes KV events
-# whenever prefix caching is on (its default), so the publishing switch has no mocker counterpart.
-RENAMED_FLAGS["--kv-block-size"] = "--block-size"
-DROPPED_SWITCHES = frozenset({"--publish-events-and-metrics", "--publish-kv-events"})
+# How each dynamo.trtllm flag the chart renders maps onto dynamo.mocker: ci/gptoss_ci/stand_in.py's table (the node
+# images' stand-in runs the same translation in the pods the Dynamo operator makes); a flag missing there makes
+# mocker_args() fail. mocker_args() adds the e2e tier's own flags:
 MOCKER_FLAGS = ["--discovery-backend", "file", "--speedup-ratio", "0"]
 # The port the Dynamo operator gives the frontend's HTTP server and the workers' system server
 # (deploy/operator/internal/consts/consts.go: DynamoServicePort 8000, DynamoSystemPort 9090).
@@ -132,10 +124,6 @@ def operator_env(dgd: dict, component_type: str, pod_name: str, worker_suffix: s
     return env
 
 
-class UnknownWorkerFlag(ValueError):
-    """The rendered worker command has a flag mocker_args() has no rule for."""
-
-
 # trtllm-serve flags the chart renders: what the stand-in reads (the port) and what only matters to a GPU.
 TRTLLM_SERVE_READ_FLAGS = frozenset({"--port"})
 TRTLLM_SERVE_GPU_FLAGS = frozenset({"--host", "--backend", "--tp_size", "--ep_size", "--max_batch_size",
@@ -163,25 +151,10 @@ def trtllm_serve_stand_in(args: list[str]) -> dict:
 
 
 def mocker_args(trtllm_args: list[str]) -> list[str]:
-    """The `python -m dynamo.mocker` arguments standing in for a rendered `python3 -m dynamo.trtllm` worker.
-
-    Keeps --model-path and --disaggregation-mode, renames --served-model-name to --model-name (the
-    mocker has no --served-model-name), drops the TensorRT-LLM-only flags and adds file discovery and
-    no simulated delay. Every rendered flag takes one value.
-    """
-    translated = []
-    trtllm_args = [arg for arg in trtllm_args if arg not in DROPPED_SWITCHES]
-    if len(trtllm_args) % 2:
-        raise UnknownWorkerFlag(f"expected flag/value pairs, got {trtllm_args}")
-    for flag, value in zip(trtllm_args[::2], trtllm_args[1::2]):
-        if flag in KEPT_FLAGS:
-            translated += [flag, value]
-        elif flag in RENAMED_FLAGS:
-            translated += [RENAMED_FLAGS[flag], value]
-        elif flag not in DROPPED_FLAGS:
-            raise UnknownWorkerFlag(f"no mocker rule for worker flag {flag} {value!r}: add it to "
-                                    "KEPT_FLAGS, RENAMED_FLAGS or DROPPED_FLAGS in tests/e2e/plan.py")
-    return translated + MOCKER_FLAGS
+    """The `python -m dynamo.mocker` arguments standing in for a rendered `python3 -m dynamo.trtllm` worker: the flags
+    translated as the node images' stand-in does (ci/gptoss_ci/stand_in.py translate_worker_args), then file discovery
+    and no simulated delay."""
+    return translate_worker_args(trtllm_args) + MOCKER_FLAGS
 
 
 def scaled_values(run_dir: Path) -> dict:

@@ -13,6 +13,9 @@ What runs (each recorded in <dir>/pids.json, so `python -m ci.gptoss_ci.control_
                <service>.<namespace>.svc.cluster.local from a hosts file and NXDOMAIN for the rest of
                cluster.local; it forwards nothing (pods reach nothing beyond this machine)
   node-dns     this script's `dns` command: watches Services and rewrites that hosts file (SIGHUP to dnsmasq)
+  api-relay    this script's `api-relay` command: the `kubernetes` Service's endpoint (GATEWAY:API_RELAY_PORT),
+               passing pods' connections to the API server on 127.0.0.1 (node/api_relay.py), for in-cluster
+               clients such as the Dynamo operator
   kubelet      failCgroupV1 false, cgroupfs, address 0.0.0.0, node IP GATEWAY, clusterDNS GATEWAY; its client
                certificate (system:node:NODE_NAME) and serving certificate come from the control plane's CA
   kube-proxy   when its binary is there: iptables mode, masqueradeAll (Service replies leave through the host,
@@ -50,9 +53,9 @@ from pathlib import Path
 
 from .. import REPO, processes
 from ..binaries import find_binaries
-from . import containerd, dns, host, kubelet, networking, policies
+from . import api_relay, containerd, dns, host, kubelet, networking, policies
 # The node's names, addresses and paths, for the control plane and the node tests (node.NODE_NAME, node.socket()).
-from .layout import (BRIDGE, CLUSTER_DOMAIN, CNI_BIN, CNI_NETWORK, FAKE_HUB_PORT, FAKE_HUB_URL, GATEWAY,  # noqa: F401
+from .layout import (API_RELAY_PORT, BRIDGE, CLUSTER_DOMAIN, CNI_BIN, CNI_NETWORK, FAKE_HUB_PORT, FAKE_HUB_URL, GATEWAY,  # noqa: F401
                      KUBELET_PORT, LOCK, NODE_COMPONENTS, NODE_NAME, NODE_PROFILE, NODE_ROOT, NODE_TAINT, POD_CIDR,
                      SERVICE_CIDR, TOOLS, hosts_file, node_dir, socket)
 from .host import mounts_under  # noqa: F401  (the control plane's stop never deletes through a mount)
@@ -142,6 +145,8 @@ def start(state: Path, binaries: Path, pki: Path, server: str, spawn, api) -> st
     proxy = (binaries / "kube-proxy").is_file()
     spawn(state, "node-dns", [*COMMAND, "dns", "--dir", str(state)]
           + ([] if proxy else ["--endpoints"]))
+    spawn(state, "api-relay", [*COMMAND, "api-relay", "--dir", str(state)])
+    api_relay.publish(api)
     spawn(state, "kubelet", [str(binaries / "kubelet"), "--config", str(configs["kubelet"]),
                              "--kubeconfig", str(configs["kubelet-kubeconfig"]), "--root-dir", str(node / "kubelet"),
                              "--hostname-override", NODE_NAME, "--node-ip", GATEWAY, "--v=2"])
@@ -203,7 +208,7 @@ def stop(state: Path, binaries: Path | None = None) -> list[str]:
     pids = json.loads((state / "pids.json").read_text()) if (state / "pids.json").exists() else {}
     if "kubelet" in pids:
         kubelet.drain_pods(state)
-    stop_processes(state, ["kube-proxy", "node-dns", "dnsmasq", "kubelet"])  # containerd after its containers
+    stop_processes(state, ["kube-proxy", "node-dns", "dnsmasq", "api-relay", "kubelet"])  # containerd after its containers
     containerd.kill_containers(state, recorded["cgroups"])
     stop_processes(state, ["containerd"])
     containerd.kill_containers(state, recorded["cgroups"])  # shims of containers containerd could not stop
@@ -240,13 +245,15 @@ def stop(state: Path, binaries: Path | None = None) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["dns", "stop", "status", "check", "listen"])
+    parser.add_argument("command", choices=["dns", "api-relay", "stop", "status", "check", "listen"])
     parser.add_argument("--dir", type=Path, default=REPO / ".envtest")
     parser.add_argument("--endpoints", action="store_true", help="dns: answer with endpoint addresses")
     args = parser.parse_args()
     state = args.dir.resolve()
     if args.command == "dns":
         return dns.dns(state, args.endpoints)
+    if args.command == "api-relay":
+        return api_relay.relay(api_relay.upstream_of(state))
     if args.command == "listen":  # the policy tests' test host (policies.start_test_host runs it in a namespace)
         return policies.listen()
     if args.command == "check":

@@ -15,6 +15,8 @@ GATEWAY = "10.244.0.1"
 SERVICE_CIDR = "10.0.0.0/24"
 CLUSTER_DOMAIN = "cluster.local"
 FAKE_HUB_PORT = 8780
+# Where pods reach the API server: the `kubernetes` Service's endpoint, a relay to 127.0.0.1 (node/api_relay.py).
+API_RELAY_PORT = 6443
 # HTTPS with a test CA: the chart refuses a plain-HTTP Hub mirror (issue 36).
 FAKE_HUB_URL = f"https://{GATEWAY}:{FAKE_HUB_PORT}"
 CNI_NETWORK = "gpt-oss-node"
@@ -22,7 +24,7 @@ CNI_BIN = Path("/usr/lib/cni")
 NODE_TAINT = {"key": "gpt-oss.test/node", "value": "kubelet", "effect": "NoSchedule"}
 NODE_PROFILE = "b200"  # the GPU node it is labelled like (ci/gpu-node-profiles.json)
 LOCK = Path("/run/gpt-oss-node.lock")
-NODE_COMPONENTS = ["containerd", "dnsmasq", "node-dns", "kubelet", "kube-proxy"]
+NODE_COMPONENTS = ["containerd", "dnsmasq", "node-dns", "api-relay", "kubelet", "kube-proxy"]
 KUBELET_PORT = 10250
 TOOLS = ["containerd", "containerd-shim-runc-v2", "runc", "ctr", "iptables", "ip6tables", "iptables-save", "ip",
          "dnsmasq", "mount", "umount", "conntrack"]

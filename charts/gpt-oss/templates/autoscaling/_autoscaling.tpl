@@ -19,9 +19,10 @@ Usage: {{ include "gpt-oss.adapterName" (dict "root" $ "component" "TRTLLMDecode
 
 {{/*
 Who owns each scalable role's replica count, as a map by role key (frontend, worker, prefill, decode,
-server): {scaledBy: "" | keda | hpa | planner, minReplicas, maxReplicas, replicas, adapter, fields}.
+server): {scaledBy: "" | keda | hpa | planner, minReplicas, maxReplicas, replicas, adapter, fields, keptFromAdapter}.
 replicas is what the chart writes: the values' count, or for a role an autoscaler or the planner owns,
-the live DGD's count (kept on upgrade) or else the values' count clamped into [minReplicas, maxReplicas].
+the live DGD's count (kept on upgrade) or else the values' count clamped into [minReplicas, maxReplicas]; for a role
+whose scaling is turned off while its live component still has a scaling adapter, the live count (keptFromAdapter).
 fields: the DGD component fields that turn the role's scaling adapter on (scalingAdapter: {}).
 Usage: {{ $owners := include "gpt-oss.replicaOwners" . | fromYaml }}
 */}}
@@ -67,6 +68,16 @@ Usage: {{ $owners := include "gpt-oss.replicaOwners" . | fromYaml }}
 {{- $_ = set $entry "replicas" (min (max $replicas (int $entry.minReplicas)) (int $entry.maxReplicas)) }}
 {{- else }}
 {{- $_ = set $entry "replicas" (max $replicas (int $entry.minReplicas)) }}
+{{- end }}
+{{- else }}
+{{- /* Autoscaling turned off while the live component still has its adapter: the operator refuses any other count in
+  this upgrade ("replicas: Forbidden: cannot be modified directly when scaling adapter is enabled") and its field
+  manager owns the count, so the live one is kept (keptFromAdapter; docs/operations.md says how to change it next). */}}
+{{- range (dig "spec" "components" list $live) }}
+{{- if and (eq .name $row.component) (hasKey . "scalingAdapter") (not (kindIs "invalid" .replicas)) }}
+{{- $_ := set $entry "replicas" (int .replicas) }}
+{{- $_ = set $entry "keptFromAdapter" true }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- $_ := set $owners $row.key $entry }}
@@ -203,6 +214,16 @@ Usage: {{ range include "gpt-oss.autoscalingWarnings" . | fromYamlArray }}
   (printf (print "mixed autoscalers: KEDA for %s, an HPA for %s; KEDA's metrics server and prometheus-adapter both "
   "serve the external metrics API, and a cluster has one (v1beta1.external.metrics.k8s.io), so one kind "
   "will read no metric: set every autoscaling.scaler to keda, or every one to hpa") (join ", " $byScaler.keda) (join ", " $byScaler.hpa)) }}
+{{- end }}
+{{- range $key, $owner := include "gpt-oss.replicaOwners" . | fromYaml }}
+{{- if $owner.keptFromAdapter }}
+{{- $where := ternary "frontend" (printf "workers.%s" $key) (eq $key "frontend") }}
+{{- $warnings = append $warnings
+  (printf (print "%s: scaling turned off while its scaling adapter still owns the count, so this upgrade keeps the live "
+  "%d replicas (the operator refuses another count until the adapter is gone, and its field manager owns the field); "
+  "to set %s.replicas, run the next helm upgrade with --force-conflicts (docs/operations.md, \"Autoscaling off\")")
+  $where (int $owner.replicas) $where) }}
+{{- end }}
 {{- end }}
 {{- toYaml $warnings }}
 {{- end }}

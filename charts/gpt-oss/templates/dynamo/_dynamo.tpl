@@ -1,11 +1,26 @@
 {{- /* The Dynamo runtime: frontend and worker containers and pods of the DynamoGraphDeployment. */}}
 
 {{/*
-In-cluster URL of the frontend Service the Dynamo operator creates (<dgd name>-frontend).
+In-cluster URL of the frontend Service the Dynamo operator creates (<dgd name>-frontend), whose port is always 8000
+(its DynamoServicePort; the Service forwards to the container port named http, frontend.httpPort).
 Usage: {{ include "gpt-oss.frontendUrl" . }}
 */}}
 {{- define "gpt-oss.frontendUrl" -}}
-{{- printf "http://%s-frontend.%s.svc:%d" (include "gpt-oss.fullname" .) .Release.Namespace (int .Values.frontend.httpPort) }}
+{{- printf "http://%s-frontend.%s.svc:8000" (include "gpt-oss.fullname" .) .Release.Namespace }}
+{{- end }}
+
+{{/*
+The Dynamo operator's rolling-update annotations of the worker pod templates (it reads them per component,
+dgd_worker_rollout_reconciler.go resolveRollingUpdateParams; its default is 25% surge, 25% unavailable, rounded up and
+down): with every worker on one node (workers.sameNode) no GPU is left for a surge pod, so each role's old pod goes
+before its replacement starts (max surge 0, max unavailable 1); nothing otherwise.
+Usage: {{ include "gpt-oss.workerRollingUpdate" . | nindent 12 }}
+*/}}
+{{- define "gpt-oss.workerRollingUpdate" -}}
+{{- if .Values.workers.sameNode }}
+nvidia.com/deployment-rolling-update-max-surge: "0"
+nvidia.com/deployment-rolling-update-max-unavailable: "1"
+{{- end }}
 {{- end }}
 
 {{/*
@@ -146,6 +161,11 @@ args:
   {{- include "gpt-oss.routerArgs" . | nindent 2 }}
   - --http-port
   - {{ int .Values.frontend.httpPort | quote }}
+# The operator's frontend Service (port 8000) and its probes target the container port named http: this one.
+ports:
+  - name: http
+    containerPort: {{ int .Values.frontend.httpPort }}
+    protocol: TCP
 securityContext: {{ toYaml .Values.securityContext.container | nindent 2 }}
 env:
   {{- if .Values.model.tiktoken.stage }}

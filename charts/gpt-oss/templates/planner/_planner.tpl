@@ -108,6 +108,8 @@ replicas: 1
 labels: {{ include "gpt-oss.labels" (dict "root" $root "component" "planner") | nindent 2 }}
 podSpec:
   {{- include "gpt-oss.podSecurityContext" $root | nindent 2 }}
+  # The chart's grace period, as on the frontend and workers (the operator would give the planner 60 s).
+  terminationGracePeriodSeconds: {{ int (include "gpt-oss.gracefulShutdown" $root | fromYaml).terminationGracePeriodSeconds }}
   {{- if $root.Values.planner.rbac.create }}
   serviceAccountName: {{ include "gpt-oss.planner.name" $root }}
   {{- end }}

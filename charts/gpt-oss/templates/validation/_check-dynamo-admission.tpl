@@ -66,8 +66,9 @@ Usage: {{ include "gpt-oss.checkValues.dynamoAdmission" . }}
 {{- /* Rule: a deployment-level ClusterTopology needs a packDomain (the Frontend carries no constraint of its own). */}}
 {{- if and $constraint.clusterTopologyName (not $constraint.packDomain) }}
 {{- fail (printf (print "dynamo.topologyConstraint.clusterTopologyName=%s is set without dynamo.topologyConstraint.packDomain, "
-  "and the Frontend carries no constraint of its own: the Dynamo operator then refuses the DGD (1.2: "
-  "\"spec.services[Frontend].topologyConstraint is required because spec.topologyConstraint.packDomain is not set\"); "
+  "and the Frontend carries no constraint of its own: the Dynamo operator then refuses the DGD (1.5: "
+  "\"spec.topologyConstraint.packDomain: Required value: is required when no component topologyConstraint is set\"; "
+  "1.2: \"spec.services[Frontend].topologyConstraint is required because spec.topologyConstraint.packDomain is not set\"); "
   "set dynamo.topologyConstraint.packDomain, e.g. rack") $constraint.clusterTopologyName) }}
 {{- end }}
 {{- end }}
