@@ -113,6 +113,20 @@ def summary(app: dict | None) -> str:
 # --- fixtures: Argo CD, the repository, the destination, and the first sync -----------------------------------------
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_b200_node(k8s):
+    """The day-two cases need both trtllm-serve examples to want the plane's one 8-GPU B200 node (one gets it, the
+    other waits): the planes have two since the operator tests hold both single-node targets at once, so the others
+    are cordoned for this module."""
+    cordoned = [node.metadata.name for node in k8s.core.list_node(label_selector="gpt-oss.test/profile=b200").items
+                if node.metadata.name != "gpt-oss-b200-0" and not node.spec.unschedulable]
+    for name in cordoned:
+        k8s.core.patch_node(name, {"spec": {"unschedulable": True}})
+    yield
+    for name in cordoned:
+        k8s.core.patch_node(name, {"spec": {"unschedulable": False}})
+
+
 @pytest.fixture(scope="module")
 def argocd(cluster_access, scheduler, job_pods, tmp_path_factory):
     if go_parts.built(ARGOCD.PART) is None:

@@ -4,15 +4,17 @@
 An OCI image volume (modelCache.source=oci, mount imageVolume) mounts the model image read-only in every pod and
 checks it in a check-model init container; the S3 source with a workload identity runs the download Job as a
 ServiceAccount the chart creates; the OCI pull mounts the imagePullSecrets and a CA bundle into the Job. Each is
-installed with helm-python-sdk into a namespace that enforces `restricted`, and every pod it makes (the Job's,
-the operator's pods from the stored DGD) is created with a server-side dry run, so admission runs and nothing
-needs a kubelet. The stored pods must keep the image volume (the API server drops fields it does not serve).
+installed with helm-python-sdk into a namespace that enforces `restricted`, and every pod template it stores (the
+Job's, and each DGD component's podTemplate, which the operator turns into pods on the node tests' plane,
+tests/cluster/test_operator.py) is created as a pod with a server-side dry run, so admission runs and nothing needs
+a kubelet. The stored templates must keep the image volume (the API server drops fields it does not serve).
 """
 from __future__ import annotations
 
 import pytest
 
-from tests.cluster.test_pod_security import admission_error, chart_pods
+from tests.cluster import kube
+from tests.cluster.test_pod_security import admission_error, as_pod, chart_pods
 from tests.helpers import find
 
 pytestmark = pytest.mark.cluster
@@ -34,10 +36,19 @@ SOURCES = {
 }
 
 
+def component_pods(k8s: kube.Kube, release) -> dict[str, dict]:
+    """A pod of each DGD component's podTemplate, as the API server stored the DGD (its CRD schema prunes what it
+    does not know)."""
+    dgd = k8s.get(find(release.manifest(), "DynamoGraphDeployment"), release.namespace)
+    return {f"DynamoGraphDeployment/{dgd['metadata']['name']}/{c['name']}":
+            as_pod(f"{dgd['metadata']['name']}-{c['name'].lower()}", c["podTemplate"])
+            for c in dgd["spec"]["components"]}
+
+
 @pytest.mark.parametrize("source", SOURCES, ids=list(SOURCES))
 def test_should_admit_every_pod_of_the_source_under_restricted(release, k8s, source):
     release.install("agg.yaml", SOURCES[source])
-    pods = chart_pods(k8s, release)
+    pods = {**chart_pods(k8s, release), **component_pods(k8s, release)}
     assert any(name.startswith("DynamoGraphDeployment/") for name in pods), pods.keys()
 
     refused = {name: error for name, pod in pods.items()
