@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -65,22 +66,30 @@ def webhook_answer(k8s: kube.Kube, namespace: str, dgd: dict, update: bool = Fal
     from kubernetes.client.exceptions import ApiException
     body = json.loads(json.dumps(dgd))
     body["metadata"].pop("namespace", None)
-    try:
-        if update:
-            live = k8s.custom.get_namespaced_custom_object("nvidia.com", "v1beta1", namespace, "dynamographdeployments",
-                                                           body["metadata"]["name"])
-            body["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
-            k8s.custom.replace_namespaced_custom_object("nvidia.com", "v1beta1", namespace, "dynamographdeployments",
-                                                        body["metadata"]["name"], body, dry_run="All")
-        else:
-            k8s.custom.create_namespaced_custom_object("nvidia.com", "v1beta1", namespace, "dynamographdeployments",
-                                                       body, dry_run="All")
-    except ApiException as error:
+    # An update races the operator, which writes the live DGD's status and finalizer: a conflict (409) on the
+    # resourceVersion just read is no answer of the webhook, so the update is sent again (bounded).
+    for _ in range(10):
         try:
-            return json.loads(error.body)["message"]
-        except (ValueError, KeyError, TypeError):
-            return str(error.body)
-    return ADMITTED
+            if update:
+                live = k8s.custom.get_namespaced_custom_object("nvidia.com", "v1beta1", namespace,
+                                                               "dynamographdeployments", body["metadata"]["name"])
+                body["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
+                k8s.custom.replace_namespaced_custom_object("nvidia.com", "v1beta1", namespace,
+                                                            "dynamographdeployments", body["metadata"]["name"], body,
+                                                            dry_run="All")
+            else:
+                k8s.custom.create_namespaced_custom_object("nvidia.com", "v1beta1", namespace,
+                                                           "dynamographdeployments", body, dry_run="All")
+        except ApiException as error:
+            if update and error.status == 409:
+                time.sleep(0.5)
+                continue
+            try:
+                return json.loads(error.body)["message"]
+            except (ValueError, KeyError, TypeError):
+                return str(error.body)
+        return ADMITTED
+    raise AssertionError(f"the dry-run update of {body['metadata']['name']} conflicted with the live DGD 10 times")
 
 
 @pytest.fixture(scope="module")
