@@ -182,29 +182,39 @@ def act_as_kubelet(k8s: kube.Kube, namespace: str) -> list[str]:
     Returns the pods acted on."""
     acted = []
     for pod in k8s.core.list_namespaced_pod(namespace).items:
-        if pod.metadata.deletion_timestamp and pod.spec.node_name not in REAPED:
-            # ci.gptoss_ci.control_plane's reaper confirms deletions on the nodes it made; this does it on the others
-            k8s.core.delete_namespaced_pod(pod.metadata.name, namespace, grace_period_seconds=0)
-            continue
-        if not pod.spec.node_name or pod.status.phase != "Pending" or pod.metadata.deletion_timestamp:
-            continue
-        stamp = now().isoformat()
-        job = "batch.kubernetes.io/job-name" in (pod.metadata.labels or {})
-
-        def statuses(containers, done):
-            state = ({"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": stamp, "finishedAt": stamp}}
-                     if done else {"running": {"startedAt": stamp}})
-            return [{"name": c.name, "image": c.image, "imageID": "", "ready": not done, "restartCount": 0,
-                     "started": not done, "state": state} for c in containers or []]
-        ready = "False" if job else "True"
-        conditions = [{"type": kind, "status": status, "lastTransitionTime": stamp} for kind, status in (
-            ("PodScheduled", "True"), ("Initialized", "True"), ("ContainersReady", ready), ("Ready", ready))]
-        k8s.core.patch_namespaced_pod_status(pod.metadata.name, namespace, {"status": {
-            "phase": "Succeeded" if job else "Running", "startTime": stamp, "conditions": conditions,
-            "containerStatuses": statuses(pod.spec.containers, job),
-            "initContainerStatuses": statuses(pod.spec.init_containers, True)}})
-        acted.append(pod.metadata.name)
+        try:
+            if act_on_pod(k8s, namespace, pod):
+                acted.append(pod.metadata.name)
+        except Exception as error:  # a pod deleted since the list (a cascade, the reaper) is no kubelet's error
+            if not kube.is_not_found(error):
+                raise
     return acted
+
+
+def act_on_pod(k8s: kube.Kube, namespace: str, pod) -> bool:
+    """act_as_kubelet's step for one pod; True when it reported the pod run."""
+    if pod.metadata.deletion_timestamp and pod.spec.node_name not in REAPED:
+        # ci.gptoss_ci.control_plane's reaper confirms deletions on the nodes it made; this does it on the others
+        k8s.core.delete_namespaced_pod(pod.metadata.name, namespace, grace_period_seconds=0)
+        return False
+    if not pod.spec.node_name or pod.status.phase != "Pending" or pod.metadata.deletion_timestamp:
+        return False
+    stamp = now().isoformat()
+    job = "batch.kubernetes.io/job-name" in (pod.metadata.labels or {})
+
+    def statuses(containers, done):
+        state = ({"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": stamp, "finishedAt": stamp}}
+                 if done else {"running": {"startedAt": stamp}})
+        return [{"name": c.name, "image": c.image, "imageID": "", "ready": not done, "restartCount": 0,
+                 "started": not done, "state": state} for c in containers or []]
+    ready = "False" if job else "True"
+    conditions = [{"type": kind, "status": status, "lastTransitionTime": stamp} for kind, status in (
+        ("PodScheduled", "True"), ("Initialized", "True"), ("ContainersReady", ready), ("Ready", ready))]
+    k8s.core.patch_namespaced_pod_status(pod.metadata.name, namespace, {"status": {
+        "phase": "Succeeded" if job else "Running", "startTime": stamp, "conditions": conditions,
+        "containerStatuses": statuses(pod.spec.containers, job),
+        "initContainerStatuses": statuses(pod.spec.init_containers, True)}})
+    return True
 
 
 # What the Dynamo operator writes on a DGD it admits and reconciles (v1beta1; its source in ../shared/dynamo/operator:
