@@ -446,8 +446,10 @@ def scaling(request, dynamo_operator, cluster_access, k8s, controllers, tmp_path
             # operator's field manager; docs/operations.md says to run the upgrade again).
             if request.param == "keda":
                 # On the ScaledObject: KEDA owns its HPA and watches the HPA's spec, so a patch of the HPA is put
-                # back at once (keda v2.21.0 controllers/keda: Owns(HPA) with HPASpecChangedPredicate, then
-                # updateHPAIfNeeded); KEDA copies the ScaledObject's minReplicaCount into its HPA.
+                # back within seconds (keda v2.21.0 controllers/keda: Owns(HPA) with HPASpecChangedPredicate, then
+                # updateHPAIfNeeded; seen here: minReplicas 2 back to 1 within 2 s, the adapter raised or not
+                # depending on whether the HPA controller synced in between). KEDA copies the ScaledObject's
+                # minReplicaCount into its HPA, and keeps it there.
                 k8s.custom.patch_namespaced_custom_object("keda.sh", "v1alpha1", namespace, "scaledobjects",
                                                           "gpt-oss-worker", {"spec": {"minReplicaCount": 2}})
             else:
