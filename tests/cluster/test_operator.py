@@ -15,15 +15,18 @@ pods for real. Runs on the control plane with the node (marker `node`: one proce
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
+from tests import controllers as CONTROLLERS
 from tests.cluster import kube
 from tests.cluster import operator as OPERATOR
 from tests.cluster.conftest import Release, create_namespace, delete_namespace
-from tests.helpers import DYNAMO_OVERLAYS, deep_merge, find, load_chart, load_values
+from tests.helpers import DYNAMO_OVERLAYS, deep_merge, find, load_chart, load_values, skip_for_missing_part
 
 pytestmark = [pytest.mark.cluster, pytest.mark.node]  # the operator runs as a pod on the kubelet node
 
@@ -316,27 +319,73 @@ def worker_pods(k8s: kube.Kube, namespace: str) -> list[dict]:
             if not p["metadata"].get("deletionTimestamp")]
 
 
-# The autoscalers that drive an adapter in this test. KEDA's ScaledObject drives one through the HPA it makes
-# (keda-hpa-<name>); its row joins once the KEDA part lands in the tier (branch i42a): {"keda": {...}} with the same
-# checks, since the operator's side does not change.
-SCALERS = {"hpa": {"scaler": "hpa"}}
+# The autoscalers that drive an adapter in this test, each with the HPA that ends up scaling it: the chart's own, or
+# the one KEDA makes of the chart's ScaledObject (keda-hpa-<name>); the operator's side is the same for both. KEDA's
+# trigger names a Prometheus that does not answer (nothing listens on port 1): the floor needs no metric, and KEDA,
+# its query failing, marks the ScaledObject Ready=False (TriggerError) and leaves the count to its HPA.
+SCALERS = {"hpa": {"scaler": "hpa"}, "keda": {"scaler": "keda", "prometheusAddress": "http://127.0.0.1:1"}}
+SCALER_HPAS = {"hpa": "gpt-oss-worker", "keda": "keda-hpa-gpt-oss-worker"}  # the chart's HPA: <release>-<role key>
+
+
+def keda_crds() -> list[dict]:
+    """KEDA's CRDs from its pinned module, once KEDA is built; a skip (a failure under CI=true) saying what is
+    missing."""
+    if CONTROLLERS.binary(CONTROLLERS.KEDA, "keda") is None:
+        skip_for_missing_part(f"the keda row: {CONTROLLERS.missing(CONTROLLERS.KEDA)}")
+    try:
+        return CONTROLLERS.crds(CONTROLLERS.KEDA)
+    except LookupError as error:
+        skip_for_missing_part(f"the keda row: {error}")
+
+
+@contextlib.contextmanager
+def keda_operator(cluster_access, namespace: str, folder: Path, crds: list[dict]):
+    """KEDA's operator (ci/go/keda) as a process on this host, against the plane's API server, watching `namespace`
+    only; KEDA's CRDs installed first. No metrics server: nothing here reads a metric (the HPA raises a count below
+    its floor without one). Stopped by its pid whatever happens, then KEDA's finalizer taken off any ScaledObject
+    left (KEDA no longer runs to remove it, and it would hold the namespace's deletion forever)."""
+    from ci.gptoss_ci.control_plane import free_port
+    CONTROLLERS.install_crds(cluster_access.api_client, cluster_access.kubeconfig, crds, "keda-crds")
+    access = CONTROLLERS.Access.of(cluster_access.kubeconfig)
+    certs = folder / "certs"  # its gRPC metrics service serves TLS from --cert-dir
+    CONTROLLERS.write_serving_pki(certs, ["localhost", "127.0.0.1"])
+    env = {"KUBECONFIG": str(access.kubeconfig(folder / "kubeconfig")), "WATCH_NAMESPACE": namespace,
+           "POD_NAMESPACE": namespace, "KEDA_CLUSTER_OBJECT_NAMESPACE": namespace}
+    process = CONTROLLERS.Process([
+        str(CONTROLLERS.binary(CONTROLLERS.KEDA, "keda")), f"--cert-dir={certs}", f"--ca-dir={certs}",
+        "--zap-log-level=info", "--zap-encoder=console", f"--metrics-bind-address=127.0.0.1:{free_port()}",
+        f"--health-probe-bind-address=127.0.0.1:{free_port()}",
+        f"--metrics-service-bind-address=127.0.0.1:{free_port()}"], folder / "keda-operator.log", env)
+    try:
+        yield process
+    finally:
+        process.stop()
+        from kubernetes import client
+        custom = client.CustomObjectsApi(cluster_access.api_client)
+        for so in custom.list_namespaced_custom_object("keda.sh", "v1alpha1", namespace, "scaledobjects")["items"]:
+            custom.patch_namespaced_custom_object("keda.sh", "v1alpha1", namespace, "scaledobjects",
+                                                  so["metadata"]["name"], {"metadata": {"finalizers": None}})
 
 
 @dataclass
 class ScalingRun:
     namespace: str
+    scaler: str  # a key of SCALERS
     steps: dict[str, dict] = field(default_factory=dict)  # step -> what was seen after it
     error: str = ""
 
 
 @pytest.fixture(scope="module", params=sorted(SCALERS))
-def scaling(request, dynamo_operator, cluster_access, k8s, controllers) -> ScalingRun:
-    """agg with its worker autoscaled: the HPA raises the adapter the operator made to its new minimum, the operator
-    scales the component; then autoscaling goes off and on again, each one `helm upgrade` (D1)."""
+def scaling(request, dynamo_operator, cluster_access, k8s, controllers, tmp_path_factory) -> ScalingRun:
+    """agg with its worker autoscaled: the HPA (the chart's, or KEDA's of the chart's ScaledObject) raises the adapter
+    the operator made to its new minimum, the operator scales the component; then autoscaling goes off and on again,
+    each one `helm upgrade` (D1)."""
+    crds = keda_crds() if request.param == "keda" else []
     namespace = create_namespace(k8s)
-    run = ScalingRun(namespace)
+    run = ScalingRun(namespace, request.param)
     release = Release(cluster_access.kubeconfig, namespace, kube.API_VERSIONS[0])
     name = "gpt-oss-trtllmworker"  # the adapter the operator makes: <dgd>-<lowercase component>
+    hpa_name = SCALER_HPAS[request.param]
 
     def values(autoscaling: dict | None, replicas: int = 1) -> dict:
         worker = {"replicas": replicas}
@@ -363,42 +412,85 @@ def scaling(request, dynamo_operator, cluster_access, k8s, controllers) -> Scali
             f"{step}: {replicas} worker replicas, adapter {'present' if with_adapter else 'gone'}", check,
             timeout=180, interval=2, explain=lambda: k8s.describe_events(namespace)))
 
-    try:
-        started = time.monotonic()
-        release.helm.install(load_chart(), release.name, values({"minReplicas": 1, "maxReplicas": 3}),
-                             namespace=namespace, timeout=180, wait="hookOnly")
-        seen("install", 1, True)
-        # The HPA's floor above the adapter's count: the HPA controller scales the adapter (no metric needed for
-        # that), the operator's adapter controller writes the DGD's replicas, and its DCD the Deployment's. The floor
-        # is patched on the HPA itself: a `helm upgrade` that moves it past the live count races the HPA (Helm applies
-        # the HPA before the DGD, the HPA rescales at once, and the DGD's apply then conflicts with the operator's
-        # field manager; docs/operations.md says to run the upgrade again).
-        client_autoscaling(k8s).patch_namespaced_horizontal_pod_autoscaler(
-            "gpt-oss-worker", namespace, {"spec": {"minReplicas": 2}})  # the chart's HPA: <release>-<role key>
-        run.steps["raise-min"] = {}
-        seen("raise-min", 2, True)
-        run.steps["raise-min"]["hpa"] = k8s._dict(client_autoscaling(k8s).read_namespaced_horizontal_pod_autoscaler(
-            "gpt-oss-worker", namespace))  # the chart's HPA: <release>-<role key>
-        upgrade("off", values(None, replicas=1))  # D1: off, with values asking for 1 replica
-        seen("off", 2, False)
-        upgrade("on", values({"minReplicas": 1, "maxReplicas": 3}))
-        seen("on", 2, True)
-        # Off again, then the count the values ask for: Helm's server-side apply conflicts with the operator's field
-        # manager, and `helm upgrade --force-conflicts` (the CLI, Helm 4) takes the field over (docs/operations.md).
-        upgrade("off-again", values(None, replicas=1))
-        seen("off-again", 2, False)
+    def hpa(minimum: int, acted: bool) -> dict:
+        """The HPA scaling the adapter, once its floor is `minimum` (and, if `acted`, it asked for that many: with no
+        metric it asks for nothing until the count is below its floor)."""
+        from kubernetes.client.exceptions import ApiException
+
+        def check():
+            try:
+                found = k8s._dict(client_autoscaling(k8s).read_namespaced_horizontal_pod_autoscaler(
+                    hpa_name, namespace))
+            except ApiException as error:
+                if kube.is_not_found(error):
+                    return None
+                raise
+            return found if (found["spec"]["minReplicas"] == minimum and (
+                not acted or (found.get("status") or {}).get("desiredReplicas") == minimum)) else None
+        return kube.wait_for(f"the HPA {hpa_name} at minReplicas {minimum}", check, timeout=120, interval=2,
+                             explain=lambda: k8s.describe_events(namespace))
+
+    with contextlib.ExitStack() as stack:
+        keda = (stack.enter_context(keda_operator(cluster_access, namespace, tmp_path_factory.mktemp("keda"), crds))
+                if crds else None)
         try:
-            upgrade("conflict", values(None, replicas=3))
+            started = time.monotonic()
+            release.helm.install(load_chart(), release.name, values({"minReplicas": 1, "maxReplicas": 3}),
+                                 namespace=namespace, timeout=180, wait="hookOnly")
+            seen("install", 1, True)
+            run.steps["install"]["hpa"] = hpa(1, acted=False)
+            # The HPA's floor above the adapter's count: the HPA controller scales the adapter (no metric needed for
+            # that), the operator's adapter controller writes the DGD's replicas, and its DCD the Deployment's. The
+            # floor is patched in the cluster: a `helm upgrade` that moves it past the live count races the HPA (Helm
+            # applies the HPA before the DGD, the HPA rescales at once, and the DGD's apply then conflicts with the
+            # operator's field manager; docs/operations.md says to run the upgrade again).
+            if request.param == "keda":
+                # On the ScaledObject: KEDA owns its HPA and watches the HPA's spec, so a patch of the HPA is put
+                # back within seconds (keda v2.21.0 controllers/keda: Owns(HPA) with HPASpecChangedPredicate, then
+                # updateHPAIfNeeded; seen here: minReplicas 2 back to 1 within 2 s, the adapter raised or not
+                # depending on whether the HPA controller synced in between). KEDA copies the ScaledObject's
+                # minReplicaCount into its HPA, and keeps it there.
+                k8s.custom.patch_namespaced_custom_object("keda.sh", "v1alpha1", namespace, "scaledobjects",
+                                                          "gpt-oss-worker", {"spec": {"minReplicaCount": 2}})
+            else:
+                client_autoscaling(k8s).patch_namespaced_horizontal_pod_autoscaler(
+                    hpa_name, namespace, {"spec": {"minReplicas": 2}})
+            run.steps["raise-min"] = {}
+            seen("raise-min", 2, True)
+            run.steps["raise-min"]["hpa"] = hpa(2, acted=True)
+            if keda is not None:
+                # What KEDA made of a trigger whose Prometheus does not answer, once its scale loop has run (a
+                # reconcile, as after the patch above, marks it Ready again until the next loop).
+                run.steps["raise-min"]["scaledobject"] = kube.wait_for(
+                    "the ScaledObject's Ready condition after a scale loop", lambda: next(
+                        (so for so in [kube.read_json(k8s.custom.get_namespaced_custom_object(
+                            "keda.sh", "v1alpha1", namespace, "scaledobjects", "gpt-oss-worker",
+                            _preload_content=False))]
+                         if any(c["type"] == "Ready" and c["status"] == "False"
+                                for c in so.get("status", {}).get("conditions", []))), None),
+                    timeout=60, interval=2)
+            upgrade("off", values(None, replicas=1))  # D1: off, with values asking for 1 replica
+            seen("off", 2, False)
+            upgrade("on", values({"minReplicas": 1, "maxReplicas": 3}))
+            seen("on", 2, True)
+            # Off again, then the count the values ask for: Helm's server-side apply conflicts with the operator's
+            # field manager, and `helm upgrade --force-conflicts` (the CLI, Helm 4) takes the field over
+            # (docs/operations.md).
+            upgrade("off-again", values(None, replicas=1))
+            seen("off-again", 2, False)
+            try:
+                upgrade("conflict", values(None, replicas=3))
+            except Exception as error:
+                run.steps["conflict"] = {"error": str(error)}
+            run.steps["forced"] = {"cli": helm_cli_upgrade(cluster_access.kubeconfig, namespace,
+                                                           values(None, replicas=3), "--force-conflicts")}
+            seen("forced", 3, False)
+            run.steps["seconds"] = {"total": round(time.monotonic() - started, 1)}
         except Exception as error:
-            run.steps["conflict"] = {"error": str(error)}
-        run.steps["forced"] = {"cli": helm_cli_upgrade(cluster_access.kubeconfig, namespace,
-                                                       values(None, replicas=3), "--force-conflicts")}
-        seen("forced", 3, False)
-        run.steps["seconds"] = {"total": round(time.monotonic() - started, 1)}
-    except Exception as error:
-        run.error = f"after {list(run.steps)}: {type(error).__name__}: {error}"
-    yield run
-    release.close()
+            run.error = f"after {list(run.steps)}: {type(error).__name__}: {error}" + (
+                f"\n{keda.tail()}" if keda is not None else "")
+        yield run
+        release.close()
     delete_namespace(k8s, namespace)
 
 
@@ -435,6 +527,26 @@ class TestScalingThroughTheOperator:
         hpa = raised["hpa"]
         assert hpa["spec"]["scaleTargetRef"]["kind"] == "DynamoGraphDeploymentScalingAdapter"
         assert hpa["status"]["desiredReplicas"] == 2, hpa["status"]
+        if scaling.scaler == "keda":
+            # KEDA made the HPA and scaled nothing itself: its trigger's Prometheus does not answer and the
+            # ScaledObject has no fallback, so its scale loop marks it not Ready (TriggerError) and leaves the count to
+            # the HPA, which the floor drives without a metric.
+            so = raised["scaledobject"]
+            assert so["status"]["hpaName"] == "keda-hpa-gpt-oss-worker", so["status"]
+            conditions = {c["type"]: c for c in so["status"]["conditions"]}
+            ready = conditions["Ready"]
+            assert (ready["status"], ready["reason"]) == ("False", "TriggerError"), conditions
+            assert conditions["Active"]["status"] == "False", conditions
+
+    def test_should_make_the_hpa_of_the_charts_range_on_the_adapter(self, scaling):
+        """The chart's HPA, or the one KEDA made of the chart's ScaledObject: the values' range, the operator's
+        adapter as its target."""
+        assert not scaling.error, scaling.error
+        hpa = scaling.steps["install"]["hpa"]
+        assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 3), hpa["spec"]
+        assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "nvidia.com/v1alpha1",
+                                                 "kind": "DynamoGraphDeploymentScalingAdapter",
+                                                 "name": "gpt-oss-trtllmworker"}, hpa["spec"]
 
     def test_should_turn_autoscaling_off_in_one_upgrade_keeping_the_live_count(self, scaling):
         """D1: the upgrade succeeds (no field-manager conflict, no webhook refusal), the operator drops the adapter,
