@@ -54,15 +54,17 @@ start_plane "$node_plane"
 
 status=0
 mkdir -p "$logs"
+# The slowest steps of each group, so a run's time can be read from its log (the budgets in docs/testing.md).
+durations=(--durations=15 --durations-min=5)
 echo "serial and node tests: running beside the others, each group on its own control plane; their output follows"
-KUBECONFIG="$serial_plane/kubeconfig" "$PYTHON" -m pytest -m serial "$@" >"$logs/serial-tests.log" 2>&1 &
+KUBECONFIG="$serial_plane/kubeconfig" "$PYTHON" -m pytest -m serial "${durations[@]}" "$@" >"$logs/serial-tests.log" 2>&1 &
 background+=($!)
-KUBECONFIG="$node_plane/kubeconfig" "$PYTHON" -m pytest -m node "$@" >"$logs/node-tests.log" 2>&1 &
+KUBECONFIG="$node_plane/kubeconfig" "$PYTHON" -m pytest -m node "${durations[@]}" "$@" >"$logs/node-tests.log" 2>&1 &
 background+=($!)
-KUBECONFIG="$gitops_plane/kubeconfig" "$PYTHON" -m pytest -m argocd "$@" >"$logs/argocd-tests.log" 2>&1 &
+KUBECONFIG="$gitops_plane/kubeconfig" "$PYTHON" -m pytest -m argocd "${durations[@]}" "$@" >"$logs/argocd-tests.log" 2>&1 &
 background+=($!)
 KUBECONFIG="$cluster_plane/kubeconfig" "$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node and not argocd" \
-  "$@" || status=1
+  "${durations[@]}" "$@" || status=1
 for pid in "${background[@]}"; do wait "$pid" || status=1; done
 background=()
 cat "$logs/serial-tests.log" "$logs/node-tests.log" "$logs/argocd-tests.log"

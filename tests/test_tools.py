@@ -240,8 +240,8 @@ class TestErrors:
                "YAML to JSON: yaml: invalid trailing UTF-8 octet\n")
 
     def test_should_end_quietly_when_its_reader_closes_the_pipe(self):
-        # `plan.py | head -1`, five times: a closed pipe is the reader's choice, not an error.
-        for _ in range(5):
+        # `plan.py | head -1`, three times: a closed pipe is the reader's choice, not an error.
+        for _ in range(3):
             shell = subprocess.run(f"{sys.executable} tools/plan.py -f values/agg.yaml | head -1", shell=True,
                                    capture_output=True, text=True, cwd=REPO_ROOT)
             assert shell.stderr == "" and len(shell.stdout.splitlines()) == 1, shell.stderr
