@@ -9,7 +9,7 @@ One part is not a folder of ci/go/: dynamo-operator, built from the source archi
 the archives' sha256.
 
 A part is a folder ci/go/<part>/ holding a go.mod (with `tool` lines naming its main packages), its go.sum and a
-build.json: {"binaries": {"<name>": "<main package>"}, "ldflags": [...], "env": {...}}. A binary whose pins must
+build.json: {"binaries": {"<name>": "<main package>"}, "ldflags": [...], "gcflags": "...", "env": {...}}. A binary whose pins must
 differ from the part's (etcd beside Kubernetes) comes from a nested module: "<folder>:<main package>". An ldflag may name the
 version a module is pinned at in go.mod: {version:MODULE}, {number:MODULE}, {major:MODULE}, {minor:MODULE} (v1.37.2 ->
 1.37.2, 1, 37), so the stamp cannot drift from the pin. Each part is built into $GPT_OSS_GO_CACHE (default ~/.cache/gpt-oss/go)
@@ -117,8 +117,9 @@ def build(part: str) -> Path:
             # "package" or "<nested module folder>:package" (a module of its own, with its own pins)
             module_dir, _, package = package.rpartition(":")
             print(f"{part}: go build {package} -> {name}", flush=True)
-            subprocess.run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(scratch / "bin" / name), package],
-                           cwd=PARTS / part / module_dir, env=env, check=True)
+            gcflags = ["-gcflags", spec["gcflags"]] if spec.get("gcflags") else []
+            subprocess.run(["go", "build", "-trimpath", *gcflags, "-ldflags", ldflags, "-o", str(scratch / "bin" / name),
+                            package], cwd=PARTS / part / module_dir, env=env, check=True)
         (scratch / "go.sum").write_bytes((PARTS / part / "go.sum").read_bytes())
         shutil.rmtree(target, ignore_errors=True)
         scratch.rename(target)
