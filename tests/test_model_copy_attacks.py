@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -257,7 +258,9 @@ class TestTwoJobsOnOneCache:
     def test_should_serve_the_listed_size_when_two_jobs_race(self, hubs, tmp_path):
         files = [RepoFile("model-00001.safetensors", hashlib.sha256(b"race").digest() * (128 * 1024), lfs=True)]
         hub, url = hubs(REV_A, files)
-        hub.rate = 8 * MiB  # 4 MiB: half a second; the second Job starts while the first is writing
+        # The first Job's download is held open after its first chunk until the second says it waits on the lock:
+        # a race on a loaded machine, not a timing (a half-second download once ended before the second started).
+        hub.hold, hub.hold_timeout = threading.Event(), RUN_TIMEOUT
         first = Job(tmp_path, HF_ENDPOINT=url).start()
         partial = Job(tmp_path).model_dir / ".cache" / "gpt-oss" / "partial" / (files[0].path + ".partial")
         deadline = time.monotonic() + RUN_TIMEOUT
@@ -265,8 +268,14 @@ class TestTwoJobsOnOneCache:
             assert time.monotonic() < deadline
             time.sleep(0.01)
         second = Job(tmp_path, HF_ENDPOINT=url).start()
+        said = []  # what the second printed until it waited (or ended: it never blocks once the hold times out)
+        while (line := second.stdout.readline()) and "another download Job holds the lock" not in line:
+            said.append(line)
+        said.append(line)
+        hub.hold.set()
 
-        outputs = [process.communicate(timeout=RUN_TIMEOUT)[0] for process in (first, second)]
+        outputs = [first.communicate(timeout=RUN_TIMEOUT)[0],
+                   "".join(said) + second.communicate(timeout=RUN_TIMEOUT)[0]]
 
         assert [first.returncode, second.returncode] == [0, 0], outputs
         served = Job(tmp_path).model_dir / files[0].path

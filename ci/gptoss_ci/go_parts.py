@@ -9,8 +9,9 @@ One part is not a folder of ci/go/: dynamo-operator, built from the source archi
 the archives' sha256.
 
 A part is a folder ci/go/<part>/ holding a go.mod (with `tool` lines naming its main packages), its go.sum and a
-build.json: {"binaries": {"<name>": "<main package>"}, "ldflags": [...], "gcflags": "...", "env": {...}}. A binary whose pins must
-differ from the part's (etcd beside Kubernetes) comes from a nested module: "<folder>:<main package>". An ldflag may name the
+build.json: {"binaries": {"<name>": "<main package>"}, "ldflags": [...], "gcflags": "...", "env": {...}}
+("gcflags": "all=-N -l" turns optimizations off, for a part that shares no compile: docs/testing.md). A binary whose
+pins must differ from the part's (etcd beside Kubernetes) comes from a nested module: "<folder>:<main package>". An ldflag may name the
 version a module is pinned at in go.mod: {version:MODULE}, {number:MODULE}, {major:MODULE}, {minor:MODULE} (v1.37.2 ->
 1.37.2, 1, 37), so the stamp cannot drift from the pin. Each part is built into $GPT_OSS_GO_CACHE (default ~/.cache/gpt-oss/go)
 /<part>-<key>/bin, where key hashes build.json and every go.mod and go.sum of the part: a changed pin builds anew, an unchanged one
@@ -118,8 +119,9 @@ def build(part: str) -> Path:
             module_dir, _, package = package.rpartition(":")
             print(f"{part}: go build {package} -> {name}", flush=True)
             gcflags = ["-gcflags", spec["gcflags"]] if spec.get("gcflags") else []
-            subprocess.run(["go", "build", "-trimpath", *gcflags, "-ldflags", ldflags, "-o", str(scratch / "bin" / name),
-                            package], cwd=PARTS / part / module_dir, env=env, check=True)
+            output = str(scratch / "bin" / name)
+            subprocess.run(["go", "build", "-trimpath", *gcflags, "-ldflags", ldflags, "-o", output, package],
+                           cwd=PARTS / part / module_dir, env=env, check=True)
         (scratch / "go.sum").write_bytes((PARTS / part / "go.sum").read_bytes())
         shutil.rmtree(target, ignore_errors=True)
         scratch.rename(target)

@@ -7,8 +7,8 @@ It answers the calls snapshot_download and model_info make (HF_ENDPOINT points h
   HEAD /<repo>/resolve/<rev>/<file>                     X-Repo-Commit, ETag, size (X-Linked-* for LFS files)
   GET  /<repo>/resolve/<rev>/<file>                     the content, honouring `Range: bytes=N-` (resume)
   GET  /tiktoken/<name>                                 a plain file (the harmony vocabulary's stand-in)
-LFS files are served at `rate` bytes per second, so a download can be interrupted midway. Every request
-is recorded (method, path, Range) so a test can see what a run asked for; `corrupt` serves one LFS file
+LFS files are served at `rate` bytes per second, so a download can be interrupted midway (or held open: `hold`).
+Every request is recorded (method, path, Range) so a test can see what a run asked for; `corrupt` serves one LFS file
 with a flipped byte (same size), which only a hash check notices.
 """
 from __future__ import annotations
@@ -57,6 +57,10 @@ class FakeHub:
     files: list[RepoFile]
     extra: dict[str, bytes] = field(default_factory=dict)  # /tiktoken/<name> -> content
     rate: float = 4 * 1024 * 1024  # bytes per second for LFS content
+    # Set: LFS content stops after its first chunk until the event is set (a download held open while a test starts
+    # another); bounded by hold_timeout.
+    hold: threading.Event | None = None
+    hold_timeout: float = 60
     corrupt: str | None = None
     requests: list[dict] = field(default_factory=list)
     served: dict[str, int] = field(default_factory=dict)  # bytes of content sent, by file path
@@ -162,5 +166,7 @@ class FakeHub:
                 self.served[repo_file.path] = self.served.get(repo_file.path, 0) + len(body[offset:offset + step])
                 if repo_file.lfs:
                     time.sleep(step / self.rate)
+                    if self.hold is not None:
+                        self.hold.wait(self.hold_timeout)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client was killed mid-download: what the test is about
