@@ -111,6 +111,19 @@ class TestGoParts:
         assert commands and all(command[:4] == ["go", "build", "-trimpath", "-gcflags"] and command[4] == "all=-N -l"
                                 for command in commands), commands
 
+    def test_should_keep_the_cached_folder_whole_when_a_build_fails(self, tmp_path):
+        target = tmp_path / "part-1"
+        with GO_PARTS.building("part", target) as scratch:
+            (scratch / "bin").mkdir()
+            (scratch / "bin" / "tool").write_text("new")
+        assert (target / "bin" / "tool").read_text() == "new"
+        with pytest.raises(SystemExit, match=r"^part: go build \./cmd failed \(exit 2\)$"):
+            with GO_PARTS.building("part", target) as scratch:
+                (scratch / "half").write_text("written before the failure")
+                raise GO_PARTS.subprocess.CalledProcessError(2, ["go", "build", "./cmd"])
+        assert (target / "bin" / "tool").read_text() == "new" and not (target / "half").exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["part-1"]  # no scratch folder left
+
     def test_should_pin_argocd_2_14_21_and_the_helm_its_image_ships(self):
         assert GO_PARTS.pinned_versions("argocd")["github.com/argoproj/argo-cd/v2"] == "v2.14.21"
         # hack/tool-versions.sh of argo-cd v2.14.21: helm3_version=3.16.3; a module of its own keeps both pins apart

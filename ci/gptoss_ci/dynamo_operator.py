@@ -27,7 +27,6 @@ import re
 import shutil
 import subprocess
 import tarfile
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,7 +160,7 @@ def image() -> str:
 
 def build() -> Path:
     """Verify, extract and build into the cache (once per key); returns the part's folder."""
-    from .go_parts import cache_root, drop_other_keys
+    from .go_parts import building, drop_other_keys
     source = read_source()
     done = built(source)
     if done:
@@ -170,10 +169,8 @@ def build() -> Path:
         return done
     verify(source)
     target = folder(source)
-    cache_root().mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{PART}-", dir=cache_root()))
     started = time.monotonic()
-    try:
+    with building(PART, target) as scratch:
         src = scratch / "src"
         src.mkdir()
         for name in sorted(source.archives):
@@ -196,12 +193,6 @@ def build() -> Path:
             "commit": source.commit, "archives": source.archives, "recipe": RECIPE, "seconds": times,
             "go": subprocess.run(["go", "version"], capture_output=True, text=True).stdout.strip(),
             "binaries": {name: sha256_of(scratch / "bin" / name) for name in BINARIES}}, indent=1))
-        shutil.rmtree(target, ignore_errors=True)
-        scratch.rename(target)
-    except subprocess.CalledProcessError as error:
-        raise SystemExit(f"{PART}: {' '.join(map(str, error.cmd))} failed (exit {error.returncode})") from None
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
     print(f"{PART}: built {', '.join(BINARIES)} from {source.commit[:12]} in {time.monotonic() - started:.0f}s "
           f"-> {target / 'bin'}", flush=True)
     drop_other_keys(PART)

@@ -20,6 +20,7 @@ is reused. go.sum is checked by the go command (-mod=readonly), so a module whos
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -96,6 +97,22 @@ def expand(flag: str, versions: dict[str, str]) -> str:
     return re.sub(r"\{(version|number|major|minor):([^}]+)\}", version_of, flag)
 
 
+@contextlib.contextmanager
+def building(part: str, target: Path):
+    """A scratch folder in the cache to build the part in: it becomes `target` when the block ends well (so a
+    cache folder is always whole) and is removed whatever happens; a failed command ends the build, naming it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{part}-", dir=target.parent))
+    try:
+        yield scratch
+        shutil.rmtree(target, ignore_errors=True)
+        scratch.rename(target)
+    except subprocess.CalledProcessError as error:
+        raise SystemExit(f"{part}: {' '.join(map(str, error.cmd))} failed (exit {error.returncode})") from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def build(part: str) -> Path:
     """Builds the part into the cache (once); returns its bin folder."""
     if part == dynamo_operator.PART:
@@ -110,10 +127,8 @@ def build(part: str) -> Path:
     ldflags = " ".join(expand(flag, versions) for flag in spec.get("ldflags", []))
     env = {**os.environ, "GOFLAGS": "-mod=readonly -buildvcs=false", **spec.get("env", {})}
     target = bin_dir(part).parent
-    target.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{part}-", dir=target.parent))
     started = time.monotonic()
-    try:
+    with building(part, target) as scratch:
         for name, package in spec["binaries"].items():
             # "package" or "<nested module folder>:package" (a module of its own, with its own pins)
             module_dir, _, package = package.rpartition(":")
@@ -123,12 +138,6 @@ def build(part: str) -> Path:
             subprocess.run(["go", "build", "-trimpath", *gcflags, "-ldflags", ldflags, "-o", output, package],
                            cwd=PARTS / part / module_dir, env=env, check=True)
         (scratch / "go.sum").write_bytes((PARTS / part / "go.sum").read_bytes())
-        shutil.rmtree(target, ignore_errors=True)
-        scratch.rename(target)
-    except subprocess.CalledProcessError as error:
-        raise SystemExit(f"{part}: {' '.join(error.cmd)} failed (exit {error.returncode})") from None
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
     print(f"{part}: built {', '.join(spec['binaries'])} in {time.monotonic() - started:.0f}s -> {target / 'bin'}",
           flush=True)
     drop_other_keys(part)
