@@ -38,32 +38,37 @@ stop_planes() {
 trap stop_planes EXIT
 trap 'exit 130' INT TERM
 
-# start_plane FOLDER [ENV...]: exit code 3 (no Kubernetes binaries here) lets the tiers skip, saying why, outside CI.
+# start_plane FOLDER NICENESS [ENV...]: exit code 3 (no Kubernetes binaries here) lets the tiers skip, saying why,
+# outside CI.
 start_plane() {
-  local folder="$1" started=0
-  shift
-  env "$@" "$PYTHON" -m ci.gptoss_ci.control_plane start --dir "$folder" || started=$?
+  local folder="$1" niceness="$2" started=0
+  shift 2
+  nice -n "$niceness" env "$@" "$PYTHON" -m ci.gptoss_ci.control_plane start --dir "$folder" || started=$?
   if [[ $started -ne 0 && ( $started -ne 3 || "${CI:-}" == "true" ) ]]; then
     exit "$started"
   fi
 }
-start_plane "$cluster_plane" GPT_OSS_NODE=0
-start_plane "$serial_plane" GPT_OSS_NODE=0
-start_plane "$gitops_plane" GPT_OSS_NODE=0
-start_plane "$node_plane"
+# The node's tests wait on real pods far more than they compute (alone they use about a third of two cores), yet they
+# are the longest group: the other groups, CPU-bound, run behind them at a lower priority (nice, which the servers they
+# start in sessions of their own keep: ci/gptoss_ci/processes.py keep_niceness), and take what the node leaves.
+behind=10
+start_plane "$cluster_plane" "$behind" GPT_OSS_NODE=0
+start_plane "$serial_plane" "$behind" GPT_OSS_NODE=0
+start_plane "$gitops_plane" "$behind" GPT_OSS_NODE=0
+start_plane "$node_plane" 0
 
 status=0
 mkdir -p "$logs"
 # The slowest steps of each group, so a run's time can be read from its log (the budgets in docs/testing.md).
 durations=(--durations=15 --durations-min=5)
 echo "serial and node tests: running beside the others, each group on its own control plane; their output follows"
-KUBECONFIG="$serial_plane/kubeconfig" "$PYTHON" -m pytest -m serial "${durations[@]}" "$@" >"$logs/serial-tests.log" 2>&1 &
+KUBECONFIG="$serial_plane/kubeconfig" nice -n "$behind" "$PYTHON" -m pytest -m serial "${durations[@]}" "$@" >"$logs/serial-tests.log" 2>&1 &
 background+=($!)
 KUBECONFIG="$node_plane/kubeconfig" "$PYTHON" -m pytest -m node "${durations[@]}" "$@" >"$logs/node-tests.log" 2>&1 &
 background+=($!)
-KUBECONFIG="$gitops_plane/kubeconfig" "$PYTHON" -m pytest -m argocd "${durations[@]}" "$@" >"$logs/argocd-tests.log" 2>&1 &
+KUBECONFIG="$gitops_plane/kubeconfig" nice -n "$behind" "$PYTHON" -m pytest -m argocd "${durations[@]}" "$@" >"$logs/argocd-tests.log" 2>&1 &
 background+=($!)
-KUBECONFIG="$cluster_plane/kubeconfig" "$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node and not argocd" \
+KUBECONFIG="$cluster_plane/kubeconfig" nice -n "$behind" "$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node and not argocd" \
   "${durations[@]}" "$@" || status=1
 for pid in "${background[@]}"; do wait "$pid" || status=1; done
 background=()

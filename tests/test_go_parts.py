@@ -6,6 +6,8 @@ import json
 import re
 import shutil
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -282,6 +284,29 @@ class TestProcesses:
         assert PROCESSES.terminate(fake_kubelet, grace=5)
         assert not PROCESSES.alive(fake_kubelet)
         assert not any(line.split(" ", 1)[0] == str(fake_kubelet["pid"]) for line in PROCESSES.running_servers())
+
+
+# A child at niceness 7 starts `sleep` in a session of its own, one way or the other, and prints that session's
+# autogroup line ("/autogroup-N nice K") before it ends it.
+NICE_SESSION = {
+    "processes.spawn": "from ci.gptoss_ci import processes; started = processes.spawn(['sleep', '30'], log)['pid']",
+    "e2e stack runner": "from tests.e2e import stack; started = stack.start({'name': 'sleep', 'argv': ['sleep', '30'], "
+                        "'env': dict(os.environ)}, pathlib.Path(folder), folder).pid",
+}
+
+
+class TestSessionPriority:
+    @pytest.mark.parametrize("how", NICE_SESSION)
+    def test_should_give_a_new_session_the_niceness_of_its_starter(self, how, tmp_path):
+        if not Path("/proc/self/autogroup").exists():
+            pytest.skip("this kernel schedules no autogroups: a session's niceness is its processes'")
+        child = ("import os, pathlib, signal, sys; folder = sys.argv[1]; log = open(os.devnull, 'wb'); "
+                 f"{NICE_SESSION[how]}; print(open(f'/proc/{{started}}/autogroup').read().strip()); "
+                 "os.killpg(started, signal.SIGKILL)")
+        shown = subprocess.run(["nice", "-n", "7", sys.executable, "-c", child, str(tmp_path)], cwd=REPO_ROOT,
+                               capture_output=True, text=True, timeout=60)
+        assert shown.returncode == 0, shown.stderr
+        assert re.fullmatch(r"/autogroup-\d+ nice 7", shown.stdout.strip()), shown.stdout
 
 
 class TestNodePaths:

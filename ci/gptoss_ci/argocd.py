@@ -140,6 +140,7 @@ def record(state: Path, name: str, argv: list[str], env: dict[str, str]) -> None
     with open(state / "logs" / f"{name}.log", "ab") as log:
         process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    start_new_session=True, env=env, cwd=state)
+    processes.keep_niceness(process.pid)
     pids = json.loads((state / "pids.json").read_text()) if (state / "pids.json").exists() else {}
     pids[name] = {"pid": process.pid, "start_time": processes.start_time(process.pid), "exe": argv[0]}
     (state / "pids.json").write_text(json.dumps(pids, indent=1))

@@ -32,11 +32,22 @@ def start_time(pid: int) -> int | None:
     return int(fields[19]) if fields else None  # field 22 of stat; the list starts at field 3
 
 
+def keep_niceness(pid: int) -> None:
+    """Give the session `pid` leads this process's niceness. Linux (sched_autogroup) schedules each session as one
+    group of weight nice 0 whatever its processes' niceness, so a server started in a session of its own by a tier run
+    under `nice` (ci/test-tiers.sh) would compete with the node's at full weight."""
+    try:
+        Path(f"/proc/{pid}/autogroup").write_text(str(os.getpriority(os.PRIO_PROCESS, 0)))
+    except OSError:  # no autogroups here (a kernel without them, or a cgroup of its own), or not allowed: no change
+        pass
+
+
 def spawn(argv: list[str], log, env: dict[str, str] | None = None) -> dict:
-    """Start argv in its own session (with `env` added to this process's environment); the record names the process
-    for as long as it lives."""
+    """Start argv in its own session (with `env` added to this process's environment) at this process's niceness; the
+    record names the process for as long as it lives."""
     process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                start_new_session=True, env={**os.environ, **env} if env else None)
+    keep_niceness(process.pid)
     return {"pid": process.pid, "start_time": start_time(process.pid), "exe": argv[0]}
 
 

@@ -210,6 +210,11 @@ class Run:
     evidence: str = ""
     started: float = 0.0  # time.monotonic() at the start of the run
 
+    def mark(self, step: str) -> None:
+        """Seconds from the run's start to the end of `step`, recorded and printed (a failing test's setup shows them)."""
+        self.seconds[step] = round(time.monotonic() - self.started, 1)
+        print(f"{self.target} in {self.namespace}: {step} after {self.seconds[step]} s", flush=True)
+
 
 def snapshot_pods(k8s: kube.Kube, run: Run) -> None:
     for pod in k8s.core.list_namespaced_pod(run.namespace).items:
@@ -312,6 +317,7 @@ def under_load(run: Run, scenario: str, url: str, model: str, disruption, then=N
             stopper.join()
             run.facts.setdefault("no_drop", {})[scenario] = {**counts, "detail": detail,
                                                              "seconds": round(time.monotonic() - started, 1)}
+            run.mark(f"no-drop {scenario}")
 
 
 def serving_pods(k8s: kube.Kube, namespace: str, selector: str) -> list[dict]:
@@ -371,6 +377,7 @@ def served(node, hub, cluster_access, k8s) -> Run:
         run.values = release.values(TRTLLM_SERVE_TARGET, node_values(TRTLLM_SERVE_TARGET, hub))
         release.install(TRTLLM_SERVE_TARGET, node_values(TRTLLM_SERVE_TARGET, hub))
         run.objects = release.manifest()
+        run.mark("installed")
         job = find(run.objects, "Job")["metadata"]["name"]
         run.facts["job"] = job
 
@@ -383,6 +390,7 @@ def served(node, hub, cluster_access, k8s) -> Run:
         time.sleep(3)
         during_kill = hub.fake.served.get(real.BIG, 0)
         node.plane.start("kubelet")
+        run.mark("kubelet restarted")
         run.facts["kubelet_kill"] = {"served_before": before_kill, "served_while_down": during_kill,
                                      "kubelets": [p for p in real.PROCESSES.running_servers()
                                                   if p.split(" ", 1)[1].endswith("/kubelet")]}
@@ -401,18 +409,19 @@ def served(node, hub, cluster_access, k8s) -> Run:
         run.facts["deleted_pod"]["served"] = hub.fake.served.get(real.BIG, 0)
         hub.fake.rate = FAST
         wait_job(k8s, namespace.name, job, timeout=240)
-        run.seconds["download"] = round(time.monotonic() - run.started, 1)
+        run.mark("download")
         run.facts["hub_requests"] = list(hub.fake.requests)
 
         # The servers: released by check-model, then Ready (readiness probe on /v1/models).
         deployment = find(run.objects, "Deployment")["metadata"]["name"]
         wait_ready(k8s, namespace.name, deployment, SERVE_REPLICAS, f"{SERVE_REPLICAS} Ready trtllm-serve pods")
-        run.seconds["ready"] = round(time.monotonic() - run.started, 1)
+        run.mark("ready")
         service = k8s.core.read_namespaced_service(find(run.objects, "Service")["metadata"]["name"], namespace.name)
         run.facts["service_from_host"] = http_get(f"http://{service.spec.cluster_ip}:8000/v1/models")
         snapshot_pods(k8s, run)
 
         helm_test(release, run, k8s)
+        run.mark("helm test")
 
         no_drops_trtllm_serve(k8s, run, release, namespace.name, f"http://{service.spec.cluster_ip}:8000", hub)
     yield run
@@ -465,7 +474,7 @@ def on_the_node(node: NodeContext, hub: HubMirror, cluster_access, k8s: kube.Kub
     except Exception as error:
         run.error = f"{type(error).__name__}: {error}"
         run.evidence = real.describe(k8s, run.namespace)
-    run.seconds["total"] = round(time.monotonic() - run.started, 1)
+    run.mark("total")
     snapshot_pods(k8s, run)
     run.facts["containers"] = node.watcher.containers(namespace.name)
     run.facts["volume"] = files_on(namespace.volume)
@@ -475,7 +484,9 @@ def on_the_node(node: NodeContext, hub: HubMirror, cluster_access, k8s: kube.Kub
     except Exception as error:  # the namespace's deletion removes what is left
         print(f"uninstall of {release.namespace}: {error}")
     else:
+        run.mark("uninstalled")
         run.facts["leftovers"] = leftovers(k8s, namespace.name)
+    run.mark("leftovers listed")
 
 
 # What an uninstall may leave in a namespace, and what the tier puts there itself (not the release's).
@@ -632,6 +643,7 @@ def served_again(node, hub, cluster_access, k8s) -> Run:
         wait_ready(k8s, namespace.name, deployment["metadata"]["name"], 1, "a Ready trtllm-serve pod")
         run.facts["args"] = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
         helm_test(release, run, k8s, only=[f"{release.name}-smoke-test"])
+        run.mark("helm test")
     yield run
     release.close()
     namespace.delete()
@@ -766,12 +778,12 @@ def dynamo_run(node, hub, cluster_access, k8s, dynamo_operator) -> Run:
         release.install(DYNAMO_TARGET, extra)
         run.objects = release.manifest()
         wait_job(k8s, namespace.name, find(run.objects, "Job")["metadata"]["name"], timeout=180)
-        run.seconds["download"] = round(time.monotonic() - run.started, 1)
+        run.mark("download")
         # The operator's frontend Deployment and the workers' (hash-named) Deployments, all pods Ready.
         kube.wait_for("the operator's frontend and workers Ready, the DGD successful", lambda: dgd_ready(
             dgd_status(k8s, namespace.name)), timeout=420, interval=2,
             explain=lambda: f"{json.dumps(dgd_status(k8s, namespace.name))[:2000]}\n{real.describe(k8s, namespace.name)}")
-        run.seconds["ready"] = round(time.monotonic() - run.started, 1)
+        run.mark("ready")
         run.facts["dgd_status"] = dgd_status(k8s, namespace.name)
         run.facts["running"] = [k8s._dict(p) for p in k8s.core.list_namespaced_pod(
             namespace.name, label_selector="nvidia.com/dynamo-graph-deployment-name=gpt-oss").items]
@@ -784,6 +796,7 @@ def dynamo_run(node, hub, cluster_access, k8s, dynamo_operator) -> Run:
         run.facts["chat"] = chat_when_open(run.facts["frontend_url"], SERVED_MODEL)
         snapshot_pods(k8s, run)
         helm_test(release, run, k8s)
+        run.mark("helm test")
         no_drops_dynamo(k8s, run, release, namespace.name, extra, f"http://{service.spec.cluster_ip}:8000")
         worker_rollout(k8s, run, release, namespace.name, extra)
     yield run
