@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -57,8 +58,8 @@ def rendered(name: str, extra_values: dict | None = None, hooks: bool = False) -
 class Argo:
     """Reads and nudges the Applications of the module's Argo CD."""
 
-    def __init__(self, k8s: kube.Kube):
-        self.k8s = k8s
+    def __init__(self, k8s: kube.Kube, state: Path):
+        self.k8s, self.state = k8s, state  # state: the Argo CD's folder (ci.gptoss_ci.argocd), its logs in it
 
     def get(self, name: str) -> dict | None:
         try:
@@ -77,7 +78,7 @@ class Argo:
 
     def wait(self, name: str, what: str, check, timeout: float = 120) -> dict:
         return kube.wait_for(f"{app_name(name)}: {what}", lambda: (lambda app: app if app and check(app) else None)(
-            self.get(name)), timeout, interval=1, explain=lambda: summary(self.get(name)))
+            self.get(name)), timeout, interval=1, explain=lambda: f"{summary(self.get(name))}\n{errors_logged(self.state)}")
 
     def wait_synced(self, name: str, revision: str, timeout: float = 120) -> dict:
         """The sync of `revision` finished and succeeded, and the live state matches it."""
@@ -98,6 +99,18 @@ class Argo:
 def managers(obj: dict) -> set[str]:
     """Who wrote the object's fields by apply (server-side apply keeps the applier's field manager)."""
     return {entry["manager"] for entry in obj["metadata"].get("managedFields") or [] if entry["operation"] == "Apply"}
+
+
+def errors_logged(state: Path, most: int = 6) -> str:
+    """The last errors the repo-server and the controller logged, whole (a condition keeps a part of one; the logs go
+    with the state folder when the module's Argo CD stops)."""
+    lines = []
+    for command in ARGOCD.COMMANDS:
+        log = state / "logs" / f"{command}.log"
+        errors = [line for line in (log.read_text(errors="replace").splitlines() if log.exists() else [])
+                  if "level=error" in line or "level=fatal" in line]
+        lines += [f"{command}: {line[:1500]}" for line in errors[-most:]]
+    return "\n".join(lines) or "Argo CD logged no error"
 
 
 def op(app: dict) -> dict:
@@ -185,8 +198,8 @@ def destination(k8s):
 
 
 class FirstSync:
-    def __init__(self, k8s, repo, recorder, operator_acts):
-        self.k8s, self.repo, self.recorder = k8s, repo, recorder
+    def __init__(self, k8s, repo, recorder, operator_acts, argocd_state: Path):
+        self.k8s, self.repo, self.recorder, self.argocd_state = k8s, repo, recorder, argocd_state
         self.revision = repo.head()
         self.operator_acts = operator_acts  # DGD name -> when the stand-in operator wrote on it
         self.apps: dict[str, dict] = {}
@@ -207,14 +220,14 @@ def stand_in_operator(k8s: kube.Kube, acted: dict) -> None:
 @pytest.fixture(scope="module")
 def first_sync(k8s, argocd, repo, destination):
     """Every example Application, applied with the documented override, synced to the commit under test."""
-    argo = Argo(k8s)
+    argo = Argo(k8s, argocd)
     kinds = sorted({(o["apiVersion"], o["kind"]) for name in APPLICATIONS for o in rendered(name)}
                    | {("v1", "Pod"), ("autoscaling/v2", "HorizontalPodAutoscaler")})
     recorder = gitops.Recorder(k8s.api_client, NAMESPACE, kinds)
     acted: dict = {}
     kubelet = gitops.Loop(lambda: gitops.act_as_kubelet(k8s, NAMESPACE))
     operator = gitops.Loop(lambda: stand_in_operator(k8s, acted))
-    result = FirstSync(k8s, repo, recorder, acted)
+    result = FirstSync(k8s, repo, recorder, acted, argocd)
     try:
         for name in APPLICATIONS:
             k8s.custom.create_namespaced_custom_object(gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE,
@@ -343,7 +356,7 @@ class TestEveryExample:
 
     @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
     def test_should_stay_synced_after_the_controllers_acted(self, k8s, first_sync, name):
-        argo = Argo(k8s)
+        argo = Argo(k8s, first_sync.argocd_state)
         objects = rendered(name)
         if RUNTIMES[overlay_of(name)] == "dynamo":
             dgd = next(o for o in objects if o["kind"] == "DynamoGraphDeployment")
@@ -416,7 +429,7 @@ def worker_fraction(text: str, value: str) -> str:
 
 class TestDayTwo:
     def test_should_upgrade_on_a_commit_that_changes_an_overlay(self, k8s, first_sync):
-        argo, repo = Argo(k8s), first_sync.repo
+        argo, repo = Argo(k8s, first_sync.argocd_state), first_sync.repo
         engine = next(o for o in rendered(DYNAMO_APP) if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith(
             "-engine"))
         before = k8s.get(engine, NAMESPACE)
@@ -431,7 +444,7 @@ class TestDayTwo:
         assert [h["revision"] for h in app["status"]["history"]][-2:] == [first_sync.revision, commit]
 
     def test_should_refuse_invalid_values_and_leave_the_release_running(self, k8s, first_sync):
-        argo, repo = Argo(k8s), first_sync.repo
+        argo, repo = Argo(k8s, first_sync.argocd_state), first_sync.repo
         dgd = next(o for o in rendered(DYNAMO_APP) if o["kind"] == "DynamoGraphDeployment")
         running = argo.get(DYNAMO_APP)["status"]["sync"]["revision"]
         live_before = k8s.get(dgd, NAMESPACE)
@@ -457,7 +470,7 @@ class TestDayTwo:
         assert refused != fixed
 
     def test_should_put_back_a_deployment_scaled_by_hand(self, k8s, first_sync, serve_app):
-        argo = Argo(k8s)
+        argo = Argo(k8s, first_sync.argocd_state)
         deployment = next(o for o in rendered(serve_app) if o["kind"] == "Deployment")
         name = deployment["metadata"]["name"]
         assert deployment["spec"]["replicas"] == 1
@@ -472,7 +485,7 @@ class TestDayTwo:
         assert gitops.timestamp(op(app)["startedAt"]) >= scaled, (op(app)["startedAt"], scaled)
 
     def test_should_leave_replicas_to_an_hpa(self, k8s, first_sync, serve_app):
-        argo, repo = Argo(k8s), first_sync.repo
+        argo, repo = Argo(k8s, first_sync.argocd_state), first_sync.repo
         values = {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}
         objects = rendered(serve_app, values)
         deployment = next(o for o in objects if o["kind"] == "Deployment")
@@ -505,7 +518,7 @@ class TestDayTwo:
         assert op(app)["syncResult"]["revision"] == commit
 
     def test_should_delete_everything_but_the_model_cache_on_cascade(self, k8s, first_sync):
-        argo = Argo(k8s)
+        argo = Argo(k8s, first_sync.argocd_state)
         claims = {}
         for name in APPLICATIONS:
             pvc = next(o for o in rendered(name) if o["kind"] == "PersistentVolumeClaim")
