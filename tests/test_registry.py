@@ -5,6 +5,7 @@ The chart archive is ci.gptoss_ci.chart_release's, pushed and pulled with the He
 from __future__ import annotations
 
 import json
+import socket
 import urllib.request
 
 import helm_python
@@ -75,6 +76,15 @@ class TestPublish:
         assert values == load_values([overlay])
 
 
+def free_port_reading_404() -> int:
+    """A port of 40400-40499 that nothing listens on."""
+    for port in range(40400, 40500):
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) != 0:
+                return port
+    pytest.skip("every port of 40400-40499 answers here")
+
+
 class TestBadInput:
     def test_should_refuse_to_push_a_published_version(self, published, oci_registry, release_tool, chart_archive):
         with pytest.raises(release_tool.ReleaseError) as error:
@@ -109,8 +119,10 @@ class TestBadInput:
         assert published["digest"] in message
         assert not list(tmp_path.glob("*.tgz"))
 
-    def test_should_say_which_registry_it_cannot_reach(self, release_tool, chart_archive, tmp_path):
-        host = f"127.0.0.1:{free_port()}"  # nothing listens there
+    # Any free port, and one whose digits read 404 (a CI run met 40427: the refused connection read as "not found").
+    @pytest.mark.parametrize("port", ["any", "reading-404"])
+    def test_should_say_which_registry_it_cannot_reach(self, release_tool, chart_archive, tmp_path, port):
+        host = f"127.0.0.1:{free_port() if port == 'any' else free_port_reading_404()}"  # nothing listens there
         with pytest.raises(release_tool.ReleaseError) as error:
             release_tool.push(chart_archive, f"oci://{host}/charts", plain_http=True,
                               credentials_file=tmp_path / "credentials.json")

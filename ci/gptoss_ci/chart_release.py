@@ -91,9 +91,13 @@ def _host(remote: str) -> str:
     return remote.removeprefix("oci://").split("/", 1)[0]
 
 
+def _unreachable(text: str) -> bool:
+    return "connection refused" in text or "no such host" in text or "i/o timeout" in text
+
+
 def _explain(error: helm_python.HelmError, remote: str) -> ReleaseError:
     text = str(error)
-    if "connection refused" in text or "no such host" in text or "i/o timeout" in text:
+    if _unreachable(text):
         return ReleaseError(f"cannot reach the registry {_host(remote)} ({remote}): {text}")
     return ReleaseError(f"{remote}: {text}")
 
@@ -103,7 +107,8 @@ def published_versions(client: helm_python.RegistryClient, chart_ref: str) -> li
     try:
         return client.tags(chart_ref)
     except helm_python.HelmError as error:
-        if "name unknown" in str(error) or "404" in str(error):
+        # HTTP 404 as a whole number: a port such as 40427 in a refused connection's text is not one.
+        if not _unreachable(str(error)) and ("name unknown" in str(error) or re.search(r"\b404\b", str(error))):
             return []
         raise _explain(error, chart_ref) from error
 
