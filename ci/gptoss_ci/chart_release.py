@@ -107,8 +107,9 @@ def published_versions(client: helm_python.RegistryClient, chart_ref: str) -> li
     try:
         return client.tags(chart_ref)
     except helm_python.HelmError as error:
+        text = str(error)
         # HTTP 404 as a whole number: a port such as 40427 in a refused connection's text is not one.
-        if not _unreachable(str(error)) and ("name unknown" in str(error) or re.search(r"\b404\b", str(error))):
+        if not _unreachable(text) and ("name unknown" in text or re.search(r"\b404\b", text)):
             return []
         raise _explain(error, chart_ref) from error
 

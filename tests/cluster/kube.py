@@ -231,15 +231,14 @@ class DgdCrd:
         if live is not None and storage_version(live) == version and live["spec"].get("conversion", {}).get(
                 "strategy") == "None" and self.source is None:
             return None
-        if live is not None and storage_version(live) != version:
-            # Only a change of storage version strands objects: another xdist worker's DGDs stay otherwise.
-            self._clear_tier_objects(live)
+        self._clear_tier_objects(live, version)
         self._apply(wanted, live)
         return None
 
-    def _clear_tier_objects(self, live: dict | None) -> None:
-        """Objects written under the old storage version would be read back as the new one unconverted."""
-        if live is None:
+    def _clear_tier_objects(self, live: dict | None, version: str) -> None:
+        """Objects written under the old storage version would be read back as the new one unconverted. Only a change
+        of storage version strands them: otherwise another xdist worker's DGDs stay."""
+        if live is None or storage_version(live) == version:
             return
         from kubernetes import client
         custom = client.CustomObjectsApi(self.api_client)

@@ -78,7 +78,8 @@ class Argo:
 
     def wait(self, name: str, what: str, check, timeout: float = 120) -> dict:
         return kube.wait_for(f"{app_name(name)}: {what}", lambda: (lambda app: app if app and check(app) else None)(
-            self.get(name)), timeout, interval=1, explain=lambda: f"{summary(self.get(name))}\n{errors_logged(self.state)}")
+            self.get(name)), timeout, interval=1,
+            explain=lambda: f"{summary(self.get(name))}\n{errors_logged(self.state)}")
 
     def wait_synced(self, name: str, revision: str, timeout: float = 120) -> dict:
         """The sync of `revision` finished and succeeded, and the live state matches it."""
@@ -198,8 +199,8 @@ def destination(k8s):
 
 
 class FirstSync:
-    def __init__(self, k8s, repo, recorder, operator_acts, argocd_state: Path):
-        self.k8s, self.repo, self.recorder, self.argocd_state = k8s, repo, recorder, argocd_state
+    def __init__(self, k8s, repo, recorder, operator_acts, argo: Argo):
+        self.k8s, self.repo, self.recorder, self.argo = k8s, repo, recorder, argo
         self.revision = repo.head()
         self.operator_acts = operator_acts  # DGD name -> when the stand-in operator wrote on it
         self.apps: dict[str, dict] = {}
@@ -227,7 +228,7 @@ def first_sync(k8s, argocd, repo, destination):
     acted: dict = {}
     kubelet = gitops.Loop(lambda: gitops.act_as_kubelet(k8s, NAMESPACE))
     operator = gitops.Loop(lambda: stand_in_operator(k8s, acted))
-    result = FirstSync(k8s, repo, recorder, acted, argocd)
+    result = FirstSync(k8s, repo, recorder, acted, argo)
     try:
         for name in APPLICATIONS:
             k8s.custom.create_namespaced_custom_object(gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE,
@@ -356,7 +357,7 @@ class TestEveryExample:
 
     @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
     def test_should_stay_synced_after_the_controllers_acted(self, k8s, first_sync, name):
-        argo = Argo(k8s, first_sync.argocd_state)
+        argo = first_sync.argo
         objects = rendered(name)
         if RUNTIMES[overlay_of(name)] == "dynamo":
             dgd = next(o for o in objects if o["kind"] == "DynamoGraphDeployment")
@@ -429,7 +430,7 @@ def worker_fraction(text: str, value: str) -> str:
 
 class TestDayTwo:
     def test_should_upgrade_on_a_commit_that_changes_an_overlay(self, k8s, first_sync):
-        argo, repo = Argo(k8s, first_sync.argocd_state), first_sync.repo
+        argo, repo = first_sync.argo, first_sync.repo
         engine = next(o for o in rendered(DYNAMO_APP) if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith(
             "-engine"))
         before = k8s.get(engine, NAMESPACE)
@@ -444,7 +445,7 @@ class TestDayTwo:
         assert [h["revision"] for h in app["status"]["history"]][-2:] == [first_sync.revision, commit]
 
     def test_should_refuse_invalid_values_and_leave_the_release_running(self, k8s, first_sync):
-        argo, repo = Argo(k8s, first_sync.argocd_state), first_sync.repo
+        argo, repo = first_sync.argo, first_sync.repo
         dgd = next(o for o in rendered(DYNAMO_APP) if o["kind"] == "DynamoGraphDeployment")
         running = argo.get(DYNAMO_APP)["status"]["sync"]["revision"]
         live_before = k8s.get(dgd, NAMESPACE)
@@ -470,7 +471,7 @@ class TestDayTwo:
         assert refused != fixed
 
     def test_should_put_back_a_deployment_scaled_by_hand(self, k8s, first_sync, serve_app):
-        argo = Argo(k8s, first_sync.argocd_state)
+        argo = first_sync.argo
         deployment = next(o for o in rendered(serve_app) if o["kind"] == "Deployment")
         name = deployment["metadata"]["name"]
         assert deployment["spec"]["replicas"] == 1
@@ -485,7 +486,7 @@ class TestDayTwo:
         assert gitops.timestamp(op(app)["startedAt"]) >= scaled, (op(app)["startedAt"], scaled)
 
     def test_should_leave_replicas_to_an_hpa(self, k8s, first_sync, serve_app):
-        argo, repo = Argo(k8s, first_sync.argocd_state), first_sync.repo
+        argo, repo = first_sync.argo, first_sync.repo
         values = {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}
         objects = rendered(serve_app, values)
         deployment = next(o for o in objects if o["kind"] == "Deployment")
@@ -518,7 +519,7 @@ class TestDayTwo:
         assert op(app)["syncResult"]["revision"] == commit
 
     def test_should_delete_everything_but_the_model_cache_on_cascade(self, k8s, first_sync):
-        argo = Argo(k8s, first_sync.argocd_state)
+        argo = first_sync.argo
         claims = {}
         for name in APPLICATIONS:
             pvc = next(o for o in rendered(name) if o["kind"] == "PersistentVolumeClaim")

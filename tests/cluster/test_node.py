@@ -421,7 +421,7 @@ def served(node, hub, cluster_access, k8s) -> Run:
         snapshot_pods(k8s, run)
 
         helm_test(release, run, k8s)
-        run.mark("helm test")
+        run.mark("helm test ended")
 
         no_drops_trtllm_serve(k8s, run, release, namespace.name, f"http://{service.spec.cluster_ip}:8000", hub)
     yield run
@@ -643,7 +643,7 @@ def served_again(node, hub, cluster_access, k8s) -> Run:
         wait_ready(k8s, namespace.name, deployment["metadata"]["name"], 1, "a Ready trtllm-serve pod")
         run.facts["args"] = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
         helm_test(release, run, k8s, only=[f"{release.name}-smoke-test"])
-        run.mark("helm test")
+        run.mark("helm test ended")
     yield run
     release.close()
     namespace.delete()
@@ -796,7 +796,7 @@ def dynamo_run(node, hub, cluster_access, k8s, dynamo_operator) -> Run:
         run.facts["chat"] = chat_when_open(run.facts["frontend_url"], SERVED_MODEL)
         snapshot_pods(k8s, run)
         helm_test(release, run, k8s)
-        run.mark("helm test")
+        run.mark("helm test ended")
         no_drops_dynamo(k8s, run, release, namespace.name, extra, f"http://{service.spec.cluster_ip}:8000")
         worker_rollout(k8s, run, release, namespace.name, extra)
     yield run
