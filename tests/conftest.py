@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, marks_may_select
 
 
 def pytest_addoption(parser):
@@ -22,6 +22,17 @@ def pytest_addoption(parser):
                      help="cluster tier: the Dynamo operator runs in the cluster (env GPT_OSS_DYNAMO_OPERATOR)")
 
 
+CLUSTER_TESTS = Path(__file__).parent / "cluster"
+
+
+def pytest_ignore_collect(collection_path, config):
+    # Everything under tests/cluster is of the cluster tier (its conftest marks it so): when -m selects none of it
+    # (the offline tier), each worker would import the folder's modules only to deselect them (~0.8 s).
+    if collection_path == CLUSTER_TESTS and not marks_may_select(config.option.markexpr, "cluster"):
+        return True
+    return None
+
+
 def pytest_runtest_setup(item):
     # A serial test restarts the API server or etcd under every other worker's test, and a node test needs the one
     # node of its host to itself: neither runs in a pytest-xdist worker.
@@ -34,7 +45,15 @@ def pytest_runtest_setup(item):
                         f"then `-m {marker}` without -n (bash ci/test-tiers.sh runs them all)", pytrace=False)
 
 
-@pytest.hookimpl(tryfirst=True)
+# Helm's Go runtime (helm-python-sdk's library) reads GOGC once, from the environment its process was started with,
+# and a render's garbage all dies when it ends: at 800 instead of Go's 100 a render takes a third less CPU (55 -> 35
+# ms here, 150 MB instead of 90 at most), the offline tier about 6 s less. Only pytest-xdist's workers get it, at
+# their start; each then drops it from its environment, so the servers and tools its tests start keep Go's default.
+HELM_GOGC = "800"
+HELM_GOGC_MARK = "GPT_OSS_HELM_GOGC"
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_sessionstart(session):
     # A pytest-xdist worker keeps its process title. xdist renames it after each test (setproctitle, which aiperf
     # needs installed); Helm's Go SDK reads its server-side-apply field manager from that same memory, NUL-padded when
@@ -42,6 +61,20 @@ def pytest_sessionstart(session):
     for plugin in session.config.pluginmanager.get_plugins():
         if type(plugin).__name__ == "WorkerInteractor":  # the worker's copy of xdist.remote, run by execnet
             type(plugin).run_one_test.__globals__["setproctitle"] = lambda title: None
+    # xdist starts its workers in its own pytest_sessionstart: they inherit the environment of that moment.
+    ours = "GOGC" not in os.environ and not hasattr(session.config, "workerinput")
+    if ours:
+        os.environ.update({"GOGC": HELM_GOGC, HELM_GOGC_MARK: HELM_GOGC})
+    try:
+        yield
+    finally:
+        if ours:
+            del os.environ["GOGC"], os.environ[HELM_GOGC_MARK]
+
+
+if os.environ.get(HELM_GOGC_MARK) is not None and os.environ.get("GOGC") == os.environ[HELM_GOGC_MARK]:
+    # a worker, its Helm library loaded with tests.helpers above
+    del os.environ["GOGC"], os.environ[HELM_GOGC_MARK]
 
 
 def pytest_configure(config):

@@ -2,6 +2,7 @@
 a few assertions. The values and the renders come from tools/gptoss (Helm's own parsers and engine)."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import pickle
@@ -91,6 +92,18 @@ def skip_for_missing_part(reason: str) -> None:
         pytest.fail(f"CI=true and a part this test needs is missing (CI builds or installs it): {reason}",
                     pytrace=False)
     pytest.skip(reason)
+
+
+def marks_may_select(markexpr: str, mark: str) -> bool:
+    """Whether `pytest -m markexpr` can select a test that carries `mark`, whichever other marks it carries (every
+    choice of the other names in the expression is tried); an expression with arguments (`name(x=1)`) always can."""
+    from _pytest.mark.expression import Expression  # pytest's own reader of -m (pytest pinned: requirements-test.txt)
+    others = sorted(set(re.findall(r"[\w:+\-.\[\]\\/]+", markexpr)) - {"and", "or", "not", mark})
+    if not markexpr.strip() or "=" in markexpr or len(others) > 10:
+        return True
+    expression = Expression.compile(markexpr)
+    return any(expression.evaluate(lambda name, **_: name == mark or name in chosen)
+               for size in range(len(others) + 1) for chosen in itertools.combinations(others, size))
 
 
 XDIST_PORT_STRIDE, XDIST_MAX_WORKERS = 4000, 4

@@ -19,6 +19,7 @@ from tests.helpers import (CHART_DIR, DGD, DYNAMO_OVERLAYS, HPA, OVERLAYS, REPO_
                            TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_components, dgd_workers, find,
                            load_values, refusal_params, render_chart, render_notes)
 from tests.schemas import _strict, crd_file, dgd_errors, kubernetes_errors
+from tools.gptoss.yaml_text import load_yaml
 
 # The literal queries below are the 1.2 line's names (docs/monitoring.md; the 1.6 line's: tests/test_dynamo_metrics.py).
 LINE_1_2 = {"dynamo": {"releaseLine": "1.2"}}
@@ -200,7 +201,7 @@ class TestDynamoScalers:
             values = ({"trtllmServe": {"autoscaling": {"enabled": True}}} if "trtllm" in overlay else
                       {"frontend": {"autoscaling": {"enabled": True, "behavior": {"scaleUp": {"stabilizationWindowSeconds": 0}}}}})
             so = find(render_chart([overlay], values, show_only=[SCALED_OBJECT]), "ScaledObject")
-            versions = {v["name"]: v for v in yaml.safe_load(crd.read_text())["spec"]["versions"]}
+            versions = {v["name"]: v for v in load_yaml(crd.read_text())["spec"]["versions"]}
             schema = _strict(copy.deepcopy(versions["v1alpha1"]["schema"]["openAPIV3Schema"]))
             assert [e.message for e in jsonschema.Draft7Validator(schema).iter_errors(so)] == []
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.helpers import (NETWORK_POLICY_ON, DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, HTTP_ROUTE, INGRESS_TEMPLATE, OVERLAYS, PDBS,
+from tests.helpers import (CHART_DIR, NETWORK_POLICY_ON, DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, HTTP_ROUTE, INGRESS_TEMPLATE, OVERLAYS, PDBS,
                            PICKER_CONFIG, PICKER_DEPLOYMENT, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused,
                            dgd_components, dgd_pods, find, refusal_params, render_chart, render_notes)
 from tests.schemas import KUBERNETES_VERSIONS, crd_errors, kubernetes_errors
@@ -294,7 +295,7 @@ class TestRouting:
         site_packages_dynamo()
         action = next(a for a in frontend_parser()._actions if "--router-mode" in a.option_strings)
         assert list(action.choices) == ROUTER_MODES_1_2_1
-        schema = yaml.safe_load((Path(__file__).parent.parent / "charts/gpt-oss/values.schema.json").read_text())
+        schema = json.loads((CHART_DIR / "values.schema.json").read_text())
         assert schema["properties"]["frontend"]["properties"]["routerMode"]["enum"] == ROUTER_MODES_1_2_1
 
     @pytest.mark.parametrize("mode", ROUTER_MODES_1_2_1)

@@ -20,6 +20,7 @@ from ci.gptoss_ci import node as NODE
 from ci.gptoss_ci import processes as PROCESSES
 from ci.gptoss_ci.node import policies as POLICIES
 from tests.helpers import REPO_ROOT, skip_for_missing_part
+from tools.gptoss.yaml_text import load_yaml
 
 
 
@@ -71,8 +72,7 @@ class TestGoParts:
             GO_PARTS.module_dir("keda", "example.com/absent")
 
     def test_should_pin_the_endpoint_picker_at_the_release_the_chart_image_names(self):
-        import yaml
-        image = yaml.safe_load((REPO_ROOT / "charts/gpt-oss/values.yaml").read_text())["inferencePool"][
+        image = load_yaml((REPO_ROOT / "charts/gpt-oss/values.yaml").read_text())["inferencePool"][
             "endpointPicker"]["image"]
         assert image["repository"] == "registry.k8s.io/gateway-api-inference-extension/epp"
         pinned = GO_PARTS.pinned_versions("epp")["sigs.k8s.io/gateway-api-inference-extension"]

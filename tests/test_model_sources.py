@@ -17,6 +17,7 @@ import yaml
 from tests.helpers import (NETWORK_POLICY_ON, BENCHMARK_JOB, CHART_DIR, DGD, DOWNLOAD_JOB, NETWORK_POLICIES, OVERLAYS, REPO_ROOT, SCRIPTS,
                            ChartRenderError, Refusal, assert_refused, dgd_pods, find,
                            refusal_params, render_chart, render_error, render_notes)
+from tools.gptoss.yaml_text import load_yaml
 
 MANIFEST = "5" * 64
 DIGEST = "sha256:" + "d" * 64
@@ -366,7 +367,7 @@ class TestDownloaderImage:
         assert re.search(r"^USER 1000:1000$", containerfile, re.MULTILINE)
 
     def test_should_default_to_the_image_the_release_workflow_publishes(self):
-        values = yaml.safe_load((CHART_DIR / "values.yaml").read_text())["modelCache"]["download"]["image"]
+        values = load_yaml((CHART_DIR / "values.yaml").read_text())["modelCache"]["download"]["image"]
         chart = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
         assert values["tag"] == chart["version"], "the release workflow tags the image with the chart version"
         workflow = (REPO_ROOT / ".github" / "workflows" / "release.yaml").read_text()

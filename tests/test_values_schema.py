@@ -3,12 +3,12 @@ import json
 
 import jsonschema
 import pytest
-import yaml
 
 from tests.helpers import CHART_DIR, OVERLAYS, ChartRenderError, deep_merge, load_values, render_chart
+from tools.gptoss.yaml_text import load_yaml
 
 SCHEMA = json.loads((CHART_DIR / "values.schema.json").read_text())
-DEFAULTS = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
+DEFAULTS = load_yaml((CHART_DIR / "values.yaml").read_text())
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, marks_may_select
 
 WORKFLOWS = sorted((REPO_ROOT / ".github" / "workflows").glob("*.yaml"))
 CI_RUN = (REPO_ROOT / ".ci" / "run").read_text()
@@ -97,6 +98,36 @@ def test_should_keep_the_process_title_in_a_pytest_xdist_worker(worker_id):
         pytest.skip("not in a pytest-xdist worker")
     title = (Path("/proc/self/cmdline")).read_bytes()
     assert b"pytest-xdist" not in title, title
+
+
+def test_should_start_the_workers_helm_at_gogc_800_and_their_children_at_gos_default(worker_id):
+    """Helm's Go runtime reads GOGC from the environment its process started with (tests/conftest.py): a worker's
+    starts with GOGC=800, and what its tests start does not inherit it."""
+    if worker_id == "master":
+        pytest.skip("not in a pytest-xdist worker")
+    started_with = Path("/proc/self/environ").read_bytes().split(b"\0")
+    if b"GPT_OSS_HELM_GOGC=800" not in started_with and any(entry.startswith(b"GOGC=") for entry in started_with):
+        pytest.skip("GOGC was set for the whole run: the workers keep it")
+    assert b"GOGC=800" in started_with, "the worker's Helm started at Go's default GOGC"
+    child = subprocess.run(["env"], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert [line for line in child if line.startswith(("GOGC=", "GPT_OSS_HELM_GOGC="))] == []
+
+
+@pytest.mark.parametrize("markexpr, selectable", [
+    ("not e2e and not cluster", False), ("not cluster", False), ("e2e and not cluster", False),
+    ("", True), ("cluster", True), ("serial", True), ("node or argocd", True),
+    ("not serial and not node and not argocd", True), ("not (e2e or serial)", True)])
+def test_should_tell_whether_m_can_select_a_cluster_test(markexpr, selectable):
+    assert marks_may_select(markexpr, "cluster") is selectable
+
+
+def test_should_not_import_the_cluster_tier_when_m_selects_none_of_it(request):
+    if marks_may_select(request.config.option.markexpr, "cluster"):
+        pytest.skip("this run's -m can select cluster tests")
+    # collecting a folder registers its conftest as a plugin (a test importing one of its modules does not)
+    cluster = str(REPO_ROOT / "tests" / "cluster")
+    assert [plugin.__name__ for plugin in request.config.pluginmanager.get_plugins()
+            if str(getattr(plugin, "__file__", "")).startswith(cluster)] == []
 
 
 def test_should_collect_every_offline_test_module(request):

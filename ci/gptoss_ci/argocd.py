@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
+from tools.gptoss.yaml_text import load_yaml
 
 from . import CI, REPO, go_parts, processes
 
@@ -58,7 +58,7 @@ def module_dir() -> Path:
 
 def crds() -> list[dict]:
     folder = module_dir() / "manifests" / "crds"
-    return [yaml.safe_load((folder / name).read_text()) for name in CRD_FILES]
+    return [load_yaml((folder / name).read_text()) for name in CRD_FILES]
 
 
 def config_objects() -> list[dict]:

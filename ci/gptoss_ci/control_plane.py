@@ -234,9 +234,10 @@ def crd_path() -> tuple[Path | None, str]:
 
 
 def install_crd(api, path: Path) -> None:
-    import yaml
     from kubernetes import client
-    crd = yaml.safe_load(path.read_text())
+
+    from tools.gptoss.yaml_text import load_yaml
+    crd = load_yaml(path.read_text())
     # No operator serves the upstream Webhook conversion: with None each object is stored as written.
     crd["spec"]["conversion"] = {"strategy": "None"}
     crd["metadata"] = {key: crd["metadata"][key] for key in ("name", "labels", "annotations") if key in crd["metadata"]}

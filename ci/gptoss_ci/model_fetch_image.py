@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-import yaml
+from tools.gptoss.yaml_text import load_yaml
 
 from . import REPO
 
@@ -24,7 +24,7 @@ def main(argv=None) -> int:
     parser.add_argument("--owner", required=True, help="the GitHub owner the workflow publishes under")
     parser.add_argument("--version", required=True, help="the chart version being released")
     args = parser.parse_args(argv)
-    image = yaml.safe_load((CHART / "values.yaml").read_text())["modelCache"]["download"]["image"]
+    image = load_yaml((CHART / "values.yaml").read_text())["modelCache"]["download"]["image"]
     repository, tag = image["repository"], str(image["tag"])
     expected = f"ghcr.io/{args.owner.lower()}/model-fetch"
     if repository != expected:

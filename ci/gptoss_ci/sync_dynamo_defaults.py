@@ -9,6 +9,8 @@ import sys
 
 import yaml
 
+from tools.gptoss.yaml_text import load_yaml
+
 from . import REPO, write_generated
 
 CHART = REPO / "charts" / "gpt-oss"
@@ -24,7 +26,7 @@ DYNAMO_ONLY = ["workers", "frontend.replicas", "frontend.routerMode", "frontend.
 
 
 def render() -> str:
-    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    values = load_yaml((CHART / "values.yaml").read_text())
     defaults: dict = {}
     for path in DYNAMO_ONLY:
         node, target = values, defaults

@@ -26,8 +26,9 @@ from tests.cluster.control import ControlPlane
 from tests.helpers import (CHART_DIR, OVERLAYS, RELEASE_NAME, RUNTIMES, deep_merge, load_chart, load_values,
                            skip_for_missing_part)
 from tests.schemas import crd_file
+from tools.gptoss.yaml_text import load_yaml
 
-CACHE_SIZE = yaml.safe_load((CHART_DIR / "values.yaml").read_text())["modelCache"]["size"]
+CACHE_SIZE = load_yaml((CHART_DIR / "values.yaml").read_text())["modelCache"]["size"]
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects anything

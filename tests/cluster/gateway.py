@@ -31,6 +31,7 @@ from ci.gptoss_ci import go_parts, processes
 from tests import controllers
 from tests.cluster import kube
 from tests.relays import TlsClientRelay
+from tools.gptoss.yaml_text import load_yaml_all
 
 INGRESS_CLASS = GATEWAY_CLASS = "gpt-oss-traefik"
 TRAEFIK_INGRESS_CONTROLLER = "traefik.io/ingress-controller"
@@ -61,7 +62,7 @@ def controller_crds() -> list[Path]:
 def install_crds(k8s: kube.Kube, kubeconfig: Path, paths: list[Path]) -> list[str]:
     """Create or replace each CRD of `paths`, under the lock the tier's other CRD installs take; wait until each is
     established. Their names."""
-    crds = [d for path in paths for d in yaml.safe_load_all(path.read_text())
+    crds = [d for path in paths for d in load_yaml_all(path.read_text())
             if d and d.get("kind") == "CustomResourceDefinition"]
     controllers.install_crds(k8s.api_client, kubeconfig, crds, "exposure-crds")
     return [crd["metadata"]["name"] for crd in crds]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import yaml
+from tools.gptoss.yaml_text import load_yaml
 
 GROUP = "nvidia.com"
 DGD_PLURAL = "dynamographdeployments"
@@ -222,7 +222,7 @@ class DgdCrd:
             path = self.source / DGD_CRD_FILE
             if not path.is_file():
                 return f"no {DGD_CRD_FILE} in the CRD source {self.source}"
-            wanted = rewrite_crd(yaml.safe_load(path.read_text()), version)
+            wanted = rewrite_crd(load_yaml(path.read_text()), version)
         elif live is not None:
             wanted = rewrite_crd(live, version)
         else:

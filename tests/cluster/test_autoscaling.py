@@ -12,12 +12,12 @@ from __future__ import annotations
 import copy
 
 import pytest
-import yaml
 
 from tests import controllers
 from tests.cluster import kube
 from tests.helpers import skip_for_missing_part
 from tests.schemas import crd_file
+from tools.gptoss.yaml_text import load_yaml
 
 ADAPTER_CRD = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
 ADAPTERS = "dynamographdeploymentscalingadapters"
@@ -29,7 +29,7 @@ def scaling_crds(cluster_access):
     """The scaling-adapter CRD (conversion None) and KEDA's CRDs (from its pinned module), established. Left in place:
     pytest-xdist workers share the cluster, and a CRD one worker deleted would vanish under another's test (and the
     HPA controller's discovery would lose the kind)."""
-    adapter = copy.deepcopy(yaml.safe_load(crd_file(ADAPTER_CRD).read_text()))
+    adapter = copy.deepcopy(load_yaml(crd_file(ADAPTER_CRD).read_text()))
     adapter["spec"]["conversion"] = {"strategy": "None"}
     try:
         keda = controllers.crds(controllers.KEDA)

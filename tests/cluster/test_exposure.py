@@ -12,13 +12,13 @@ from __future__ import annotations
 import time
 
 import pytest
-import yaml
 
 from tests import controllers
 from tests.cluster import kube
 from tests.helpers import find, render_chart, skip_for_missing_part
 from tests.schemas import crd_file, crd_lookup
 from tests.test_exposure import INGRESS, POOL, ROUTE
+from tools.gptoss.yaml_text import load_yaml_all
 
 CRD_GROUPS = ("gateway-api", "gateway-api-inference-extension")
 EXPOSURE = {**INGRESS, **ROUTE}
@@ -30,7 +30,7 @@ EXPOSURE_KINDS = {"Ingress", "HTTPRoute", "InferencePool", "PodDisruptionBudget"
 def exposure_crds(cluster_access) -> None:
     """Installs (or updates) the Gateway API and InferencePool CRDs, found where tests/schemas.py finds CRDs."""
     crds = [d for crd in crd_lookup.pinned_crds() if crd.group in CRD_GROUPS
-            for d in yaml.safe_load_all(crd_file(crd.name).read_text()) if d and d.get("kind") == "CustomResourceDefinition"]
+            for d in load_yaml_all(crd_file(crd.name).read_text()) if d and d.get("kind") == "CustomResourceDefinition"]
     controllers.install_crds(cluster_access.api_client, cluster_access.kubeconfig, crds, "exposure-crds")
 
 

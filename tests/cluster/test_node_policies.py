@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-import yaml
 
 from ci.gptoss_ci import control_plane, go_parts
 from ci.gptoss_ci.node import policies as POLICIES
@@ -49,6 +48,7 @@ from tests.cluster.conftest import CACHE_SIZE, Release
 from tests.cluster.test_node import (CA_CONFIGMAP, DYNAMO_TARGET, NODE, TRTLLM_SERVE_TARGET, crd_storing,
                                      frontend_stand_in, helm_test, hub, node, node_values, wait_job, wait_ready)
 from tests.helpers import CHART_DIR, REPO_ROOT, RELEASE_NAME, deep_merge, dgd_pods, find, skip_for_missing_part
+from tools.gptoss.yaml_text import load_yaml
 
 pytestmark = [pytest.mark.cluster, pytest.mark.node]
 __all__ = ["hub", "node"]  # module fixtures of test_node.py, set up again for this module
@@ -391,7 +391,7 @@ def policy_values(flow: str, platform: str) -> dict:
     44's peer values, the peers of this node: DNS is dnsmasq on the node's address, NATS and etcd are the platform
     namespace's stand-ins, the API server is given the node's address (it listens on 127.0.0.1 here, where no pod
     reaches it)."""
-    known = yaml.safe_load((CHART_DIR / "values.yaml").read_text())["networkPolicy"]
+    known = load_yaml((CHART_DIR / "values.yaml").read_text())["networkPolicy"]
     values: dict = {"enabled": True}
     if flow == "serve":
         values["clients"] = CLIENTS

@@ -31,7 +31,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests import controllers
 from tests.e2e import conftest as e2e
@@ -41,6 +40,7 @@ from tests.e2e.bridge import Bridge
 from tests.e2e.test_monitoring_live import INTERVAL, PROMETHEUS_PORTS, build, single
 from tests.helpers import REPO_ROOT, dgd_components, find, render_chart, skip_for_missing_part
 from tests.schemas import crd_file
+from tools.gptoss.yaml_text import load_yaml
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial]
 LINE, RELEASE = "1.6", "3.16"  # the chart's default Dynamo line; Prometheus as users run it
@@ -70,7 +70,7 @@ def keda_cluster(monitoring_cluster):
         keda_crds = controllers.crds(controllers.KEDA)
     except LookupError as error:
         skip_for_missing_part(f"e2e KEDA: {error}")
-    adapter = copy.deepcopy(yaml.safe_load(crd_file(ADAPTER_CRD).read_text()))
+    adapter = copy.deepcopy(load_yaml(crd_file(ADAPTER_CRD).read_text()))
     adapter["spec"]["conversion"] = {"strategy": "None"}
     controllers.install_crds(monitoring_cluster.api_client, monitoring_cluster.kubeconfig, [adapter, *keda_crds],
                              "scaling-crds")

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import json
 
-import yaml
-
 from .cli import HelmLikeParser, UsageError, add_values_options, one_line, refuse, release_and_values, write
 from .manifests import template_output
 from .objects import dgd_components, dgd_workers, find, plan_document, plan_quantization
 from .render import NAMESPACE, RELEASE_NAME, ChartRenderError, parse_manifests, render_manifests
 from .values import ValuesError, deep_merge
+from .yaml_text import load_yaml
 
 
 def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, namespace: str = NAMESPACE,
@@ -69,7 +68,7 @@ def trtllm_serve_lines(objects: list[dict], deployment: dict, quantization: dict
         f"GPU(s) on nodes {selector}, Service {name}",
         f"    image {main['image']}, quantization {quantization['trtllm-serve']}",
         "    " + " ".join(main["command"] + main["args"]),
-        f"    engine ({engine_file}): " + json.dumps(yaml.safe_load(engine["data"][engine_file]), sort_keys=True),
+        f"    engine ({engine_file}): " + json.dumps(load_yaml(engine["data"][engine_file]), sort_keys=True),
     ]
 
 
@@ -86,7 +85,7 @@ def dynamo_lines(objects: list[dict], quantization: dict[str, str]) -> list[str]
         lines += [
             f"  {name} [{worker['type']}]: {worker['replicas']} pod(s) x {worker['gpus']} GPU(s) on nodes {selector}{same_node}",
             f"    image {worker['main']['image']}, quantization {quantization[name]}",
-            f"    engine ({engine_file}): " + json.dumps(yaml.safe_load(engine[engine_file]), sort_keys=True),
+            f"    engine ({engine_file}): " + json.dumps(load_yaml(engine[engine_file]), sort_keys=True),
         ]
     return lines
 

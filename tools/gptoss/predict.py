@@ -18,18 +18,17 @@ import math
 import re
 import warnings
 
-import yaml
-
 from .cli import HelmLikeParser, UsageError, add_values_options, one_line, refuse, release_and_values, write
 from .objects import dgd_workers, find, plan_document
 from .render import CHART_DIR, NAMESPACE, RELEASE_NAME, ChartRenderError, parse_manifests, render_manifests
 from .values import ValuesError
+from .yaml_text import load_yaml
 
 MODEL = "openai/gpt-oss-120b"
 BACKEND = "trtllm"
 # Chart gpu.type -> aiconfigurator system (its measured kernel database per GPU): the chart's own mapping,
 # which also fills the SLA planner's aic_interpolation.system.
-SYSTEMS = yaml.safe_load((CHART_DIR / "data" / "aiconfigurator-systems.yaml").read_text())
+SYSTEMS = load_yaml((CHART_DIR / "data" / "aiconfigurator-systems.yaml").read_text())
 
 # The quantization TensorRT-LLM runs (the chart's gpt-oss.quantization, per role in its plan document) ->
 # aiconfigurator's MoE mode. gpt-oss's checkpoint quantizes only the MoE experts (MXFP4); attention and the
@@ -99,7 +98,7 @@ def read_target(values_files=(), values: dict | None = None, name: str = RELEASE
             engine_file = worker["args"][worker["args"].index("--extra-engine-args") + 1].rsplit("/", 1)[-1]
             roles.append({"component": name, "type": worker["type"], "replicas": int(worker["replicas"]),
                           "gpus": worker["gpus"], "quant": quantization[name],
-                          "engine": yaml.safe_load(engine[engine_file])})
+                          "engine": load_yaml(engine[engine_file])})
     jobs = [o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-benchmark")]
     if not jobs:
         raise PredictionError("the benchmark Job is not rendered (benchmark.enabled=false): no workload to predict")
@@ -152,7 +151,7 @@ def _trtllm_serve_role(objects: list[dict], deployment: dict, quant: str) -> dic
         return args[args.index(name) + 1] if name in args else default
     engine_file = flag("--extra_llm_api_options").rsplit("/", 1)[-1]
     config_map = next(v["configMap"]["name"] for v in pod["volumes"] if "configMap" in v)
-    engine = yaml.safe_load(find(objects, "ConfigMap", config_map)["data"][engine_file])
+    engine = load_yaml(find(objects, "ConfigMap", config_map)["data"][engine_file])
     gpus = int(main["resources"]["limits"]["nvidia.com/gpu"])
     # TP = EP = GPUs (--tp_size, --ep_size); batch and KV fraction are flags in the guide's command line.
     engine.update(tensor_parallel_size=int(flag("--tp_size")), moe_expert_parallel_size=int(flag("--ep_size")),
