@@ -121,7 +121,7 @@ def test_should_tell_whether_m_can_select_a_cluster_test(markexpr, selectable):
     assert marks_may_select(markexpr, "cluster") is selectable
 
 
-def test_should_not_import_the_cluster_tier_when_m_selects_none_of_it(request):
+def test_should_not_collect_the_cluster_tier_when_m_selects_none_of_it(request):
     if marks_may_select(request.config.option.markexpr, "cluster"):
         pytest.skip("this run's -m can select cluster tests")
     # collecting a folder registers its conftest as a plugin (a test importing one of its modules does not)
