@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,10 @@ ARGOCD_MANAGER = "argocd-controller"
 DYNAMO_APP = "agg.yaml"
 SERVE_APPS = [name for name in APPLICATIONS
               if RUNTIMES[value_files(gitops.load_example(name))[-1].name] == "trtllm-serve"]
+# How long the controller gets to take a hard refresh (it takes one within seconds), then once more after asking again.
+REFRESH_TAKEN_WITHIN = (30, 60)
+# Set with each refresh request: the test's own annotation, which Argo CD does not read.
+REFRESH_REQUESTED = "gpt-oss.test/refresh-requested"
 # The chart's own refusal (templates/validation/_check-gpu.tpl) of the invalid commit below.
 REFUSAL = "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=amd64; allowed: gpu.nodeArch=arm64"
 
@@ -71,15 +76,30 @@ class Argo:
             raise
 
     def refresh(self, name: str) -> None:
-        """What a Git webhook or `argocd app get --hard-refresh` does: compare again now, without the repo cache."""
-        self.k8s.custom.patch_namespaced_custom_object(
-            gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE, gitops.APP_PLURAL, app_name(name),
-            {"metadata": {"annotations": {gitops.REFRESH: "hard"}}})
+        """What a Git webhook or `argocd app get --hard-refresh` does: compare again now, without the repo cache. Like
+        the CLI it waits until the controller has taken the request (removed the annotation), and asks once more if it
+        has not: in a CI run the controller never took the request after a revert, and its soft comparisons went on
+        resolving the branch from the repo-server's 3-minute ref cache to the commit before (refused: the test timed
+        out on a cached ComparisonError)."""
+        for attempt, taken_within in enumerate(REFRESH_TAKEN_WITHIN, start=1):
+            # The second annotation makes every request a change, so the controller's watch sees each one.
+            self.k8s.custom.patch_namespaced_custom_object(
+                gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE, gitops.APP_PLURAL, app_name(name),
+                {"metadata": {"annotations": {gitops.REFRESH: "hard", REFRESH_REQUESTED: f"{time.time():.6f}"}}})
+            try:
+                self.wait(name, "the hard refresh taken", lambda app: gitops.REFRESH not in (
+                    app["metadata"].get("annotations") or {}), taken_within)
+                return
+            except AssertionError as missed:
+                if attempt == len(REFRESH_TAKEN_WITHIN):
+                    raise
+                warnings.warn(f"Argo CD's controller did not take a hard refresh of {app_name(name)} within "
+                              f"{taken_within}s: asked again\n{missed}")
 
     def wait(self, name: str, what: str, check, timeout: float = 120) -> dict:
         return kube.wait_for(f"{app_name(name)}: {what}", lambda: (lambda app: app if app and check(app) else None)(
-            self.get(name)), timeout, interval=1,
-            explain=lambda: f"{summary(self.get(name))}\n{errors_logged(self.state)}")
+            self.get(name)), timeout, interval=1, explain=lambda: (
+                f"{summary(self.get(name))}\n{errors_logged(self.state)}\n{reconciliations_logged(self.state, name)}"))
 
     def wait_synced(self, name: str, revision: str, timeout: float = 120) -> dict:
         """The sync of `revision` finished and succeeded, and the live state matches it."""
@@ -112,6 +132,16 @@ def errors_logged(state: Path, most: int = 6) -> str:
                   if "level=error" in line or "level=fatal" in line]
         lines += [f"{command}: {line[:1500]}" for line in errors[-most:]]
     return "\n".join(lines) or "Argo CD logged no error"
+
+
+def reconciliations_logged(state: Path, name: str, most: int = 12) -> str:
+    """The controller's last lines on the Application: which refreshes it began (soft, hard) and finished."""
+    log = state / "logs" / "argocd-application-controller.log"
+    field = re.compile(rf"\bapplication=(?:{ARGOCD.NAMESPACE}/)?{re.escape(app_name(name))}(?:\s|$)")
+    lines = [line for line in (log.read_text(errors="replace").splitlines() if log.exists() else [])
+             if field.search(line)]
+    return "\n".join(f"argocd-application-controller: {line[:600]}" for line in lines[-most:]) or (
+        f"the controller logged nothing on {app_name(name)}")
 
 
 def op(app: dict) -> dict:
