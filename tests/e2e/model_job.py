@@ -60,6 +60,10 @@ class PodRun:
         rendered = {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(HOST_ONLY)}
         self.env.update({name: self.local(value) for name, value in rendered.items()})
+        if any(mount_path == "/tmp" for mount_path, _ in self.mounts):
+            # The pod's /tmp is its own emptyDir: two jobs at once must not share the host's (the CA bundle a job
+            # writes to its temporary folder is that job's).
+            self.env["TMPDIR"] = self.local("/tmp")
         self.env.update(env or {})
         command = container["command"]
         assert command[0] == "python3", command
