@@ -12,6 +12,8 @@ import socket
 import threading
 import time
 
+from tests.e2e.bridge import hang_up
+
 
 def _pump(source: socket.socket, sink: socket.socket, rate: float | None, record: bytearray | None,
           lock: threading.Lock) -> None:
@@ -30,12 +32,7 @@ def _pump(source: socket.socket, sink: socket.socket, rate: float | None, record
     except OSError:
         pass
     finally:
-        for end in (sink, source):
-            try:
-                end.shutdown(socket.SHUT_RDWR)
-                end.close()
-            except OSError:
-                pass
+        hang_up(sink, source)
 
 
 class _Listener:

@@ -20,6 +20,16 @@ import sys
 import threading
 
 
+def hang_up(*ends: socket.socket) -> None:
+    """Shuts down and closes each socket, whichever side went first (tests/relays.py's pumps end the same way)."""
+    for end in ends:
+        try:
+            end.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        end.close()
+
+
 def _pump(source: socket.socket, sink: socket.socket) -> None:
     try:
         while data := source.recv(65536):
@@ -27,12 +37,7 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
     except OSError:
         pass
     finally:
-        for end in (sink, source):
-            try:
-                end.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            end.close()
+        hang_up(sink, source)
 
 
 def _endpoint(text: str) -> tuple[str, str | int]:
