@@ -16,7 +16,8 @@ LATE_LISTENER = """
 import socket, sys, time
 time.sleep(float(sys.argv[2]))
 server = socket.create_server(("127.0.0.1", int(sys.argv[1])))
-server.accept()
+while True:  # a service keeps listening: the probe's connection must not end it
+    server.accept()[0].close()
 """
 
 
