@@ -142,7 +142,7 @@ FIELDS_TEMPLATE = REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_
 # The TensorRT-LLM releases the chart runs (issue 45; DYNAMO-RELEASES-FACTS.md section 0): the one inside each Dynamo
 # line's runtime image, and the trtllm-serve image tags with a key list of their own.
 LINE_RELEASES = {"1.2": "1.3.0rc14", "1.6": "1.3.0rc29"}
-SERVE_RELEASES = ["1.2.0", "1.2.1", "1.3.0rc14", "1.3.0rc29"]
+SERVE_RELEASES = ["1.2.0", "1.2.1", "1.3.0rc14", "1.3.0rc29", "1.4.0rc2"]
 
 
 @functools.cache
@@ -158,7 +158,7 @@ def chart_keys(release: str) -> dict:
 
 
 def release_id(release: str) -> str:
-    """The release and how its list was read (basis: read, read-in-part, inferred or assembled), so a test id says
+    """The release and how its list was read (basis: read, read-in-part, inferred, assembled or not-read), so a test id says
     how strong the check is."""
     return f"{release}-{chart_define('gpt-oss.trtllmKeyLists')['releases'][release]['basis']}"
 
@@ -232,7 +232,7 @@ class TestEngineKeyList:
         fields = json.loads((shared_dir / "trtllm" / f"llmargs-fields-{release}.json").read_text())["fields"]
         keys = chart_keys(release)
         # hf_revision: the YAML's alias of revision from 1.3.0rc14 on (RELEASES-FACTS.md).
-        assert set(keys["top"]) - set(fields["LlmArgs"]) == ({"hf_revision"} if release.startswith("1.3") else set())
+        assert set(keys["top"]) - set(fields["LlmArgs"]) == (set() if release.startswith("1.2") else {"hf_revision"})
         assert set(fields["LlmArgs"]) <= set(keys["top"])
         assert keys["nested"]["kv_cache_config"] == fields["KvCacheConfig"]
         assert keys["nested"]["moe_config"] == fields["MoeConfig"]
@@ -242,7 +242,8 @@ class TestEngineKeyList:
         equal to 1.2.1, 1.3.0rc29 assembled from its documentation."""
         releases = chart_define("gpt-oss.trtllmKeyLists")["releases"]
         assert {release: entry["basis"] for release, entry in releases.items()} == {
-            "1.2.0": "inferred", "1.2.1": "read-in-part", "1.3.0rc14": "read", "1.3.0rc29": "assembled"}
+            "1.2.0": "inferred", "1.2.1": "read-in-part", "1.3.0rc14": "read", "1.3.0rc29": "assembled",
+            "1.4.0rc2": "not-read"}
         assert "1.2.1" in releases["1.2.0"]["words"]
 
     @pytest.mark.parametrize("old", sorted(sync.REPLACEMENTS))
@@ -336,36 +337,38 @@ SPECULATIVE = {"decoding_type": "MTP", "num_nextn_predict_layers": 1}
 # The keys the issue names (RELEASES-FACTS.md, "Differences between releases"), and what replaced them.
 CHANGES = [
     Change("sampler_type", {"sampler_type": "auto"}, "sampler_type is not an engine key of",
-           {"1.3.0rc29": "sampler_type was removed in 1.3.0rc29"}),
+           {r: "sampler_type was removed in 1.3.0rc29" for r in ("1.3.0rc29", "1.4.0rc2")}),
     Change("disable_flashinfer_sampling", {"disable_flashinfer_sampling": True}, "disable_flashinfer_sampling is not an engine key of",
-           {"1.3.0rc29": "disable_flashinfer_sampling was removed in 1.3.0rc29"}),
+           {r: "disable_flashinfer_sampling was removed in 1.3.0rc29" for r in ("1.3.0rc29", "1.4.0rc2")}),
     Change("video_pruning_rate", {"video_pruning_rate": 0.5}, "video_pruning_rate is not an engine key of", {
         **{r: "video_pruning_rate arrived in 1.3.0rc14 and was replaced by multimodal_config.video_pruning_rate in "
               "1.3.0rc29" for r in ("1.2.0", "1.2.1")},
-        "1.3.0rc29": "video_pruning_rate was replaced by multimodal_config.video_pruning_rate in 1.3.0rc29"}),
+        **{r: "video_pruning_rate was replaced by multimodal_config.video_pruning_rate in 1.3.0rc29"
+           for r in ("1.3.0rc29", "1.4.0rc2")}}),
     Change("multimodal_config", {"multimodal_config": {"video_pruning_rate": 0.5}}, "multimodal_config is not an engine key of", {
         **{r: "multimodal_config arrived in 1.3.0rc29" for r in ("1.2.0", "1.2.1")},
         "1.3.0rc14": "multimodal_config arrived in 1.3.0rc29; 1.3.0rc14 has video_pruning_rate instead"}),
     Change("enable_sleep", {"enable_sleep": True}, "enable_sleep is not an engine key of",
-           {r: "enable_sleep was replaced by sleep_config in 1.3.0rc14" for r in ("1.3.0rc14", "1.3.0rc29")}),
+           {r: "enable_sleep was replaced by sleep_config in 1.3.0rc14" for r in ("1.3.0rc14", "1.3.0rc29", "1.4.0rc2")}),
     Change("sleep_config", {"sleep_config": {}}, "sleep_config is not an engine key of",
            {r: f"sleep_config arrived in 1.3.0rc14; {r} has enable_sleep instead" for r in ("1.2.0", "1.2.1")}),
     Change("kv_cache_config.onboard_blocks", {"kv_cache_config": {"onboard_blocks": True}},
            "kv_cache_config.onboard_blocks is not a key of kv_cache_config in",
-           {r: "kv_cache_config.onboard_blocks was removed in 1.3.0rc14" for r in ("1.3.0rc14", "1.3.0rc29")}),
+           {r: "kv_cache_config.onboard_blocks was removed in 1.3.0rc14" for r in ("1.3.0rc14", "1.3.0rc29", "1.4.0rc2")}),
     Change("fail_fast_on_attention_window_too_large", {"fail_fast_on_attention_window_too_large": True},
            "fail_fast_on_attention_window_too_large is not an engine key of",
            {r: "fail_fast_on_attention_window_too_large was removed in 1.3.0rc14: only the TensorRT engine backend's "
-               "arguments keep it" for r in ("1.3.0rc14", "1.3.0rc29")}),
+               "arguments keep it" for r in ("1.3.0rc14", "1.3.0rc29", "1.4.0rc2")}),
     Change("speculative_config.acceptance_window", {"speculative_config": {**SPECULATIVE, "acceptance_window": 64}},
            "speculative_config.acceptance_window is not a key of speculative_config with decoding_type MTP in",
-           {"1.3.0rc29": "speculative_config.acceptance_window was replaced by speculative_config.acceptance_rate_window_size "
-                         "in 1.3.0rc29"}),
+           {r: "speculative_config.acceptance_window was replaced by speculative_config.acceptance_rate_window_size "
+               "in 1.3.0rc29" for r in ("1.3.0rc29", "1.4.0rc2")}),
     Change("speculative_config.acceptance_length_threshold",
            {"speculative_config": {**SPECULATIVE, "acceptance_length_threshold": 2.5}},
            "speculative_config.acceptance_length_threshold is not a key of speculative_config with decoding_type MTP in",
-           {"1.3.0rc29": "speculative_config.acceptance_length_threshold was replaced by "
-                         "speculative_config.acceptance_rate_threshold in 1.3.0rc29, a rate in [0, 1] now"}),
+           {r: "speculative_config.acceptance_length_threshold was replaced by "
+               "speculative_config.acceptance_rate_threshold in 1.3.0rc29, a rate in [0, 1] now"
+            for r in ("1.3.0rc29", "1.4.0rc2")}),
     Change("speculative_config.acceptance_rate_window_size",
            {"speculative_config": {**SPECULATIVE, "acceptance_rate_window_size": 64}},
            "speculative_config.acceptance_rate_window_size is not a key of speculative_config with decoding_type MTP in",
@@ -377,8 +380,16 @@ CHANGES = [
            {r: f"speculative_config.acceptance_rate_threshold arrived in 1.3.0rc29; {r} has "
                "speculative_config.acceptance_length_threshold instead" for r in ("1.2.0", "1.2.1", "1.3.0rc14")}),
     Change("backend", {"backend": "tensorrt"}, "backend=tensorrt is not accepted by",
-           {r: "backend takes only pytorch from 1.3.0rc14 on" for r in ("1.3.0rc14", "1.3.0rc29")},
+           {r: "backend takes only pytorch from 1.3.0rc14 on" for r in ("1.3.0rc14", "1.3.0rc29", "1.4.0rc2")},
            accepted={"backend": "pytorch"}),
+    # What 1.4.0rc2 added (RELEASES-FACTS.md, "Differences 1.3.0rc29 -> 1.4.0rc2"): #19717's sampling interval and
+    # DecodingBaseConfig's spec_dec_variant.
+    Change("iter_perf_stats_interval", {"iter_perf_stats_interval": 10}, "iter_perf_stats_interval is not an engine key of",
+           {r: "iter_perf_stats_interval arrived in 1.4.0rc2" for r in ("1.2.0", "1.2.1", "1.3.0rc14", "1.3.0rc29")}),
+    Change("speculative_config.spec_dec_variant", {"speculative_config": {**SPECULATIVE, "spec_dec_variant": 1}},
+           "speculative_config.spec_dec_variant is not a key of speculative_config with decoding_type MTP in",
+           {r: "speculative_config.spec_dec_variant arrived in 1.4.0rc2"
+            for r in ("1.2.0", "1.2.1", "1.3.0rc14", "1.3.0rc29")}),
     # decoding_type Eagle3 on 1.2.x: ENGINE_REFUSALS.
     Change("decoding_type-DraftTarget", {"speculative_config": {"decoding_type": "DraftTarget"}},
            "speculative_config.decoding_type=DraftTarget is not accepted by",
@@ -586,7 +597,7 @@ ENGINE_REFUSALS = [
     Refusal("trtllm-serve-release-unlisted", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.4.0rc1"}}},
             "trtllmServe.image.tag=1.4.0rc1 is TensorRT-LLM 1.4.0rc1, a release the chart has no engine key list for, so "
             "the chart cannot check trtllmServe.engine against the keys it accepts (TensorRT-LLM refuses an unknown key at "
-            "start); allowed: a tag of a release with a list (1.2.0, 1.2.1, 1.3.0rc14, 1.3.0rc29), or "
+            "start); allowed: a tag of a release with a list (1.2.0, 1.2.1, 1.3.0rc14, 1.3.0rc29, 1.4.0rc2), or "
             "trtllmServe.allowUnlistedRelease=true to check it against a shared list read from a 1.2/1.3-era TensorRT-LLM "
             "source, of no release in particular (the plan then warns)"),
     Refusal("trtllm-serve-release-of-a-digest", "trtllm-serve-low-latency.yaml",
