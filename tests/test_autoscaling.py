@@ -339,7 +339,7 @@ class TestPlanner:
         assert (pod["runAsNonRoot"], pod["seccompProfile"]["type"]) == (True, "RuntimeDefault")
         container = planner["main"]["securityContext"]
         assert container["allowPrivilegeEscalation"] is False and container["capabilities"]["drop"] == ["ALL"]
-        assert planner["main"]["image"].endswith(":1.6.1")  # pinned: the runtime's version, never latest
+        assert planner["main"]["image"].endswith(":1.7.0")  # pinned: the runtime's version, never latest
 
     def test_should_leave_the_frontend_to_its_own_scaler(self):
         values = {"planner": {"enabled": True}, "frontend": {"autoscaling": {"enabled": True}}}

@@ -113,8 +113,9 @@ class TestBenchmarkDerivation:
         assert flag_value(args, "--synthetic-input-tokens-stddev") == "0"
         assert flag_value(args, "--output-tokens-stddev") == "0"
         extra = [args[i + 1] for i, a in enumerate(args) if a == "--extra-inputs"]
-        # FACTS.md's published command also passes '{"nvext":{"ignore_eos":true}}': the Dynamo 1.6.1 frontend answers
-        # that with 400 (unknown nvext field; tests/e2e on dynamo-1.6), and ignore_eos:true already asks the same.
+        # FACTS.md's published command also passes '{"nvext":{"ignore_eos":true}}': the Dynamo 1.6.1 and 1.7.0.dev
+        # frontends answer that with 400 (unknown nvext field; tests/e2e on dynamo-1.6 and dynamo-1.7), and
+        # ignore_eos:true already asks the same.
         assert extra == ["max_tokens:256", "min_tokens:256", "ignore_eos:true"]
 
     def test_should_leave_out_unset_optional_flags(self):
@@ -158,7 +159,7 @@ class TestBenchmarkSafety:
 
     def test_should_use_the_dynamo_image_unless_another_is_given(self):
         image = lambda job: job["spec"]["template"]["spec"]["containers"][0]["image"]  # noqa: E731
-        assert image(benchmark_job(["agg.yaml"])) == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1"
+        assert image(benchmark_job(["agg.yaml"])) == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.7.0"
         other = {"benchmark": {"image": {"repository": "example.com/aiperf", "tag": "0.13.0"}}}
         assert image(benchmark_job(["agg.yaml"], other)) == "example.com/aiperf:0.13.0"
 
@@ -168,9 +169,9 @@ class TestBenchmarkSafety:
 # gpt-oss.checkValues.benchmark (_check-engine.tpl): the benchmark fits the engines. The max_seq_len call has two
 # messages (prefill counts the prompt only): the second is an extra case.
 BENCHMARK_REFUSALS = [
-    Refusal("nvext-ignore-eos-on-the-1-6-line", "agg.yaml",
+    Refusal("nvext-ignore-eos-on-the-1-7-line", "agg.yaml",
             {"benchmark": {"extraInputs": ["ignore_eos:true", '{"nvext":{"ignore_eos":true}}']}},
-            'benchmark.extraInputs has {"nvext":{"ignore_eos":true}}, but the Dynamo 1.6 frontend refuses '
+            'benchmark.extraInputs has {"nvext":{"ignore_eos":true}}, but the Dynamo 1.7 frontend refuses '
             "nvext.ignore_eos (400, unknown field) and every benchmark request fails; remove that entry and keep "
             "ignore_eos:true, which it accepts"),
     Refusal("seq-len-decode", "disagg-k8s.yaml", {"workers": {"decode": {"maxSeqLen": 9000}}},

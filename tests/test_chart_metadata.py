@@ -20,7 +20,7 @@ def test_should_name_the_default_runtime_as_app_version():
     assert VALUES["dynamo"]["image"]["tag"] == ""
     dgd = find(render_chart(["agg.yaml"]), "DynamoGraphDeployment")
     images = {c["podTemplate"]["spec"]["containers"][0]["image"] for c in dgd["spec"]["components"]}
-    assert CHART["appVersion"] == "1.6.1" and images == {f"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:{CHART['appVersion']}"}
+    assert CHART["appVersion"] == "1.7.0" and images == {f"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:{CHART['appVersion']}"}
 
 
 def test_should_be_an_application_chart_for_helm_3_and_later():

@@ -2,6 +2,7 @@
 
 Sources (../shared/DYNAMO-RELEASES-FACTS.md, section 3a): Dynamo 1.2.0 promoted the DGD to served v1beta1; 1.5.0
 made v1beta1 the storage version and removed the v1alpha1 admission webhooks (validation only at v1beta1 paths).
+../shared/dynamo/RELEASE-1.7-FACTS.md: the 1.7 line (runtime 1.7.0, TensorRT-LLM 1.4.0rc2), the 1.6 line at 1.6.2.
 """
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ RELEASE_REFUSALS = [
      "v1beta1; set dynamo.apiVersion=nvidia.com/v1beta1 (the default), or remove the key"),
     ("runtime-outside-the-line", "agg.yaml", {"dynamo": {"releaseLine": "1.2", "image": {"tag": "1.1.1"}}},
      "dynamo.releaseLine=1.2 renders for Dynamo 1.2.0 up to (not including) 1.5.0, but the runtime is 1.1.1 "
-     "(dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: dynamo.releaseLine=1.2 for runtimes 1.2.0 to "
-     "1.4.x, 1.6 for 1.5.0 to 1.6.x, and dynamo.image.tag empty for the line's own 1.2.1"),
+     "(dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: dynamo.releaseLine=1.2 (runtimes 1.2.0 up to "
+     "1.5.0), 1.6 (runtimes 1.5.0 up to 1.7.0), 1.7 (runtimes 1.7.0 up to 1.8.0), and dynamo.image.tag empty for the "
+     "line's own 1.2.1"),
     ("operator-env-in-workers", "disagg-k8s.yaml", {"workers": {"decode": {"env": {"DYN_SYSTEM_PORT": "8081"}}}},
      "workers.decode.env.DYN_SYSTEM_PORT is set, but the Dynamo operator sets DYN_SYSTEM_PORT on every worker (9090) "
      "and points the probes it adds at it, so the pods would never be ready; remove it (the operator's variables: "
@@ -101,13 +103,21 @@ class TestReleaseLines:
     """What each line renders; expected values are the facts' pins (DYNAMO-RELEASES-FACTS.md, sections 0 and 3)."""
 
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
-    def test_should_run_every_dynamo_target_on_the_1_6_line_by_default(self, overlay):
+    def test_should_run_every_dynamo_target_on_the_1_7_line_by_default(self, overlay):
         dgd = dgd_of(overlay)
         images = {c["main"]["image"] for c in dgd_components(dgd).values()}
-        assert images == {f"{RUNTIME}:1.6.1"}
+        assert images == {f"{RUNTIME}:1.7.0"}
+        assert all(w["args"][0] == "--model" for w in dgd_workers(dgd).values())
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-release-line"] == "1.7"
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.7.0"
+
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    def test_should_run_the_1_6_line_at_1_6_2(self, overlay):
+        dgd = dgd_of(overlay, {"dynamo": {"releaseLine": "1.6"}})
+        assert {c["main"]["image"] for c in dgd_components(dgd).values()} == {f"{RUNTIME}:1.6.2"}
         assert all(w["args"][0] == "--model" for w in dgd_workers(dgd).values())
         assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-release-line"] == "1.6"
-        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.6.1"
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.6.2"
 
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
     def test_should_keep_the_1_2_line_selectable(self, overlay):
@@ -117,20 +127,22 @@ class TestReleaseLines:
         assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-release-line"] == "1.2"
         assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.2.1"
 
-    @pytest.mark.parametrize("line,tag", [("1.2", "1.3.1"), ("1.2", "1.4.1"), ("1.6", "1.5.1")])
+    @pytest.mark.parametrize("line,tag", [("1.2", "1.3.1"), ("1.2", "1.4.1"), ("1.6", "1.5.1"), ("1.6", "1.6.1")])
     def test_should_take_the_intermediate_minors_of_the_upgrade_path(self, line, tag):
         dgd = dgd_of("agg.yaml", {"dynamo": {"releaseLine": line, "image": {"tag": tag}}})
         assert {c["main"]["image"] for c in dgd_components(dgd).values()} == {f"{RUNTIME}:{tag}"}
         assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == tag
 
     @pytest.mark.parametrize("values,threshold", [
-        ({}, ["--router-queue-threshold", "16.0"]),
+        ({}, []),
+        ({"dynamo": {"releaseLine": "1.6"}}, ["--router-queue-threshold", "16.0"]),
         ({"dynamo": {"releaseLine": "1.2", "image": {"tag": "1.4.1"}}}, ["--router-queue-threshold", "16.0"]),
         ({"dynamo": {"releaseLine": "1.2"}}, []),
         ({"dynamo": {"releaseLine": "1.2", "image": {"tag": "1.3.1"}}}, []),
-    ], ids=["1.6.1", "1.4.1", "1.2.1", "1.3.1"])
-    def test_should_keep_router_queueing_on_from_1_4(self, values, threshold):
+    ], ids=["1.7.0", "1.6.2", "1.4.1", "1.2.1", "1.3.1"])
+    def test_should_keep_router_queueing_on_from_1_4_to_1_6(self, values, threshold):
         # 1.4.0 turned queueing off by default (set --router-queue-threshold=16.0 to keep it); 1.2.1 queues at 4.0.
+        # The 1.7 frontend deprecates the flag ("will be removed in v1.7"): the chart writes none, queueing stays off.
         kv = {"frontend": {"routerMode": "kv"},
               "workers": {"worker": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}}}}
         args = dgd_components(dgd_of("agg.yaml", kv | values))["Frontend"]["args"]
@@ -140,14 +152,14 @@ class TestReleaseLines:
     def test_should_not_set_a_queue_threshold_without_kv_routing(self):
         assert "--router-queue-threshold" not in dgd_components(dgd_of("agg.yaml"))["Frontend"]["args"]
 
-    @pytest.mark.parametrize("line", ["1.6", "1.2"])
+    @pytest.mark.parametrize("line", ["1.7", "1.6", "1.2"])
     @pytest.mark.parametrize("overlay,planner", [(o, False) for o in DYNAMO_OVERLAYS] + [("disagg-k8s.yaml", True)],
                              ids=DYNAMO_OVERLAYS + ["disagg-k8s-planner"])
     def test_should_leave_the_operator_defaults_alone(self, overlay, planner, line):
         # 1.5.0: liveness failureThreshold 3 and canary health checks; 1.6.0: initContainers[name=runtime] reserved;
         # the operator merges its defaults into the container named main and sets DYN_SYSTEM_PORT (9090).
-        # The same values as the tests above (renders are memoized): the default line is 1.6.
-        values = {} if line == "1.6" else {"dynamo": {"releaseLine": "1.2"}}
+        # The same values as the tests above (renders are memoized): the default line is 1.7.
+        values = {} if line == "1.7" else {"dynamo": {"releaseLine": line}}
         if planner:
             values["planner"] = {"enabled": True, "throughputScaling": False}
         dgd = dgd_of(overlay, values)
@@ -160,7 +172,7 @@ class TestReleaseLines:
                 assert "livenessProbe" not in container
                 assert not {"DYN_SYSTEM_PORT", "DYN_HEALTH_CHECK_ENABLED"} & {e["name"] for e in container.get("env", [])}
 
-    @pytest.mark.parametrize("line,tag", [("1.6", "1.6.1"), ("1.2", "1.2.1")])
+    @pytest.mark.parametrize("line,tag", [("1.7", "1.7.0"), ("1.6", "1.6.2"), ("1.2", "1.2.1")])
     def test_should_run_the_planner_of_the_line(self, line, tag):
         values = {"dynamo": {"releaseLine": line}, "planner": {"enabled": True, "throughputScaling": False}}
         planner = dgd_components(dgd_of("disagg-k8s.yaml", values))["Planner"]
@@ -168,6 +180,7 @@ class TestReleaseLines:
 
     def test_should_say_in_notes_that_the_operator_was_not_seen(self):
         notes = render_notes(["agg.yaml"])
-        assert ("Dynamo release line 1.6: runtime 1.6.1; the platform it needs: operator 1.6.x (1.5.x to 1.8.x admit "
-                "it), Grove >= v0.1.0-alpha.14, KAI scheduler >= v0.17.0.") in notes
+        assert ("Dynamo release line 1.7: runtime 1.7.0; the platform it needs: operator 1.7.x (1.6.x to 1.9.x admit "
+                "it), Grove minimum not published for 1.7 (1.6 needs >= v0.1.0-alpha.14), KAI scheduler minimum not "
+                "published for 1.7 (1.6 needs >= v0.17.0).") in notes
         assert "The chart could not see the Dynamo operator's version" in notes

@@ -141,7 +141,7 @@ def engine_configs(overlay, values=None):
 FIELDS_TEMPLATE = REPO_ROOT / "charts" / "gpt-oss" / "templates" / "engine" / "_trtllm-fields.tpl"
 # The TensorRT-LLM releases the chart runs (issue 45; DYNAMO-RELEASES-FACTS.md section 0): the one inside each Dynamo
 # line's runtime image, and the trtllm-serve image tags with a key list of their own.
-LINE_RELEASES = {"1.2": "1.3.0rc14", "1.6": "1.3.0rc29"}
+LINE_RELEASES = {"1.2": "1.3.0rc14", "1.6": "1.3.0rc29", "1.7": "1.4.0rc2"}
 SERVE_RELEASES = ["1.2.0", "1.2.1", "1.3.0rc14", "1.3.0rc29", "1.4.0rc2"]
 
 
@@ -261,6 +261,8 @@ RUNS = [
      "the release inside the Dynamo 1.2 line's runtime"),
     ("dynamo-1.6-line", "agg.yaml", dynamo_line_values("1.6"), "workers.worker", "1.3.0rc29",
      "the release inside the Dynamo 1.6 line's runtime"),
+    ("dynamo-1.7-line", "agg.yaml", dynamo_line_values("1.7"), "workers.worker", "1.4.0rc2",
+     "the release inside the Dynamo 1.7 line's runtime"),
     ("trtllm-serve-1.2.0", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.2.0"}}},
      "trtllmServe", "1.2.0", "the release of trtllmServe.image.tag=1.2.0"),
 ]
@@ -281,13 +283,17 @@ class TestTrtllmRelease:
                 "TensorRT-LLM would refuse the engine YAML at start; allowed: model, tokenizer,") in error
 
     @pytest.mark.parametrize("overlay,values,release,words", [
-        ("agg.yaml", {}, "1.3.0rc29", "the release inside the Dynamo 1.6 line's runtime (its list assembled from the "
-                                      "release's documentation, partly inferred)"),
+        ("agg.yaml", {}, "1.4.0rc2", "the release inside the Dynamo 1.7 line's runtime (its list not read: the list of "
+                                     "1.3.0rc29 corrected with the documentation of 1.4.0rc1 and 1.4.0rc4, partly "
+                                     "inferred)"),
+        ("agg.yaml", dynamo_line_values("1.6"), "1.3.0rc29", "the release inside the Dynamo 1.6 line's runtime (its "
+                                                             "list assembled from the release's documentation, partly "
+                                                             "inferred)"),
         ("agg.yaml", dynamo_line_values("1.2"), "1.3.0rc14",
          "the release inside the Dynamo 1.2 line's runtime (its list read in full from the release's own source)"),
         ("trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.2.0"}}}, "1.2.0",
          "the release of trtllmServe.image.tag=1.2.0 (its list inferred: the list of 1.2.1"),
-    ], ids=["dynamo-1.6-line", "dynamo-1.2-line", "trtllm-serve-1.2.0"])
+    ], ids=["dynamo-1.7-line", "dynamo-1.6-line", "dynamo-1.2-line", "trtllm-serve-1.2.0"])
     def test_should_say_which_list_checked_the_engine_yaml(self, overlay, values, release, words):
         """NOTES.txt and the plan name the release whose list checked the engine YAML, and how its list was read,
         in a user's words: no file of ../shared."""
@@ -569,11 +575,11 @@ ENGINE_REFUSALS = [
     Refusal("engine-key-derived", "agg.yaml", {"workers": {"worker": {"engine": {"max_batch_size": 512}}}},
             "workers.worker.engine.max_batch_size is set by the chart from workers.worker.maxBatchSize; set that instead"),
     Refusal("engine-key-unknown", "2xh100-truss.yaml", {"workers": {"worker": {"engine": {"enable_mixed_sampler": True}}}},
-            "workers.worker.engine.enable_mixed_sampler is not an engine key of TensorRT-LLM 1.3.0rc29 (the release inside "
-            "the Dynamo 1.6 line's runtime): TensorRT-LLM would refuse the engine YAML at start; allowed: model, tokenizer,"),
+            "workers.worker.engine.enable_mixed_sampler is not an engine key of TensorRT-LLM 1.4.0rc2 (the release inside "
+            "the Dynamo 1.7 line's runtime): TensorRT-LLM would refuse the engine YAML at start; allowed: model, tokenizer,"),
     Refusal("engine-value-not-accepted", "agg.yaml", {"workers": {"worker": {"engine": {"backend": "tensorrt"}}}},
-            "workers.worker.engine.backend=tensorrt is not accepted by TensorRT-LLM 1.3.0rc29 (the release inside the "
-            "Dynamo 1.6 line's runtime; backend takes only pytorch from 1.3.0rc14 on); allowed: pytorch"),
+            "workers.worker.engine.backend=tensorrt is not accepted by TensorRT-LLM 1.4.0rc2 (the release inside the "
+            "Dynamo 1.7 line's runtime; backend takes only pytorch from 1.3.0rc14 on); allowed: pytorch"),
     Refusal("engine-decoding-type-not-accepted", "trtllm-serve-low-latency.yaml",
             {"trtllmServe": {"image": {"tag": "1.2.1"}, "engine": {"speculative_config": {"decoding_type": "Eagle3"}}}},
             "trtllmServe.engine.speculative_config.decoding_type=Eagle3 is not accepted by TensorRT-LLM 1.2.1 (the release "
@@ -587,12 +593,12 @@ ENGINE_REFUSALS = [
             {"trtllmServe": {"engine": {"kv_cache_config": 1}}},
             "trtllmServe.engine.kv_cache_config=1 is not a map: TensorRT-LLM reads it as a kv_cache_config config", extra=True),
     Refusal("engine-nested-key-unknown", "agg.yaml", {"workers": {"worker": {"engine": {"moe_config": {"backends": "CUTLASS"}}}}},
-            "workers.worker.engine.moe_config.backends is not a key of moe_config in TensorRT-LLM 1.3.0rc29 (the release "
-            "inside the Dynamo 1.6 line's runtime); allowed: backend, max_num_tokens,"),
+            "workers.worker.engine.moe_config.backends is not a key of moe_config in TensorRT-LLM 1.4.0rc2 (the release "
+            "inside the Dynamo 1.7 line's runtime); allowed: backend, max_num_tokens,"),
     Refusal("engine-member-key-unknown", "agg.yaml",
             {"workers": {"worker": {"engine": {"speculative_config": {"decoding_type": "NGram", "eagle3_layers_to_capture": [1]}}}}},
             "workers.worker.engine.speculative_config.eagle3_layers_to_capture is not a key of speculative_config with "
-            "decoding_type NGram in TensorRT-LLM 1.3.0rc29 (the release inside the Dynamo 1.6 line's runtime); allowed: "
+            "decoding_type NGram in TensorRT-LLM 1.4.0rc2 (the release inside the Dynamo 1.7 line's runtime); allowed: "
             "max_draft_len,", extra=True),
     Refusal("trtllm-serve-release-unlisted", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"image": {"tag": "1.4.0rc1"}}},
             "trtllmServe.image.tag=1.4.0rc1 is TensorRT-LLM 1.4.0rc1, a release the chart has no engine key list for, so "

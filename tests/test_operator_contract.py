@@ -96,4 +96,9 @@ class TestNotes:
         notes = render_notes(["agg.yaml"])
         assert ("Tested with the Dynamo operator 1.5.0-dev (ai-dynamo/dynamo main @ 2a6da14c, Grove off); an operator "
                 "supports runtimes\n  from two minors before its own to one after") in notes
-        assert "the platform it needs: operator 1.6.x (1.5.x to 1.8.x admit it)" in notes
+        assert "the platform it needs: operator 1.7.x (1.6.x to 1.9.x admit it)" in notes
+        assert ("Runtime 1.7.0 is past that operator's window (1.3 to 1.6): no newer operator source could be had to "
+                "test it.") in notes
+        line_1_6 = render_notes(["agg.yaml"], {"dynamo": {"releaseLine": "1.6"}})
+        assert "the platform it needs: operator 1.6.x (1.5.x to 1.8.x admit it)" in line_1_6
+        assert "past that operator's window" not in line_1_6

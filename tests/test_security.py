@@ -394,7 +394,7 @@ SECURITY_REFUSALS = [
             'allows: securityContext.container.capabilities.add=["NET_ADMIN"]' + PRIVILEGE_ALLOWED, extra=True),
     Refusal("unpinned-images", "agg.yaml", {"security": {"requireImageDigests": True}},
             "security.requireImageDigests=true, but these images are not pinned by digest: dynamo.image "
-            "(nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1), modelCache.download.image "
+            "(nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.7.0), modelCache.download.image "
             "(ghcr.io/gpt-oss-chart/model-fetch:0.7.0), smokeTest.image "
             "(docker.io/library/python:3.12.8-slim-bookworm); allowed: a tag of the form <tag>@sha256:<64 hex> or "
             'sha256:<64 hex> in each (docs/security.md, "Pinning images"), or security.requireImageDigests=false'),
@@ -505,7 +505,7 @@ class TestAllowed:
 
     def test_should_render_images_pinned_by_digest(self):
         pinned = {"image": {"tag": f"1.0@{DIGEST}"}}
-        values = {"security": {"requireImageDigests": True}, "dynamo": {"image": {"tag": DIGEST}, "runtimeVersionOverride": "1.6.1"},
+        values = {"security": {"requireImageDigests": True}, "dynamo": {"image": {"tag": DIGEST}, "runtimeVersionOverride": "1.7.0"},
                   "modelCache": {"download": pinned}, "smokeTest": pinned}
         images = {c["image"] for _, spec, containers in pod_specs(render_chart(["agg.yaml"], values))
                   for c in all_containers(spec, containers)}

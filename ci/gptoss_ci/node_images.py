@@ -29,6 +29,9 @@ The images, and what each stands in for (tests say so where they use them):
            ci/gptoss_ci/stand_in_python3.sh as /usr/local/bin/python3. Stands in for the Dynamo runtime image
            (tensorrtllm-runtime) in the pods the Dynamo operator makes: `python3 -m dynamo.frontend` is the real
            1.6.1 frontend, `python3 -m dynamo.trtllm` the GPU-free mocker, both answering the operator's probes.
+           Named as the chart renders the 1.6 line at 1.6.1 (dynamo_stand_in_values), which the node tests install:
+           the default 1.7 line's 1.7.0 has no stand-in (no 1.7 final is installable here, and the operator built
+           here, 1.5.0-dev, supports runtimes up to 1.6).
   dynamo-operator  no stand-in: the Dynamo operator's own binaries, built here from the shared source archives (the
            Go part dynamo-operator, ci/gptoss_ci/dynamo_operator.py), laid out as its upstream Dockerfile lays out
            nvcr.io/nvidia/ai-dynamo/kubernetes-operator: /manager, /crd-apply, the CRDs in /opt/dynamo-operator/crds,
@@ -82,6 +85,11 @@ class Image:
     part_files: dict[str, str] = field(default_factory=dict)  # path in the image -> file or folder in the part
 
 
+# The ai-dynamo set the Dynamo runtime stand-in carries (its ai-dynamo pin is the runtime it stands in for), and the
+# release line whose shape runs that runtime.
+DYNAMO_STAND_IN_REQUIREMENTS = "requirements-e2e-dynamo-1.6.txt"
+DYNAMO_STAND_IN_LINE = "1.6"
+
 IMAGES = [
     Image("pause", ["pause"], "the pause (sandbox) image: Debian's catatonit in pause mode",
           debs=["catatonit"], config={"Entrypoint": ["/usr/bin/catatonit", "-P"]}),
@@ -97,7 +105,7 @@ IMAGES = [
     Image("dynamo-runtime", ["dynamo-runtime"],
           "the Dynamo runtime image (tensorrtllm-runtime): ai-dynamo 1.6.1's real frontend, and its GPU-free mocker "
           "for `python3 -m dynamo.trtllm`, on Debian's python3", apt=PYTHON_APT,
-          pip=["requirements-e2e-dynamo-1.6.txt"], pip_no_deps=True,
+          pip=[DYNAMO_STAND_IN_REQUIREMENTS], pip_no_deps=True,
           files={"/usr/local/bin/gpt-oss-stand-in": "ci/gptoss_ci/stand_in.py",
                  "/usr/local/bin/python3": "ci/gptoss_ci/stand_in_python3.sh"}, config={"Cmd": ["python3"]}),
     Image("dynamo-operator", ["dynamo-operator"],
@@ -116,13 +124,23 @@ def cache_dir(value: str | None = None) -> Path:
 # --- what the chart renders ------------------------------------------------------------------
 
 
+def dynamo_stand_in_values() -> dict:
+    """The values that render the Dynamo runtime the stand-in carries: its release line, and its ai-dynamo pin as
+    dynamo.image.tag (the node tests install Dynamo targets with them)."""
+    pins = (REPO / DYNAMO_STAND_IN_REQUIREMENTS).read_text().splitlines()
+    version = next(line.split("==", 1)[1].strip() for line in pins if line.startswith("ai-dynamo=="))
+    return {"dynamo": {"releaseLine": DYNAMO_STAND_IN_LINE, "image": {"tag": version}}}
+
+
 def rendered_images() -> dict[str, str]:
-    """role -> the image reference the chart renders for it (default values of one target per runtime)."""
+    """role -> the image reference the chart renders for it (default values of one target per runtime; the Dynamo
+    target with dynamo_stand_in_values, as the node tests install it)."""
     from tools.gptoss.objects import dgd_components, find
     from tools.gptoss.render import parse_manifests, render_manifests
     from tools.gptoss.values import overlay_runtime, overlays
-    serve, dynamo = (parse_manifests(render_manifests([next(o for o in overlays() if overlay_runtime(o) == runtime)]))
-                     for runtime in ("trtllm-serve", "dynamo"))
+    serve, dynamo = (parse_manifests(render_manifests([next(o for o in overlays() if overlay_runtime(o) == runtime)],
+                                                      values))
+                     for runtime, values in (("trtllm-serve", None), ("dynamo", dynamo_stand_in_values())))
     job = next(o for o in serve if o["kind"] == "Job" and "model-download" in o["metadata"]["name"])
     deployment = find(serve, "Deployment")["spec"]["template"]["spec"]
     smoke = next(o for o in serve if o["kind"] == "Pod" and o["metadata"]["name"].endswith("smoke-test"))

@@ -17,9 +17,11 @@ pytestmark = pytest.mark.cluster
 
 RUNTIME = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime"
 LINE_1_2 = {"dynamo": {"releaseLine": "1.2"}}
-# The steps from 1.2.1 to the 1.6 line, as the facts give them (one minor at a time).
+# The steps from 1.2.1 to the 1.7 line, as the facts give them (one minor at a time; RELEASE-1.7-FACTS.md section 6:
+# 1.6.x -> 1.7.x is one step).
 STEPS_FROM_1_2 = ("dynamo.releaseLine=1.2 dynamo.image.tag=1.3.1, then dynamo.releaseLine=1.2 dynamo.image.tag=1.4.1, "
-                  "then dynamo.releaseLine=1.6 dynamo.image.tag=1.5.1, then dynamo.releaseLine=1.6 dynamo.image.tag=1.6.1")
+                  "then dynamo.releaseLine=1.6 dynamo.image.tag=1.5.1, then dynamo.releaseLine=1.6 dynamo.image.tag=1.6.2, "
+                  "then dynamo.releaseLine=1.7 dynamo.image.tag=1.7.0")
 
 
 def live_dgd(release, k8s) -> dict:
@@ -58,7 +60,7 @@ def operator_deployment(k8s, namespace):
 
 
 class TestMinorSteps:
-    def test_should_refuse_skipping_from_1_2_to_1_6(self, release, k8s):
+    def test_should_refuse_skipping_from_1_2_to_1_7(self, release, k8s):
         release.install("agg.yaml", LINE_1_2)
         before = live_dgd(release, k8s)
         assert before["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.2.1"
@@ -67,7 +69,7 @@ class TestMinorSteps:
 
         assert LIVE_MESSAGES["minor-skipped"].format(
             namespace=release.namespace, installed="1.2.1", source="its gpt-oss/dynamo-runtime-version annotation",
-            runtime="1.6.1", path="1.2 -> 1.3 -> 1.4 -> 1.5 -> 1.6", steps=STEPS_FROM_1_2) in message
+            runtime="1.7.0", path="1.2 -> 1.3 -> 1.4 -> 1.5 -> 1.6 -> 1.7", steps=STEPS_FROM_1_2) in message
         after = live_dgd(release, k8s)
         assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
         assert release.helm.status(release.name)["revision"] == 1
@@ -96,8 +98,8 @@ class TestMinorSteps:
 
         assert LIVE_MESSAGES["minor-skipped"].format(
             namespace=release.namespace, installed="1.2.1",
-            source=f"the image of component Frontend, {RUNTIME}:1.2.1", runtime="1.6.1",
-            path="1.2 -> 1.3 -> 1.4 -> 1.5 -> 1.6", steps=STEPS_FROM_1_2) in message
+            source=f"the image of component Frontend, {RUNTIME}:1.2.1", runtime="1.7.0",
+            path="1.2 -> 1.3 -> 1.4 -> 1.5 -> 1.6 -> 1.7", steps=STEPS_FROM_1_2) in message
 
     def test_should_refuse_skipping_down_too(self, release, k8s):
         release.install("agg.yaml")
@@ -105,10 +107,23 @@ class TestMinorSteps:
         message = refused(release, "agg.yaml", {"dynamo": {"releaseLine": "1.2", "image": {"tag": "1.4.1"}}})
 
         assert LIVE_MESSAGES["minor-skipped"].format(
-            namespace=release.namespace, installed="1.6.1", source="its gpt-oss/dynamo-runtime-version annotation",
-            runtime="1.4.1", path="1.6 -> 1.5 -> 1.4",
-            steps="dynamo.releaseLine=1.6 dynamo.image.tag=1.5.1, then dynamo.releaseLine=1.2 dynamo.image.tag=1.4.1") \
-            in message
+            namespace=release.namespace, installed="1.7.0", source="its gpt-oss/dynamo-runtime-version annotation",
+            runtime="1.4.1", path="1.7 -> 1.6 -> 1.5 -> 1.4",
+            steps="dynamo.releaseLine=1.6 dynamo.image.tag=1.6.2, then dynamo.releaseLine=1.6 dynamo.image.tag=1.5.1, "
+                  "then dynamo.releaseLine=1.2 dynamo.image.tag=1.4.1") in message
+
+    def test_should_upgrade_the_1_6_line_to_1_7(self, release, k8s):
+        release.install("agg.yaml", {"dynamo": {"releaseLine": "1.6"}})
+        assert live_dgd(release, k8s)["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.6.2"
+
+        upgraded = release.upgrade("agg.yaml")
+
+        assert upgraded["revision"] == 2 and upgraded["status"] == "deployed", upgraded
+        live = live_dgd(release, k8s)
+        assert live["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.7.0"
+        assert live["metadata"]["annotations"]["gpt-oss/dynamo-release-line"] == "1.7"
+        assert {c["podTemplate"]["spec"]["containers"][0]["image"] for c in live["spec"]["components"]} == {
+            f"{RUNTIME}:1.7.0"}
 
 
 class TestOperatorWindow:
@@ -122,7 +137,7 @@ class TestOperatorWindow:
 
         assert LIVE_MESSAGES["operator-window"].format(
             operator="1.6.1", where=where, window="1.4 to 1.7", runtime="1.2.1", line="1.2",
-            allowed="dynamo.releaseLine=1.6") in str(error.value)
+            allowed="dynamo.releaseLine=1.6 or dynamo.releaseLine=1.7") in str(error.value)
 
     def test_should_install_the_line_it_supports_and_say_so(self, release, operator_deployment):
         where = operator_deployment("1.6.1")

@@ -37,7 +37,7 @@ CHART_REFUSAL = "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeAr
 # DGD CRD (x-kubernetes-validations on each component); trtllm-serve: Pod validation of a label key.
 API_REFUSES = {
     # minAvailable passes the chart's admission rules only on a Grove-backed platform from Dynamo 1.3.0 (the
-    # default 1.6 line's runtime is 1.6.1; an override to 1.3.0 would also skip minors from the installed 1.6.1).
+    # default 1.7 line's runtime is 1.7.0; an override to 1.3.0 would also skip minors from the installed 1.7.0).
     "dynamo": ({"dynamo": {"grove": True},
                 "workers": {"componentFields": {"minAvailable": 99}}},
                "minAvailable must be less than or equal to replicas unless replicas is 0"),

@@ -191,7 +191,9 @@ def node_values(target: str, hub: HubMirror, extra: dict | None = None) -> dict:
                                                "limits": {"memory": "3Gi"}},
                                  "sharedMemorySize": "2Gi"}  # within the limit, which counts /dev/shm
     else:
-        values["dynamo"] = {"image": {"pullPolicy": "Never"}}
+        # The release the runtime stand-in carries (the 1.6 line at 1.6.1), never pulled: it was imported.
+        values = deep_merge(values, deep_merge(real.IMAGES.dynamo_stand_in_values(),
+                                               {"dynamo": {"image": {"pullPolicy": "Never"}}}))
     return deep_merge(values, extra or {})
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from ci.gptoss_ci import node_images
 from tests import controllers as CONTROLLERS
 from tests.cluster import kube
 from tests.cluster import operator as OPERATOR
@@ -30,7 +31,9 @@ from tests.helpers import DYNAMO_OVERLAYS, deep_merge, find, load_chart, load_va
 
 pytestmark = [pytest.mark.cluster, pytest.mark.node]  # the operator runs as a pod on the kubelet node
 
-IMAGE = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1"  # the 1.6 line's runtime (the chart's default line)
+# The runtime these installs render: the 1.6 line at 1.6.1, the stand-in's (the default 1.7 line's 1.7.0 is outside
+# this operator's window: TestOperatorWindow).
+IMAGE = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1"
 MODEL_PATH = "/model-cache/openai/gpt-oss-120b"
 SERVED = "openai/gpt-oss-120b"  # FACTS.md: model id / served name
 GRACE = 345  # the chart's default: preStopSeconds 15 + maxRequestSeconds 300 + exitSeconds 30
@@ -55,9 +58,11 @@ POD_SECURITY = {"fsGroup": 1000, "runAsGroup": 1000, "runAsNonRoot": True, "runA
                 "seccompProfile": {"type": "RuntimeDefault"}}
 CONTAINER_SECURITY = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 # What every install here adds to the overlay: the static model-cache volume of the tier (the download Job's pod is
-# bound and never runs: API-only nodes), and the operator's namespace for the chart's version check.
-OPERATOR_VALUES = {"modelCache": kube.KIND_VALUES["modelCache"],
-                   "dynamo": {"operator": {"namespace": OPERATOR.NAMESPACE}}}
+# bound and never runs: API-only nodes), the operator's namespace for the chart's version check, and the release the
+# node's runtime stand-in carries (the 1.6 line at 1.6.1: ci/gptoss_ci/node_images.py).
+OPERATOR_VALUES = deep_merge({"modelCache": kube.KIND_VALUES["modelCache"],
+                              "dynamo": {"operator": {"namespace": OPERATOR.NAMESPACE}}},
+                             node_images.dynamo_stand_in_values())
 
 
 def test_should_cover_every_dynamo_overlay():
@@ -627,24 +632,28 @@ class TestEngineOnlyChange:
 
 
 class TestOperatorWindow:
-    def test_should_refuse_the_1_2_line_against_this_operator_naming_it(self, dynamo_operator, cluster_access, k8s):
-        """The operator admits a 1.2-line DGD (its runtime 1.2.1 is three minors behind it); the chart reads the
-        operator's version from its Deployment and refuses it, naming the line that fits."""
+    @pytest.mark.parametrize("line,runtime", [("1.2", "1.2.1"), ("1.7", "1.7.0")])
+    def test_should_refuse_a_line_outside_this_operator_naming_it(self, dynamo_operator, cluster_access, k8s, line,
+                                                                  runtime):
+        """The operator admits a 1.2-line DGD (its runtime 1.2.1 is three minors behind it), and a 1.7-line one (one
+        minor past its window); the chart reads the operator's version from its Deployment and refuses both, naming
+        the line that fits."""
         namespace = create_namespace(k8s)
         release = Release(cluster_access.kubeconfig, namespace, kube.API_VERSIONS[0])
+        without_line = {key: value for key, value in OPERATOR_VALUES.items() if key != "dynamo"}
         try:
             with pytest.raises(Exception) as refused:
                 release.helm.install(load_chart(), release.name, load_values(["agg.yaml"], deep_merge(
-                    OPERATOR_VALUES, {"dynamo": {"releaseLine": "1.2"}})), namespace=namespace, timeout=60,
-                    wait="hookOnly")
+                    without_line, {"dynamo": {"releaseLine": line, "operator": {"namespace": OPERATOR.NAMESPACE}}})),
+                    namespace=namespace, timeout=60, wait="hookOnly")
         finally:
             release.close()
             delete_namespace(k8s, namespace)
         assert dynamo_operator.version == "1.5.0"
         assert ("the Dynamo operator in the cluster is 1.5.0 (Deployment dynamo-system/"
                 "dynamo-operator-controller-manager), and an operator supports runtimes from two minors before its own "
-                "to one after it (1.3 to 1.6 here), but this release renders the runtime 1.2.1 (dynamo.releaseLine=1.2); "
-                "allowed: dynamo.releaseLine=1.6") in str(refused.value)
+                f"to one after it (1.3 to 1.6 here), but this release renders the runtime {runtime} "
+                f"(dynamo.releaseLine={line}); allowed: dynamo.releaseLine=1.6") in str(refused.value)
 
 
 class TestPlannerUnderTheOperator:

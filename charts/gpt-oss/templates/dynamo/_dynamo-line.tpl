@@ -1,7 +1,7 @@
 {{- /* The Dynamo release line the chart renders for. */}}
 
 {{/*
-The selected Dynamo release line, "1.2" or "1.6": dynamo.releaseLine (the values schema allows those two).
+The selected Dynamo release line, "1.2", "1.6" or "1.7": dynamo.releaseLine (the values schema allows those three).
 Usage: {{ $line := include "gpt-oss.dynamoLine" . }}
 */}}
 {{- define "gpt-oss.dynamoLine" -}}

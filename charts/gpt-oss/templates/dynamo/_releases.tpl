@@ -2,7 +2,7 @@
 ../shared/DYNAMO-RELEASES-FACTS.md, sections 0, 3 and 4; docs/targets.md, "Dynamo release lines"). */}}
 
 {{/*
-Every release line the chart renders for, keyed by line ("1.2", "1.6"); one record per line:
+Every release line the chart renders for, keyed by line ("1.2", "1.6", "1.7"); one record per line:
   line: the line's name, MAJOR.MINOR
   runtime: the Dynamo runtime the line pins (tag) and the runtime versions that take its shape
     (from <= version < below): dynamo.image.tag or dynamo.runtimeVersionOverride outside it is refused
@@ -10,9 +10,11 @@ Every release line the chart renders for, keyed by line ("1.2", "1.6"); one reco
     dynamo.frontend from the runtime image), planner (Dynamo's own planner image from 1.1.0)
   api: the DGD apiVersion and shape the chart writes (components: spec.components[] + podTemplate, container main)
   worker: modelFlag, the dynamo.trtllm flag naming the model (--model from the 1.3 line's code; --model-path is
-    its alias, accepted by 1.2.1 to 1.6.1)
+    its alias, accepted by 1.2.1 to 1.7.0.dev); admissionGate, the backend admission gate's environment (1.7: the
+    DYN_BACKEND_ADMISSION_* variables, per DP rank, off unless a limit is set), "" where the chart renders none
   frontend: routerQueueThreshold, rendered under frontend.routerMode=kv when the runtime is 1.4.0 or newer (1.4.0
-    turned router queueing off by default; 16.0 was the 1.3 default); adminApi, the frontend admin API's default
+    turned router queueing off by default; 16.0 was the 1.3 default), "" on a line whose frontend deprecates the flag
+    (1.7: "will be removed in v1.7", replaced by --router-policy-config); adminApi, the frontend admin API's default
   operatorDefaults: what the operator injects and the chart leaves alone: reservedEnv (refused in workers env),
     systemPort, livenessFailureThreshold, healthChecks (worker canary checks), reservedInitContainers,
     mainContainer
@@ -37,6 +39,7 @@ Usage: {{ $lines := include "gpt-oss.dynamoReleases" . | fromYaml }}
     shape: components
   worker:
     modelFlag: --model-path
+    admissionGate: ""
   frontend:
     routerQueueThreshold: "16.0"
     adminApi: "off before 1.3.0, on from 1.3.0"
@@ -63,7 +66,7 @@ Usage: {{ $lines := include "gpt-oss.dynamoReleases" . | fromYaml }}
 "1.6":
   line: "1.6"
   runtime:
-    tag: 1.6.1
+    tag: 1.6.2
     from: 1.5.0
     below: 1.7.0
   images:
@@ -74,6 +77,7 @@ Usage: {{ $lines := include "gpt-oss.dynamoReleases" . | fromYaml }}
     shape: components
   worker:
     modelFlag: --model
+    admissionGate: ""
   frontend:
     routerQueueThreshold: "16.0"
     adminApi: "on"
@@ -97,6 +101,44 @@ Usage: {{ $lines := include "gpt-oss.dynamoReleases" . | fromYaml }}
     grove: ">= v0.1.0-alpha.14"
     kaiScheduler: ">= v0.17.0"
     crds: "the 1.6.x platform's (v1beta1 served and stored)"
+"1.7":
+  line: "1.7"
+  runtime:
+    tag: 1.7.0
+    from: 1.7.0
+    below: 1.8.0
+  images:
+    runtime: tensorrtllm-runtime
+    planner: dynamo-planner
+  api:
+    version: nvidia.com/v1beta1
+    shape: components
+  worker:
+    modelFlag: --model
+    admissionGate: DYN_BACKEND_ADMISSION
+  frontend:
+    routerQueueThreshold: ""
+    adminApi: "on"
+  operatorDefaults:
+    reservedEnv: [DYN_SYSTEM_PORT]
+    systemPort: 9090
+    livenessFailureThreshold: 3
+    healthChecks: "on (DYN_HEALTH_CHECK_ENABLED=false opts out)"
+    reservedInitContainers: [runtime]
+    mainContainer: main
+  epp:
+    kind: "Rust EPP inside the frontend image"
+    eppConfig: forbidden
+  admission:
+    componentFieldsSince:
+      minAvailable: 1.3.0
+      providerOverride: 1.5.0
+    runtimeVersionOverride: "needed when the image tag has no version"
+  platform:
+    operator: 1.7.x (1.6.x to 1.9.x admit it)
+    grove: "minimum not published for 1.7 (1.6 needs >= v0.1.0-alpha.14)"
+    kaiScheduler: "minimum not published for 1.7 (1.6 needs >= v0.17.0)"
+    crds: "the 1.7.x platform's (v1beta1 served and stored; adds DGDR v1beta2, DynamoGraphDeploymentRun and DynamoGraphDeploymentCandidate)"
 {{- end }}
 
 {{/*
@@ -125,7 +167,8 @@ Usage: {{ $minors := include "gpt-oss.dynamoMinors" . | fromYamlArray }}
 - {minor: "1.3", tag: 1.3.1, line: "1.2"}
 - {minor: "1.4", tag: 1.4.1, line: "1.2"}
 - {minor: "1.5", tag: 1.5.1, line: "1.6"}
-- {minor: "1.6", tag: 1.6.1, line: "1.6"}
+- {minor: "1.6", tag: 1.6.2, line: "1.6"}
+- {minor: "1.7", tag: 1.7.0, line: "1.7"}
 {{- end }}
 
 {{/*

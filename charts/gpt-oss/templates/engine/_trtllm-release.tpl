@@ -2,8 +2,8 @@
 
 {{/*
 The TensorRT-LLM release inside the tensorrtllm-runtime image of each Dynamo minor (DYNAMO-RELEASES-FACTS.md
-section 0; 1.6.1 is taken to keep 1.6.0's): a release line's own, and those of the stepping-stone runtimes of the
-one-minor-at-a-time upgrade path.
+section 0; 1.6.1 and 1.6.2 keep 1.6.0's, and 1.7.0 moves to 1.4.0rc2: dynamo/RELEASE-1.7-FACTS.md section 1): a
+release line's own, and those of the stepping-stone runtimes of the one-minor-at-a-time upgrade path.
 Usage: {{ $pins := include "gpt-oss.dynamoTrtllmPins" . | fromYaml }}
 */}}
 {{- define "gpt-oss.dynamoTrtllmPins" -}}
@@ -12,11 +12,13 @@ Usage: {{ $pins := include "gpt-oss.dynamoTrtllmPins" . | fromYaml }}
 "1.4": 1.3.0rc22
 "1.5": 1.3.0rc25
 "1.6": 1.3.0rc29
+"1.7": 1.4.0rc2
 {{- end }}
 
 {{/*
 The TensorRT-LLM release that reads the engine YAML. runtime dynamo: the one inside the line's runtime image
-(gpt-oss.dynamoTrtllmPins: the 1.2 line 1.3.0rc14, the 1.6 line 1.3.0rc29); runtime trtllm-serve: the
+(gpt-oss.dynamoTrtllmPins: the 1.2 line 1.3.0rc14, the 1.6 line 1.3.0rc29, the 1.7 line 1.4.0rc2); runtime
+trtllm-serve: the
 release of trtllmServe.image.tag (gpt-oss.trtllmServe.release), "" for a digest or a custom tag.
 Usage: {{ include "gpt-oss.trtllmRelease" . }}
 */}}

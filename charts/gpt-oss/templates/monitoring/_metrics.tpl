@@ -11,7 +11,8 @@ The selected release line's (gpt-oss.dynamoLine) Dynamo series, as YAML:
     (trtllm/args.py DEFAULT_ENDPOINT_COMPONENT / DEFAULT_PREFILL_COMPONENT: tensorrt_llm in 1.2.1, backend in 1.6.1).
 1.2 line (ai-dynamo 1.2.1): dynamo_frontend_inflight_requests and dynamo_frontend_queued_requests. 1.6 line (1.6.1):
 those are deprecated (metrics catalog: -> dynamo_frontend_active_requests, and the sum of
-dynamo_frontend_stage_requests{stage=~"preprocess|route|dispatch"}); the 1.6.1 frontend serves both (tests/e2e).
+dynamo_frontend_stage_requests{stage=~"preprocess|route|dispatch"}); the 1.6.1 frontend serves both (tests/e2e). 1.7
+line: the 1.6 line's series.
 Usage: {{ $metrics := include "gpt-oss.dynamoMetrics" . | fromYaml }}
 */}}
 {{- define "gpt-oss.dynamoMetrics" -}}
@@ -34,6 +35,9 @@ Usage: {{ include "gpt-oss.computeDynamoMetrics" . }} (templates read it through
     "frontendQueued" (dict "metric" "dynamo_frontend_stage_requests" "matchers" "stage=~\"preprocess|route|dispatch\"" "labels" "stage, phase")
     "workerActive" "dynamo_component_inflight_requests"
     "workerComponents" (dict "agg" "backend" "decode" "backend" "prefill" "prefill")) }}
+{{- /* The 1.7 line's series are the 1.6 line's: every one of them is still defined in 1.7.0.dev (RELEASE-1.7-FACTS.md
+section 4, seen live there). */}}
+{{- $_ := set $lines "1.7" (get $lines "1.6") }}
 {{- toYaml (get $lines (include "gpt-oss.dynamoLine" .)) }}
 {{- end }}
 

@@ -6,12 +6,13 @@ Usage: {{ include "gpt-oss.checkValues.benchmark" . }}
 */}}
 {{- define "gpt-oss.checkValues.benchmark" -}}
 {{- if eq .Values.runtime "dynamo" }}
-{{- /* Rule: the 1.6 frontend answers 400 to nvext.ignore_eos (unknown field), which the 1.2.1 frontend took. */}}
-{{- if eq (include "gpt-oss.dynamoLine" .) "1.6" }}
+{{- /* Rule: the 1.6 and 1.7 frontends answer 400 to nvext.ignore_eos (unknown field), which the 1.2.1 frontend took. */}}
+{{- $line := include "gpt-oss.dynamoLine" . }}
+{{- if ne $line "1.2" }}
 {{- range .Values.benchmark.extraInputs }}
 {{- if regexMatch `"nvext"\s*:\s*\{[^}]*"ignore_eos"` (toString .) }}
-{{- fail (printf (print "benchmark.extraInputs has %s, but the Dynamo 1.6 frontend refuses nvext.ignore_eos (400, unknown field) "
-  "and every benchmark request fails; remove that entry and keep ignore_eos:true, which it accepts") (toString .)) }}
+{{- fail (printf (print "benchmark.extraInputs has %s, but the Dynamo %s frontend refuses nvext.ignore_eos (400, unknown field) "
+  "and every benchmark request fails; remove that entry and keep ignore_eos:true, which it accepts") (toString .) $line) }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -21,10 +21,14 @@ Usage: {{ include "gpt-oss.checkValues.dynamoRelease" . }}
 
 {{- /* Rule: the runtime is one the line's shape runs (no version at all is refused by dynamoAdmission). */}}
 {{- if and $version (not (semverCompare (printf ">=%s-0, <%s-0" $range.from $range.below) $version)) }}
+{{- $lines := list }}
+{{- range $line, $record := include "gpt-oss.dynamoReleases" . | fromYaml }}
+{{- $lines = append $lines (printf "%s (runtimes %s up to %s)" $line $record.runtime.from $record.runtime.below) }}
+{{- end }}
 {{- $msg := list "dynamo.releaseLine=%s renders for Dynamo %s up to (not including) %s, but the runtime is %s"
-  " (dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: dynamo.releaseLine=1.2 for runtimes 1.2.0 to"
-  " 1.4.x, 1.6 for 1.5.0 to 1.6.x, and dynamo.image.tag empty for the line's own %s" }}
-{{- fail (printf (join "" $msg) $release.line $range.from $range.below $version $range.tag) }}
+  " (dynamo.runtimeVersionOverride, else dynamo.image.tag); allowed: dynamo.releaseLine=%s, and dynamo.image.tag"
+  " empty for the line's own %s" }}
+{{- fail (printf (join "" $msg) $release.line $range.from $range.below $version (join ", " $lines) $range.tag) }}
 {{- end }}
 
 {{- /* Rule: workers env leaves the operator's injected variables alone (its probes use the system port). */}}
