@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# The e2e tier's ai-dynamo 1.6.1 venv (the dynamo-1.6 release line of tests/e2e), from requirements-e2e-dynamo-1.6.txt.
-# usage: bash ci/dynamo-venv.sh [VENV]   (default .venv-dynamo-1.6; the e2e tier finds it there, or at
-#        $GPT_OSS_DYNAMO_16_PYTHON)
-# ai-dynamo 1.6.1 requires aisimulate, which cannot install here (requirements-e2e-dynamo-1.6.txt says why), so
-# ai-dynamo and ai-dynamo-runtime go in with --no-deps, then the rest of the pinned set, also --no-deps (it is the
-# whole resolved set). Ends by importing what the tier runs: the frontend and the mocker.
+# The e2e tier's venv of a Dynamo release line other than the main venv's 1.2 (tests/e2e: dynamo-1.6, dynamo-1.7), from
+# requirements-e2e-dynamo-<line>.txt, the line read from the venv's name.
+# usage: bash ci/dynamo-venv.sh [VENV]   (default .venv-dynamo-1.6; .venv-dynamo-1.7 for the 1.7 line; the e2e tier
+#        finds them there, or at $GPT_OSS_DYNAMO_16_PYTHON / $GPT_OSS_DYNAMO_17_PYTHON)
+# Both lines' ai-dynamo require aisimulate, which cannot install here (each requirements file says why), so ai-dynamo
+# and ai-dynamo-runtime go in with --no-deps, then the rest of the pinned set, also --no-deps (it is the whole resolved
+# set). Ends by importing what the tier runs: the frontend and the mocker.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 venv=${1:-.venv-dynamo-1.6}
-requirements=requirements-e2e-dynamo-1.6.txt
+line=${venv##*-dynamo-}
+requirements=requirements-e2e-dynamo-${line}.txt
+if [[ ! -f $requirements ]]; then
+  echo "ci/dynamo-venv.sh: $venv names no line with a requirements file (allowed: .venv-dynamo-1.6, .venv-dynamo-1.7)" >&2
+  exit 2
+fi
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 mapfile -t dynamo < <(grep -E '^ai-dynamo(-runtime)?==' "$requirements")

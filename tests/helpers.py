@@ -76,12 +76,13 @@ NETWORK_POLICY_ON = {"enabled": True, "apiServer": {"to": [{"ipBlock": {"cidr": 
 
 
 
-# The Dynamo release lines the chart renders, and the ai-dynamo release each line's e2e tests run.
-DYNAMO_LINE_RELEASES = {"1.2": "1.2.1", "1.6": "1.6.1"}
+# The Dynamo release lines the chart renders, and the ai-dynamo release each line's e2e tests run (1.7: the newest
+# 1.7 build installable here, a nightly four weeks before 1.7.0).
+DYNAMO_LINE_RELEASES = {"1.2": "1.2.1", "1.6": "1.6.1", "1.7": "1.7.0.dev20261026"}
 
 
 def dynamo_line_values(line: str) -> dict:
-    """The values that select a Dynamo release line ("1.2" or "1.6"): the one place the tests select it."""
+    """The values that select a Dynamo release line ("1.2", "1.6" or "1.7"): the one place the tests select it."""
     return {"dynamo": {"releaseLine": line}}
 
 

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from tests.helpers import (CHART_DIR, DYNAMO_OVERLAYS, ChartRenderError, Refusal, dgd_components, dgd_workers, find,
-                           render_chart, render_notes)
+                           plan_document, render_chart, render_notes)
 
 DGD = ["templates/dynamo/dynamographdeployment.yaml"]
 RUNTIME = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime"
@@ -31,6 +31,21 @@ RELEASE_REFUSALS = [
      "workers.decode.env.DYN_SYSTEM_PORT is set, but the Dynamo operator sets DYN_SYSTEM_PORT on every worker (9090) "
      "and points the probes it adds at it, so the pods would never be ready; remove it (the operator's variables: "
      "DYN_SYSTEM_PORT)"),
+    ("admission-gate-before-1-7", "agg.yaml",
+     {"dynamo": {"releaseLine": "1.6", "admissionGate": {"engineRequestLimit": 800, "requestQueueLimit": 16}}},
+     "dynamo.admissionGate.engineRequestLimit=800, dynamo.admissionGate.requestQueueLimit=16 is set, but the workers of "
+     "the Dynamo 1.6 line have no DYN_BACKEND_ADMISSION_* gate (it came with Dynamo 1.7.0), so nothing would limit "
+     "them; allowed: dynamo.releaseLine=1.7, or dynamo.admissionGate left at its defaults"),
+    ("admission-queue-without-an-engine-limit", "agg.yaml", {"dynamo": {"admissionGate": {"requestQueueLimit": 512}}},
+     "dynamo.admissionGate.requestQueueLimit=512 queues requests while an engine limit is reached, but no engine limit "
+     "is set, and a Dynamo 1.7 worker with a positive queue limit and no engine limit fails at start; allowed: "
+     "dynamo.admissionGate.engineRequestLimit or engineRequestWaitingLimit set, or requestQueueLimit=0"),
+    ("admission-gate-in-workers-env", "disagg-k8s.yaml",
+     {"workers": {"decode": {"env": {"DYN_BACKEND_ADMISSION_ENGINE_REQUEST_LIMIT": "64"}}}},
+     "workers.decode.env.DYN_BACKEND_ADMISSION_ENGINE_REQUEST_LIMIT is set, but the chart sets the Dynamo 1.7 workers' "
+     "admission gate (DYN_BACKEND_ADMISSION_*, per attention-DP rank) from dynamo.admissionGate, and counts it in the "
+     "plan; remove it and set dynamo.admissionGate.engineRequestLimit, engineRequestWaitingLimit or requestQueueLimit "
+     "instead"),
 ]
 # The table of the concern gpt-oss.checkValues.dynamoRelease (tests/test_check_values.py counts its cases against the
 # fail calls; LIVE_MESSAGES need a live cluster: tests/cluster/test_dynamo_upgrade.py).
@@ -184,3 +199,59 @@ class TestReleaseLines:
                 "it), Grove minimum not published for 1.7 (1.6 needs >= v0.1.0-alpha.14), KAI scheduler minimum not "
                 "published for 1.7 (1.6 needs >= v0.17.0).") in notes
         assert "The chart could not see the Dynamo operator's version" in notes
+
+
+def env_of(container: dict) -> dict[str, str]:
+    return {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
+
+
+GATE = "DYN_BACKEND_ADMISSION_"
+
+
+class TestAdmissionGate:
+    """Dynamo 1.7's backend admission gate (RELEASE-1.7-FACTS.md, section 2c): per attention-DP rank, off unless an
+    engine limit is set, over the limits a 529 rather than a queued request."""
+
+    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
+    def test_should_leave_the_gate_off_by_default(self, overlay):
+        workers = dgd_workers(dgd_of(overlay))
+        assert [name for w in workers.values() for name in env_of(w["main"]) if name.startswith(GATE)] == []
+
+    def test_should_set_each_limit_per_attention_dp_rank_on_every_worker(self):
+        values = {"dynamo": {"admissionGate": {"engineRequestLimit": 800, "engineRequestWaitingLimit": 64,
+                                               "requestQueueLimit": 100}}}
+        for worker in dgd_workers(dgd_of("disagg-k8s.yaml", values)).values():
+            gate = {k: v for k, v in env_of(worker["main"]).items() if k.startswith(GATE)}
+            assert gate == {"DYN_BACKEND_ADMISSION_ENGINE_REQUEST_LIMIT": "800",
+                            "DYN_BACKEND_ADMISSION_ENGINE_REQUEST_WAITING_LIMIT": "64",
+                            "DYN_BACKEND_ADMISSION_REQUEST_QUEUE_LIMIT": "100"}
+
+    def test_should_count_the_gate_against_the_benchmark(self):
+        # agg.yaml (FACTS.md): maxBatchSize 800 per attention-DP rank, TP4 with attention DP (4 ranks), concurrency
+        # 3600. A limit of 800 per rank and no queue admit 3200: 400 of the benchmark's requests get 529.
+        objects = render_chart(["agg.yaml"], {"dynamo": {"admissionGate": {"engineRequestLimit": 800}}})
+        doc = plan_document(objects)
+        assert doc["admissionCapacity"] == 3200
+        assert ("benchmark concurrency 3600 exceeds the 3200 requests the workers' admission gates take "
+                "(dynamo.admissionGate: engineRequestLimit 800 + requestQueueLimit 0 per attention-DP rank; "
+                "workers.worker: 4 attention-DP ranks x 1 replicas): 400 requests are rejected with HTTP 529, not "
+                "queued") in doc["warnings"]
+        # A queue of 100 per rank takes 400 more: the benchmark fits.
+        queued = plan_document(render_chart(["agg.yaml"], {"dynamo": {"admissionGate": {
+            "engineRequestLimit": 800, "requestQueueLimit": 100}}}))
+        assert queued["admissionCapacity"] == 3600
+        assert not [w for w in queued["warnings"] if "admission gates take" in w]
+
+    def test_should_warn_when_the_gate_keeps_the_batch_from_filling(self):
+        doc = plan_document(render_chart(["agg.yaml"], {"dynamo": {"admissionGate": {"engineRequestLimit": 256}}}))
+        assert ("dynamo.admissionGate.engineRequestLimit 256 is below workers.worker.maxBatchSize 800: the gate admits "
+                "fewer requests per attention-DP rank than the engine batches, so the batch never fills") in doc["warnings"]
+
+    def test_should_show_the_gate_in_the_plan(self, capsys, monkeypatch):
+        from tests.helpers import REPO_ROOT
+        from tools.gptoss import plan as plan_tool
+        monkeypatch.chdir(REPO_ROOT)
+        assert plan_tool.main(["-f", "values/agg.yaml", "--set", "dynamo.admissionGate.engineRequestLimit=800",
+                               "--set", "dynamo.admissionGate.requestQueueLimit=100"]) == 0
+        assert ("    admission gate (DYN_BACKEND_ADMISSION_*, per attention-DP rank): ENGINE_REQUEST_LIMIT=800, "
+                "REQUEST_QUEUE_LIMIT=100; a pod takes 3600 requests, then answers HTTP 529") in capsys.readouterr().out

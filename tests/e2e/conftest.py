@@ -40,17 +40,25 @@ REQUIRED_MODULES = {
     "tokenizers": "tokenizers (a dependency of ai-dynamo)",
 }
 # The Dynamo release lines the tier runs (test ids dynamo-<line>): the 1.2 line on the main venv's ai-dynamo 1.2.1
-# (requirements-e2e.txt), the 1.6 line on ai-dynamo 1.6.1 in its own venv (bash ci/dynamo-venv.sh; or the interpreter
-# named by GPT_OSS_DYNAMO_16_PYTHON). aiperf always runs from the main venv.
+# (requirements-e2e.txt), each other line on its ai-dynamo in a venv of its own, .venv-dynamo-<line> (bash
+# ci/dynamo-venv.sh .venv-dynamo-<line>; or the interpreter named by GPT_OSS_DYNAMO_<16|17>_PYTHON): 1.6.1, and the
+# 1.7.0.dev nightly for the 1.7 line. aiperf always runs from the main venv.
 DYNAMO_LINES = tuple(DYNAMO_LINE_RELEASES)
-DYNAMO_16_PYTHON_ENV = "GPT_OSS_DYNAMO_16_PYTHON"
-DYNAMO_16_VENV = REPO_ROOT / ".venv-dynamo-1.6"
 line_values = dynamo_line_values  # the values that select a line (tests/helpers.py)
+
+
+def line_python_env(line: str) -> str:
+    """The variable that may name another interpreter for a line's Dynamo: GPT_OSS_DYNAMO_16_PYTHON for "1.6"."""
+    return f"GPT_OSS_DYNAMO_{line.replace('.', '')}_PYTHON"
+
+
+def line_venv(line: str) -> Path:
+    return REPO_ROOT / f".venv-dynamo-{line}"
 
 
 # (id, overlay, extra values, line): every Dynamo target as rendered on each line; the trtllm-serve targets (no Dynamo
 # process of the chart's: their stand-in's Dynamo is the test's) and one with a replica count changed by values (the
-# plan's replica handling, the same on both lines) on the 1.2 line.
+# plan's replica handling, the same on every line) on the 1.2 line.
 CASES = [(f"dynamo-{line}-{overlay}", overlay, {}, line) for line in DYNAMO_LINES for overlay in OVERLAYS
          if line == "1.2" or RUNTIMES[overlay] == "dynamo"] + [
     ("dynamo-1.2-disagg-k8s.yaml+2-prefill-replicas", "disagg-k8s.yaml", {"workers": {"prefill": {"replicas": 2}}},
@@ -133,11 +141,11 @@ def e2e_python() -> str:
 
 
 def line_python(line: str, main_python: str) -> str:
-    """The interpreter that runs a line's Dynamo processes; the 1.6 line's must hold ai-dynamo 1.6.1 (a missing one
-    skips, and fails under CI=true: .ci/run installs it)."""
+    """The interpreter that runs a line's Dynamo processes; another line's than 1.2 must hold its ai-dynamo (a missing
+    one skips, and fails under CI=true: .ci/run installs it)."""
     if line == "1.2":
         return main_python
-    python = os.environ.get(DYNAMO_16_PYTHON_ENV) or str(DYNAMO_16_VENV / "bin" / "python")
+    python = os.environ.get(line_python_env(line)) or str(line_venv(line) / "bin" / "python")
     problem = _line_python_problem(line, python)
     if problem:
         skip_for_missing_part(problem)
@@ -148,21 +156,21 @@ def line_python(line: str, main_python: str) -> str:
 def _line_python_problem(line: str, python: str) -> str | None:
     """Why python cannot run the line's Dynamo, or None; checked once per session (the import takes seconds)."""
     if not Path(python).exists():
-        return (f"e2e tier, dynamo-{line}: no {python}; install it with `bash ci/dynamo-venv.sh` "
-                f"(or name an interpreter with ai-dynamo {DYNAMO_LINE_RELEASES[line]} in {DYNAMO_16_PYTHON_ENV})")
+        return (f"e2e tier, dynamo-{line}: no {python}; install it with `bash ci/dynamo-venv.sh {line_venv(line).name}` "
+                f"(or name an interpreter with ai-dynamo {DYNAMO_LINE_RELEASES[line]} in {line_python_env(line)})")
     probe = subprocess.run([python, "-c", "import dynamo.frontend, dynamo.mocker; from importlib.metadata import "
                             "version; print(version('ai-dynamo'))"], capture_output=True, text=True, timeout=120)
     found = probe.stdout.strip()
     if probe.returncode != 0 or found != DYNAMO_LINE_RELEASES[line]:
         return (f"e2e tier, dynamo-{line}: {python} has ai-dynamo {found or '(none)'}, needs "
-                f"{DYNAMO_LINE_RELEASES[line]} with its frontend and mocker (bash ci/dynamo-venv.sh): "
+                f"{DYNAMO_LINE_RELEASES[line]} with its frontend and mocker (bash ci/dynamo-venv.sh {line_venv(line).name}): "
                 f"{probe.stderr.strip()[-500:]}")
     return None
 
 
 @pytest.fixture(scope="session", params=DYNAMO_LINES, ids=[f"dynamo-{line}" for line in DYNAMO_LINES])
 def dynamo_line(request) -> str:
-    """Each Dynamo release line the live checks run on ("1.2", "1.6"); render with line_values(dynamo_line)."""
+    """Each Dynamo release line the live checks run on ("1.2", "1.6", "1.7"); render with line_values(dynamo_line)."""
     return request.param
 
 

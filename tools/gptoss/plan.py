@@ -72,10 +72,15 @@ def trtllm_serve_lines(objects: list[dict], deployment: dict, quantization: dict
     ]
 
 
+# The worker variables of Dynamo 1.7's backend admission gate (dynamo.admissionGate), per attention-DP rank.
+ADMISSION_GATE_PREFIX = "DYN_BACKEND_ADMISSION_"
+
+
 def dynamo_lines(objects: list[dict], quantization: dict[str, str]) -> list[str]:
-    """The Dynamo runtime: the DynamoGraphDeployment's worker roles and their engine YAMLs."""
+    """The Dynamo runtime: the DynamoGraphDeployment's worker roles, their engine YAMLs and admission gates."""
     dgd = find(objects, "DynamoGraphDeployment")
     engine = find(objects, "ConfigMap", f"{dgd['metadata']['name']}-engine")["data"]
+    admits = {role["component"]: role["gateAdmitsPerReplica"] for role in plan_document(objects)["roles"]}
     lines = [f"DynamoGraphDeployment {dgd['metadata']['name']} ({dgd['apiVersion']}), "
              f"{dgd['metadata']['annotations']['gpt-oss/total-gpus']} GPUs in total"]
     for name, worker in dgd_workers(dgd).items():
@@ -87,6 +92,12 @@ def dynamo_lines(objects: list[dict], quantization: dict[str, str]) -> list[str]
             f"    image {worker['main']['image']}, quantization {quantization[name]}",
             f"    engine ({engine_file}): " + json.dumps(load_yaml(engine[engine_file]), sort_keys=True),
         ]
+        gate = [f"{e['name'].removeprefix(ADMISSION_GATE_PREFIX)}={e['value']}" for e in worker["main"].get("env", [])
+                if e["name"].startswith(ADMISSION_GATE_PREFIX)]
+        if gate:
+            bound = (f"a pod takes {admits[name]} requests, then answers HTTP 529" if admits[name]
+                     else "no engine request limit: no count of requests bounds a pod")
+            lines.append(f"    admission gate ({ADMISSION_GATE_PREFIX}*, per attention-DP rank): {', '.join(gate)}; {bound}")
     return lines
 
 

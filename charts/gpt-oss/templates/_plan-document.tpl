@@ -2,8 +2,9 @@
 
 {{/*
 The plan as a reader gets it, computed once per render (NOTES.txt formats it; the ConfigMap <fullname>-plan carries
-it for tools/plan.py and tools/predict.py): GPUs, layout, each role's shape and quantization, decode slots,
-benchmark, sizing warnings, and the TensorRT-LLM release that runs ("" for an unversioned image).
+it for tools/plan.py and tools/predict.py): GPUs, layout, each role's shape and quantization, decode slots, the
+admission gate's capacity, benchmark, sizing warnings, and the TensorRT-LLM release that runs ("" for an unversioned
+image).
 Usage: {{ $doc := include "gpt-oss.planDocument" . | fromYaml }}
 */}}
 {{- define "gpt-oss.planDocument" -}}
@@ -23,13 +24,13 @@ Usage: {{ include "gpt-oss.computePlanDocument" . }} (templates read it through 
 {{- $roles = append $roles (dict "component" .component "valuesKey" .valuesKey "mode" .mode
   "replicas" (int .replicas) "gpusPerReplica" (int .gpusPerReplica) "gpus" (int .gpus)
   "tensorParallelSize" (int .tensorParallelSize) "expertParallelSize" (int .expertParallelSize) "attentionDpRanks" (int .attentionDpRanks)
-  "slots" (int .slots) "quantization" (get $quantization .key)) }}
+  "slots" (int .slots) "gateAdmitsPerReplica" (int .gateAdmitsPerReplica) "quantization" (get $quantization .key)) }}
 {{- end }}
 {{- $layout := ternary "trtllm-serve" (ternary "disaggregated" "aggregated" $plan.disaggregated) $trtllmServe }}
 {{- $benchmark := dict "gpuCount" (int $plan.benchmark.gpuCount) "concurrency" (int $plan.benchmark.concurrency)
   "requestCount" (int $plan.benchmark.requestCount) }}
 {{- $doc := dict "runtime" .Values.runtime "gpuType" .Values.gpu.type "totalGpus" (int $plan.totalGpus) "layout" $layout
-  "roles" $roles "decodeSlots" (int $plan.decodeSlots) "benchmark" $benchmark
+  "roles" $roles "decodeSlots" (int $plan.decodeSlots) "admissionCapacity" (int $plan.admissionCapacity) "benchmark" $benchmark
   "warnings" (include "gpt-oss.warnings" . | fromYamlArray) "trtllmRelease" (include "gpt-oss.trtllmRelease" .)
   "engineKeys" (pick (include "gpt-oss.engineKeyList" . | fromYaml) "release" "list" "summary") }}
 {{- toYaml $doc }}

@@ -42,6 +42,27 @@ models it): prefill's for prompts, decode's for tokens. */}}
   (printf "benchmark concurrency %d exceeds the %d decode slots (%s): %d requests will queue and inflate TTFT%s" $concurrency $slots (join "; " $parts)
   (sub $concurrency $slots) (ternary (printf "; expected: %s" $expected.decodeSlots) "" (ne $expected.decodeSlots ""))) }}
 {{- end }}
+{{- /* The admission gate (dynamo.admissionGate, per attention-DP rank): what it rejects with 529 instead of queueing. */}}
+{{- $gate := .Values.dynamo.admissionGate }}
+{{- $capacity := int $plan.admissionCapacity }}
+{{- if and $capacity (gt $concurrency $capacity) }}
+{{- $parts := list }}
+{{- range $plan.roles }}{{ if and (ne .mode "prefill") .gateAdmitsPerReplica }}{{ $parts = append $parts
+  (printf "%s: %d attention-DP ranks x %d replicas" .valuesKey (int .attentionDpRanks) (int .replicas)) }}{{ end }}{{ end }}
+{{- $warnings = append $warnings (printf (print "benchmark concurrency %d exceeds the %d requests the workers' admission "
+  "gates take (dynamo.admissionGate: engineRequestLimit %d + requestQueueLimit %d per attention-DP rank; %s): %d "
+  "requests are rejected with HTTP 529, not queued") $concurrency $capacity (int $gate.engineRequestLimit)
+  (int $gate.requestQueueLimit) (join "; " $parts) (sub $concurrency $capacity)) }}
+{{- end }}
+{{- if not (kindIs "invalid" $gate.engineRequestLimit) }}
+{{- range $plan.roles }}
+{{- if and (ne .mode "prefill") (lt (int $gate.engineRequestLimit) (int .maxBatchSize)) }}
+{{- $warnings = append $warnings (printf (print "dynamo.admissionGate.engineRequestLimit %d is below %s.maxBatchSize %d: "
+  "the gate admits fewer requests per attention-DP rank than the engine batches, so the batch never fills")
+  (int $gate.engineRequestLimit) .valuesKey (int .maxBatchSize)) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- range $plan.roles }}
 {{- if ne .mode "prefill" }}
 {{- $role := ternary $.Values.trtllmServe (get $.Values.workers .key) (eq .key "server") }}

@@ -26,10 +26,13 @@ Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
 
 {{/*
 The plan: every number the chart computes (GPUs per role and in total, decode slots, benchmark
-concurrency and request count, the trtllm-serve startup allowance), for either runtime, computed here
-once and read by every template and the tests. Decode slots: max batch size x attention-DP ranks x
-replicas of the roles that decode (all but prefill). decodeGpus and prefillGpus: the GPUs of the roles that
-decode (all but prefill) and of those that prefill (all but decode).
+concurrency and request count, the admission gate's capacity, the trtllm-serve startup allowance), for either
+runtime, computed here once and read by every template and the tests. Decode slots: max batch size x attention-DP
+ranks x replicas of the roles that decode (all but prefill). decodeGpus and prefillGpus: the GPUs of the roles that
+decode (all but prefill) and of those that prefill (all but decode). Admission gate (dynamo.admissionGate, its
+limits per attention-DP rank): gateAdmitsPerReplica, the requests a replica takes before it rejects (engine limit
+plus queue, x ranks; 0 when no engine request limit bounds it), and admissionCapacity, the sum over the replicas of
+the roles that decode (0: unbounded).
 Usage: {{ $plan := include "gpt-oss.computePlan" . | fromYaml }} (templates read it through gpt-oss.plan)
 */}}
 {{- define "gpt-oss.computePlan" -}}
@@ -63,13 +66,16 @@ Usage: {{ $plan := include "gpt-oss.computePlan" . | fromYaml }} (templates read
 {{- $gpus := mul $gpusPerReplica $replicas }}
 {{- $dpRanks := ternary (int $role.tensorParallelSize) 1 (and $role.attentionDP true) }}
 {{- $slotsPerReplica := mul (int $role.maxBatchSize) $dpRanks }}
+{{- $gate := $.Values.dynamo.admissionGate }}
+{{- $gateAdmits := ternary 0 (mul (add (int $gate.engineRequestLimit) (int $gate.requestQueueLimit)) $dpRanks)
+  (kindIs "invalid" $gate.engineRequestLimit) }}
 {{- /* Extra DGD component fields: the user's, then the scaling adapter when something scales the role. */}}
 {{- $fields := merge (deepCopy $owner.fields) (deepCopy $.Values.workers.componentFields) }}
 {{- $roles = append $roles (dict "key" $row.key "component" $row.component "mode" $row.mode "valuesKey" (printf "workers.%s" $row.key) "replicas"
   $replicas "gpusPerReplica" $gpusPerReplica "gpus" $gpus "tensorParallelSize" (int $role.tensorParallelSize) "expertParallelSize"
   (int $role.expertParallelSize) "attentionDpRanks" $dpRanks "maxBatchSize" (int $role.maxBatchSize) "slotsPerReplica" $slotsPerReplica
   "slots" (mul $slotsPerReplica $replicas) "scaledBy" $owner.scaledBy "minReplicas" (int $owner.minReplicas) "maxReplicas" (int $owner.maxReplicas)
-  "adapter" $owner.adapter "fields" $fields) }}
+  "adapter" $owner.adapter "fields" $fields "gateAdmitsPerReplica" $gateAdmits) }}
 {{- $totalGpus = add $totalGpus $gpus }}
 {{- end }}
 {{- end }}
@@ -77,8 +83,12 @@ Usage: {{ $plan := include "gpt-oss.computePlan" . | fromYaml }} (templates read
 {{- $decodeSlots := 0 }}
 {{- $decodeGpus := 0 }}
 {{- $prefillGpus := 0 }}
+{{- $admissionCapacity := 0 }}
 {{- range $roles }}
 {{- if ne .mode "prefill" }}{{ $decodeSlots = add $decodeSlots .slots }}{{ $decodeGpus = add $decodeGpus .gpus }}{{ end }}
+{{- if and (ne .mode "prefill") .gateAdmitsPerReplica }}
+{{- $admissionCapacity = add $admissionCapacity (mul (int .gateAdmitsPerReplica) (int .replicas)) }}
+{{- end }}
 {{- if ne .mode "decode" }}{{ $prefillGpus = add $prefillGpus .gpus }}{{ end }}
 {{- end }}
 {{- $bench := .Values.benchmark }}
@@ -102,6 +112,7 @@ frontend: {{ toYaml $owners.frontend | nindent 2 }}
 {{- end }}
 totalGpus: {{ $totalGpus }}
 decodeSlots: {{ $decodeSlots }}
+admissionCapacity: {{ $admissionCapacity }}
 decodeGpus: {{ $decodeGpus }}
 prefillGpus: {{ $prefillGpus }}
 disaggregated: {{ $disaggregated }}

@@ -50,12 +50,14 @@ Usage: {{ include "gpt-oss.workerArgs" (dict "root" $ "row" $row) }}
 {{- end }}
 
 {{/*
-Environment of one worker role: shared worker env, role env, quantization override, and HF_HUB_OFFLINE=1
-(no HF token: workers load from the model cache, never from the hub, whatever modelCache.source is).
+Environment of one worker role: shared worker env, role env, quantization override, the admission gate's limits
+(gpt-oss.admissionGateEnv), and HF_HUB_OFFLINE=1 (no HF token: workers load from the model cache, never from the
+hub, whatever modelCache.source is).
 Usage: {{ include "gpt-oss.workerEnv" (dict "root" $ "role" $role) }}
 */}}
 {{- define "gpt-oss.workerEnv" -}}
 {{- $env := merge (deepCopy (default dict .role.env)) (deepCopy (default dict .root.Values.workers.env)) }}
+{{- $env = merge (include "gpt-oss.admissionGateEnv" .root | fromYaml) $env }}
 {{- with .root.Values.workers.overrideQuantAlgo }}
 {{- $_ := set $env "OVERRIDE_QUANT_ALGO" . }}
 {{- end }}
@@ -68,6 +70,25 @@ Usage: {{ include "gpt-oss.workerEnv" (dict "root" $ "role" $role) }}
 {{- $list = append $list (dict "name" $name "value" (get $env $name | toString)) }}
 {{- end }}
 {{- toYaml $list }}
+{{- end }}
+
+{{/*
+The backend admission gate's variables of the release line's workers (its worker.admissionGate prefix, 1.7:
+DYN_BACKEND_ADMISSION), from dynamo.admissionGate: none while no engine limit turns the gate on (upstream's
+default), else each limit set and the queue limit, all per attention-DP rank. A map; the check-values rules keep
+workers env from setting them.
+Usage: {{ $gateEnv := include "gpt-oss.admissionGateEnv" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.admissionGateEnv" -}}
+{{- $prefix := (include "gpt-oss.dynamoRelease" . | fromYaml).worker.admissionGate }}
+{{- $gate := .Values.dynamo.admissionGate }}
+{{- $env := dict }}
+{{- if and $prefix (or (not (kindIs "invalid" $gate.engineRequestLimit)) (not (kindIs "invalid" $gate.engineRequestWaitingLimit))) }}
+{{- with $gate.engineRequestLimit }}{{ $_ := set $env (printf "%s_ENGINE_REQUEST_LIMIT" $prefix) (toString (int .)) }}{{ end }}
+{{- with $gate.engineRequestWaitingLimit }}{{ $_ := set $env (printf "%s_ENGINE_REQUEST_WAITING_LIMIT" $prefix) (toString (int .)) }}{{ end }}
+{{- $_ := set $env (printf "%s_REQUEST_QUEUE_LIMIT" $prefix) (toString (int $gate.requestQueueLimit)) }}
+{{- end }}
+{{- toYaml $env }}
 {{- end }}
 
 {{/*

@@ -45,6 +45,56 @@ Usage: {{ include "gpt-oss.checkValues.dynamoRelease" . }}
 {{- end }}
 {{- end }}
 
+{{- $gate := .Values.dynamo.admissionGate }}
+{{- $gatePrefix := $release.worker.admissionGate }}
+{{- $gateSet := list }}
+{{- range $key := list "engineRequestLimit" "engineRequestWaitingLimit" }}
+{{- with index $gate $key }}{{ $gateSet = append $gateSet (printf "dynamo.admissionGate.%s=%d" $key (int .)) }}{{ end }}
+{{- end }}
+{{- with int $gate.requestQueueLimit }}{{ $gateSet = append $gateSet (printf "dynamo.admissionGate.requestQueueLimit=%d" .) }}{{ end }}
+
+{{- /* Rule: the admission gate's values need a line whose workers have the gate (it arrived with Dynamo 1.7.0). */}}
+{{- if and $gateSet (not $gatePrefix) }}
+{{- $lines := list }}
+{{- range $line, $record := include "gpt-oss.dynamoReleases" . | fromYaml }}
+{{- if $record.worker.admissionGate }}{{ $lines = append $lines (printf "dynamo.releaseLine=%s" $line) }}{{ end }}
+{{- end }}
+{{- $msg := list "%s is set, but the workers of the Dynamo %s line have no DYN_BACKEND_ADMISSION_* gate (it came with"
+  " Dynamo 1.7.0), so nothing would limit them; allowed: %s, or dynamo.admissionGate left at its defaults" }}
+{{- fail (printf (join "" $msg) (join ", " $gateSet) $release.line (join " or " $lines)) }}
+{{- end }}
+
+{{- /* Rule: a positive gate queue needs an engine limit (without one the worker fails at start). */}}
+{{- if and (gt (int $gate.requestQueueLimit) 0) (kindIs "invalid" $gate.engineRequestLimit) (kindIs "invalid" $gate.engineRequestWaitingLimit) }}
+{{- $msg := list "dynamo.admissionGate.requestQueueLimit=%d queues requests while an engine limit is reached, but no"
+  " engine limit is set, and a Dynamo 1.7 worker with a positive queue limit and no engine limit fails at start;"
+  " allowed: dynamo.admissionGate.engineRequestLimit or engineRequestWaitingLimit set, or requestQueueLimit=0" }}
+{{- fail (printf (join "" $msg) (int $gate.requestQueueLimit)) }}
+{{- end }}
+
+{{- /* Rule: the gate's variables and flag are the chart's (dynamo.admissionGate), not workers env's or extraArgs'. */}}
+{{- if $gatePrefix }}
+{{- $owned := list (printf "%s_ENGINE_REQUEST_LIMIT" $gatePrefix) (printf "%s_ENGINE_REQUEST_WAITING_LIMIT" $gatePrefix)
+  (printf "%s_REQUEST_QUEUE_LIMIT" $gatePrefix) "DYN_ENGINE_REQUEST_LIMIT" "DYN_DYNAMO_REQUEST_QUEUE_LIMIT" }}
+{{- range $key := list "" "worker" "prefill" "decode" }}
+{{- $where := ternary "workers" (printf "workers.%s" $key) (eq $key "") }}
+{{- $values := ternary $.Values.workers (get $.Values.workers $key | default dict) (eq $key "") }}
+{{- $env := default dict $values.env }}
+{{- $args := list }}
+{{- range $values.extraArgs | default list }}{{ $args = append $args (regexReplaceAll "=.*$" (toString .) "") }}{{ end }}
+{{- range $name := $owned }}
+{{- $found := ternary (printf "%s.env.%s" $where $name) "" (hasKey $env $name) }}
+{{- if and (not $found) (has "--engine-request-limit" $args) }}{{ $found = printf "%s.extraArgs --engine-request-limit" $where }}{{ end }}
+{{- if $found }}
+{{- $msg := list "%s is set, but the chart sets the Dynamo %s workers' admission gate (%s_*, per attention-DP rank)"
+  " from dynamo.admissionGate, and counts it in the plan; remove it and set dynamo.admissionGate.engineRequestLimit,"
+  " engineRequestWaitingLimit or requestQueueLimit instead" }}
+{{- fail (printf (join "" $msg) $found $release.line $gatePrefix) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{- /* Rule: the operator the cluster runs supports the runtime: its own minor, two before it, one after (N-2). */}}
 {{- $operator := include "gpt-oss.liveDynamoOperator" . | fromYaml }}
 {{- if and $operator $version }}
