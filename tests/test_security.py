@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import (CHART_DIR, DOWNLOAD_JOB, NETWORK_POLICIES, NETWORK_POLICY_ON, OVERLAYS, REPO_ROOT,
-                           TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_components, find, refusal_params, render_chart,
-                           render_error, render_notes)
+from tests.helpers import (CHART_DIR, DOWNLOAD_JOB, DYNAMO_LINE_RELEASES, NETWORK_POLICIES, NETWORK_POLICY_ON, OVERLAYS,
+                           REPO_ROOT, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_components, find, refusal_params,
+                           render_chart, render_error, render_notes)
 
 API_VERSIONS = ["nvidia.com/v1beta1"]
 
@@ -241,6 +241,9 @@ PLANNER_UNUSED = {
     ("nvidia.com", "dynamographdeployments", "patch"):
         "the DGD fallback when a component has no scaling adapter (404); every role the planner scales has one "
         "(gpt-oss.replicaOwners turns scalingAdapter on)",
+    ("nvidia.com", "dynamographdeploymentscalingadapters", "patch"):
+        "patch_scaling_adapter_writer_fence (1.7): batch scheduling's writer fence, and the chart's planner config "
+        "turns no batch_scheduling on",
 }
 # The endpoint picker (gateway-api-inference-extension v1.5.0) reads its pool's pods and its pool through
 # controller-runtime caches, which get, list and watch, and nothing else (the upstream chart's
@@ -253,18 +256,20 @@ RBAC_VALUES = {"planner": {"enabled": True, "rbac": {"create": True}}, "inferenc
 
 
 def planner_sources() -> dict[str, Path]:
-    """The dynamo/planner folders of the ai-dynamo releases on this machine: 1.2.1 (this interpreter's) and 1.6.1
-    (.venv-dynamo-1.6, or the interpreter GPT_OSS_DYNAMO_16_PYTHON names)."""
+    """The dynamo/planner folders of the ai-dynamo releases on this machine: 1.2.1 (this interpreter's), 1.6.1 and
+    1.7.0.dev20261026 (.venv-dynamo-1.6 and .venv-dynamo-1.7, or the interpreters GPT_OSS_DYNAMO_16_PYTHON and
+    GPT_OSS_DYNAMO_17_PYTHON name)."""
     found = {}
     spec = importlib.util.find_spec("dynamo")
     if spec and spec.submodule_search_locations:
         folder = Path(list(spec.submodule_search_locations)[0]) / "planner"
         if folder.is_dir():
             found["1.2.1"] = folder
-    python = os.environ.get("GPT_OSS_DYNAMO_16_PYTHON")
-    venv = Path(python).parent.parent if python else REPO_ROOT / ".venv-dynamo-1.6"
-    for folder in sorted(venv.glob("lib/python3*/site-packages/dynamo/planner")):
-        found["1.6.1"] = folder
+    for line in ("1.6", "1.7"):
+        python = os.environ.get(f"GPT_OSS_DYNAMO_{line.replace('.', '')}_PYTHON")
+        venv = Path(python).parent.parent if python else REPO_ROOT / f".venv-dynamo-{line}"
+        for folder in sorted(venv.glob("lib/python3*/site-packages/dynamo/planner")):
+            found[DYNAMO_LINE_RELEASES[line]] = folder
     return found
 
 
@@ -327,8 +332,10 @@ class TestLeastPrivilege:
             missing = {call: where for call, where in calls.items() if call not in PLANNER_UNUSED and call not in role}
             assert not missing, f"the {release} planner calls what its Role does not grant: {missing}"
             needed |= set(calls) - set(PLANNER_UNUSED)
-        if "1.6.1" not in sources:
-            pytest.skip("no ai-dynamo 1.6.1 (bash ci/dynamo-venv.sh .venv-dynamo-1.6): the Role's 1.6 verbs are unchecked")
+        for line in ("1.6", "1.7"):
+            if DYNAMO_LINE_RELEASES[line] not in sources:
+                pytest.skip(f"no ai-dynamo {DYNAMO_LINE_RELEASES[line]} (bash ci/dynamo-venv.sh .venv-dynamo-{line}): "
+                            f"the Role's {line} verbs are unchecked")
         assert role == needed, f"granted beyond what any planner calls: {sorted(role - needed)}"
 
     def test_should_name_the_planners_own_deployment_and_adapters(self):
