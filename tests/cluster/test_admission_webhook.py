@@ -146,7 +146,8 @@ class TestRefusalsAgainstTheRealWebhook:
 
 # What the offline file's admitting tests render, and what this operator answers each (with why, where it differs).
 ADMITTED_CASES = {
-    **{f"overlay-{o}": (o, {}, Answer(ADMITTED)) for o in DYNAMO_OVERLAYS},
+    **{f"overlay-{o}": (o, {}, Answer(ADMITTED)) for o in DYNAMO_OVERLAYS},  # the default 1.7 line
+    **{f"line-1.6-{o}": (o, {"dynamo": {"releaseLine": "1.6"}}, Answer(ADMITTED)) for o in ("agg.yaml", "disagg-k8s.yaml")},
     **{f"readable-tag-{t}": ("agg.yaml", {"dynamo": {"releaseLine": "1.2", "image": {"tag": t}}}, Answer(ADMITTED))
        for t in ["1.2.1", "v1.2.1", "1.3.0-dev.1", "1.2.1@sha256:" + "0" * 64]},
     "runtime-version-override": ("disagg-k8s.yaml", {"dynamo": {"releaseLine": "1.2", "image": {"tag": "sha256:0123abcd"},
