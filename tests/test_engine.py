@@ -304,6 +304,12 @@ class TestTrtllmRelease:
         assert sentence in plan_document(render_chart([overlay], values))["engineKeys"]["summary"]
         assert plan_document(render_chart([overlay], values))["engineKeys"]["list"] == release
 
+    def test_should_read_the_release_of_a_tag_pinned_by_digest(self):
+        """docs/security.md's pin, <tag>@sha256:<64 hex>: the tag still names the release whose list checks the YAML."""
+        tag = "1.3.0rc29@sha256:" + "0123abcd" * 8
+        doc = plan_document(render_chart(["trtllm-serve-low-latency.yaml"], {"trtllmServe": {"image": {"tag": tag}}}))
+        assert doc["engineKeys"]["list"] == "1.3.0rc29" and doc["trtllmRelease"] == "1.3.0rc29"
+
     def test_should_check_an_unlisted_release_against_the_shared_list_only_when_allowed(self):
         values = {"trtllmServe": {"image": {"tag": "1.4.0rc1"}, "allowUnlistedRelease": True}}
         doc = plan_document(render_chart(["trtllm-serve-low-latency.yaml"], values))

@@ -348,6 +348,30 @@ class TestTokenCost:
         assert per_token["expr"].endswith("> 0) * 1000000")
         assert per_token["labels"] == {"namespace": "llm", "deployment": "gpt-oss", "role": "decode", "window": "1h"}
 
+    def test_should_take_the_price_as_set_types_it_and_plan_it(self, capsys, monkeypatch):
+        """docs/operations.md's command: --set types 3.00 and 2.5 as strings (Helm parses only integers), and the
+        plan lists the alert beside the recording rules."""
+        from tests.helpers import REPO_ROOT
+        from tools.gptoss import plan as plan_tool
+        monkeypatch.chdir(REPO_ROOT)
+        code = plan_tool.main(["-f", "values/disagg-k8s.yaml", "--set", "monitoring.prometheusRule.enabled=true",
+                               "--set", "monitoring.cost.enabled=true", "--set", "monitoring.cost.gpuHourPrice.GB200=3.00",
+                               "--set", "monitoring.cost.maxCostPerMillionTokens=2.5"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert "GptOssTokenCostHigh (warning, for 30m); recording rules: gpt_oss:cost_per_million_output_tokens, " \
+               "gpt_oss:cost_per_request, gpt_oss:role_gpus" in out
+        rules = self.rules("disagg-k8s.yaml", {"monitoring": {"cost": {"gpuHourPrice": {"GB200": "3.00"},
+                                                                        "maxCostPerMillionTokens": "2.5"}}})
+        assert [r["expr"].endswith("> 2.5") for r in rules if r.get("alert")] == [True]
+        assert all(" * 3.00 * 3600 / 3600" in r["expr"] for r in rules if r.get("record") == "gpt_oss:cost_per_request")
+
+    @pytest.mark.parametrize("price", ["abc", "0", "0.0", "-1", "3.", "1e3"])
+    def test_should_refuse_a_price_that_is_no_positive_decimal(self, price):
+        from tests.helpers import render_error
+        error = render_error("agg.yaml", deep_merge(self.VALUES, {"monitoring": {"cost": {"gpuHourPrice": {"GB200": price}}}}))
+        assert "/monitoring/cost/gpuHourPrice/GB200" in error, error
+
     def test_should_render_the_alert_only_with_a_bound(self):
         assert not [r for r in self.rules("agg.yaml") if r.get("alert")]
         [alert] = [r for r in self.rules("agg.yaml", {"monitoring": {"cost": {"maxCostPerMillionTokens": 2.5}}})

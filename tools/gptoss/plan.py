@@ -296,9 +296,11 @@ def monitoring_lines(objects: list[dict]) -> list[str]:
     if monitors:
         lines.append(f"  PodMonitors: {', '.join(monitors)} (the Dynamo platform's relabelings; queries count each pod once)")
     for rule in (o for o in objects if o["kind"] == "PrometheusRule"):
-        alerts = [f"{r['alert']} ({r['labels']['severity']}, for {r['for']})"
-                  for group in rule["spec"]["groups"] for r in group["rules"]]
-        lines.append(f"  Alerts ({rule['metadata']['name']}): {', '.join(alerts)}")
+        rules = [r for group in rule["spec"]["groups"] for r in group["rules"]]
+        alerts = [f"{r['alert']} ({r['labels']['severity']}, for {r['for']})" for r in rules if "alert" in r]
+        records = sorted({r["record"] for r in rules if "record" in r})
+        lines.append(f"  Alerts ({rule['metadata']['name']}): {', '.join(alerts) or 'none'}"
+                     + (f"; recording rules: {', '.join(records)}" if records else ""))
     return lines
 
 

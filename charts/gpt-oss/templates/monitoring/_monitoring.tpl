@@ -68,18 +68,20 @@ The TensorRT-LLM release of the trtllm-serve image, read from its tag, and wheth
 gauges the endpoint picker reads (trtllm_num_requests_waiting, trtllm_num_requests_running, trtllm_kv_cache_utilization):
 TensorRT-LLM added them after 1.2 (PRs #11243, 2026-02-03, and #12545, 2026-03-25; tensorrt_llm/metrics/collector.py
 of main @050f80de has them, the 1.2 collector the five request metrics only).
-  version: 1.2.0 (empty for a digest or a custom tag); prerelease: the rc/dev/post part
+  version: 1.2.0 (empty for a digest or a custom tag; a tag pinned by digest, 1.3.0rc29@sha256:..., names its
+    release); prerelease: the rc/dev/post part
   servesGauges: yes (a final 1.3.0 or newer, or a candidate of gpt-oss.trtllmGaugeCandidates), no (older than 1.3.0)
     or unknown (another 1.3.0 release candidate, a digest or a custom tag)
 Usage: {{ $release := include "gpt-oss.trtllmServe.release" . | fromYaml }}
 */}}
 {{- define "gpt-oss.trtllmServe.release" -}}
 {{- $tag := toString .Values.trtllmServe.image.tag }}
+{{- $named := regexReplaceAll `@sha256:[0-9a-f]+$` $tag "" }}
 {{- $version := "" }}
 {{- $prerelease := "" }}
-{{- if regexMatch `^v?[0-9]+\.[0-9]+\.[0-9]+((rc|\.?post|\.?dev)[0-9]+)?$` $tag }}
-{{- $version = regexFind `[0-9]+\.[0-9]+\.[0-9]+` $tag }}
-{{- $prerelease = regexFind `(rc|\.?post|\.?dev)[0-9]+$` $tag }}
+{{- if regexMatch `^v?[0-9]+\.[0-9]+\.[0-9]+((rc|\.?post|\.?dev)[0-9]+)?$` $named }}
+{{- $version = regexFind `[0-9]+\.[0-9]+\.[0-9]+` $named }}
+{{- $prerelease = regexFind `(rc|\.?post|\.?dev)[0-9]+$` $named }}
 {{- end }}
 {{- $serves := "unknown" }}
 {{- if $version }}
