@@ -218,6 +218,16 @@ class TestErrors:
         result = run_script("-f", "values/agg.yaml", "--set", "gpu.type")
         assert (result.returncode, result.stderr) == (2, 'Error: failed parsing --set data: key "type" has no value\n')
 
+    @pytest.mark.parametrize("script", ["plan.py", "predict.py"])
+    def test_should_name_the_set_up_command_outside_the_venv(self, script):
+        """python3 tools/plan.py with an interpreter that has none of the project's packages (-S: no site-packages)."""
+        result = subprocess.run([sys.executable, "-S", str(TOOLS / script), "-f", "values/agg.yaml"], cwd=REPO_ROOT,
+                                capture_output=True, text=True, timeout=60)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr.startswith(f"Error: {sys.executable} has no module ") and result.stderr.count("\n") == 1
+        assert result.stderr.endswith(f"set up the project's venv once (python3 -m venv .venv && .venv/bin/pip install "
+                                      f"-r requirements-test.txt) and run .venv/bin/python tools/{script}\n")
+
     def test_should_refuse_bad_files_in_one_line_as_helm_does(self, tmp_path, run_tool):
         (tmp_path / "broken.yaml").write_text("a: [\n")
         (tmp_path / "list.yaml").write_text("- a\n")

@@ -5,8 +5,15 @@ The code is tools/gptoss/predict.py (its docstring has the usage); this file's f
 package imports as `gptoss` (tools/plan.py says more).
 """
 import os
+import sys
 
-from gptoss.predict import main
+from gptoss import missing_module
+
+try:
+    from gptoss.predict import main
+except ModuleNotFoundError as error:
+    print(missing_module(error, "tools/predict.py"), file=sys.stderr)
+    raise SystemExit(2) from None
 
 if __name__ == "__main__":
     os.environ.setdefault("AICONFIGURATOR_LOG_LEVEL", "ERROR")

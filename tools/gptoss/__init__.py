@@ -6,3 +6,11 @@ Its modules import each other relatively: under a script of tools/ the package i
 first on sys.path), under the tests and ci/ it is `tools.gptoss`. It needs only PyYAML and helm-python-sdk
 (requirements-test.txt; predict.py also aiconfigurator), and never imports from tests/.
 """
+
+
+def missing_module(error: ModuleNotFoundError, script: str) -> str:
+    """The one line a tools/ script prints when its interpreter lacks the project's packages (exit code 2)."""
+    import sys
+    return (f"Error: {sys.executable} has no module {error.name!r}, which {script} needs: set up the project's venv "
+            f"once (python3 -m venv .venv && .venv/bin/pip install -r requirements-test.txt) and run "
+            f".venv/bin/python {script}")
