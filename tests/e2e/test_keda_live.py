@@ -43,7 +43,7 @@ from tests.schemas import crd_file
 from tools.gptoss.yaml_text import load_yaml
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial]
-LINE, RELEASE = "1.6", "3.16"  # the chart's default Dynamo line; Prometheus as users run it
+LINE, RELEASE = "1.7", "3.16"  # the chart's default Dynamo line (its 1.7.0.dev nightly); Prometheus as users run it
 TRTLLM_SERVE = "trtllm-serve-low-latency.yaml"
 ADAPTER_CRD = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
 ADAPTERS = "dynamographdeploymentscalingadapters"
