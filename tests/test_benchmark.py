@@ -169,6 +169,11 @@ class TestBenchmarkSafety:
 # gpt-oss.checkValues.benchmark (_check-engine.tpl): the benchmark fits the engines. The max_seq_len call has two
 # messages (prefill counts the prompt only): the second is an extra case.
 BENCHMARK_REFUSALS = [
+    Refusal("benchmark-flag-the-chart-writes", "trtllm-serve-low-latency.yaml",
+            {"benchmark": {"extraArgs": ["--concurrency=8"]}},
+            "benchmark.extraArgs has --concurrency, a flag the chart already writes from benchmark.concurrency (the plan's, "
+            "from the decode slots or per GPU), so AIPerf would run with another value than the plan states; remove it and "
+            "set that instead"),
     Refusal("nvext-ignore-eos-on-the-1-7-line", "agg.yaml",
             {"benchmark": {"extraInputs": ["ignore_eos:true", '{"nvext":{"ignore_eos":true}}']}},
             'benchmark.extraInputs has {"nvext":{"ignore_eos":true}}, but the Dynamo 1.7 frontend refuses '
@@ -185,6 +190,22 @@ BENCHMARK_REFUSALS = [
             "prefill is off: set workers.worker.engine.enable_chunked_prefill=true or raise workers.worker.maxNumTokens to at least 9000"),
 ]
 REFUSALS = {"benchmark": BENCHMARK_REFUSALS}
+
+
+# Every optional flag on: what gpt-oss.benchmarkCommand can write.
+EVERY_FLAG = {"benchmark": {"inputTokensStddev": 0, "outputTokensStddev": 0, "warmupRequestCount": 1,
+                            "numDatasetEntries": 8, "randomSeed": 1, "extraInputs": ["ignore_eos:true"]}}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
+def test_should_list_every_flag_it_writes_as_owned(overlay):
+    """gpt-oss.benchmarkFlags (what benchmark.extraArgs may not repeat) names every flag the command carries."""
+    from tests.helpers import CHART_DIR
+    from tools.gptoss.yaml_text import load_yaml
+    source = (CHART_DIR / "templates" / "benchmark" / "_benchmark.tpl").read_text()
+    owned = load_yaml(source.split('{{- define "gpt-oss.benchmarkFlags" -}}\n', 1)[1].split("{{- end }}", 1)[0])
+    written = {a for a in aiperf_args(benchmark_job([overlay], EVERY_FLAG)) if a.startswith("--")}
+    assert written == set(owned)
 
 
 @pytest.mark.parametrize("case", refusal_params(REFUSALS))

@@ -30,6 +30,17 @@ SIZE_REFUSALS = [
             "/dev/shm is full; allowed: trtllmServe.resources.limits.memory 80Gi or more, or a smaller "
             "trtllmServe.sharedMemorySize"),
 ]
+SIZE_REFUSALS += [
+    Refusal("gpus-in-resources", "agg.yaml", {"workers": {"resources": {"limits": {"nvidia.com/gpu": 2}}}},
+            "workers.resources.limits has nvidia.com/gpu, but the chart gives each pod the GPUs its parallelism needs "
+            "(workers.<role>.tensorParallelSize x pipelineParallelSize) and counts them in the plan, the node sums and the "
+            "benchmark; remove it and set workers.<role>.tensorParallelSize x pipelineParallelSize"),
+    Refusal("gpus-in-resources-of-trtllm-serve", "trtllm-serve-low-latency.yaml",
+            {"trtllmServe": {"resources": {"requests": {"nvidia.com/gpu": "2"}}}},
+            "trtllmServe.resources.requests has nvidia.com/gpu, but the chart gives each pod the GPUs its parallelism "
+            "needs (trtllmServe.gpus) and counts them in the plan, the node sums and the benchmark; remove it and set "
+            "trtllmServe.gpus", extra=True),
+]
 REFUSALS = {"sizes": SIZE_REFUSALS}
 # Every concern's table.
 TABLES = [module.REFUSALS for module in (test_autoscaling, test_benchmark, test_dynamo_release, test_engine, test_exposure, test_graceful_shutdown,

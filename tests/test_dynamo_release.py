@@ -31,6 +31,10 @@ RELEASE_REFUSALS = [
      "workers.decode.env.DYN_SYSTEM_PORT is set, but the Dynamo operator sets DYN_SYSTEM_PORT on every worker (9090) "
      "and points the probes it adds at it, so the pods would never be ready; remove it (the operator's variables: "
      "DYN_SYSTEM_PORT)"),
+    ("worker-flag-the-chart-writes", "agg.yaml", {"workers": {"extraArgs": ["--served-model-name", "gpt-oss"]}},
+     "workers.extraArgs has --served-model-name, a flag the chart already writes on every worker from model.id (the "
+     "name the smoke test, the benchmark and the router ask for), so the worker would run with another value than the "
+     "plan, the smoke test and the benchmark use; remove it and set that instead"),
     ("admission-gate-before-1-7", "agg.yaml",
      {"dynamo": {"releaseLine": "1.6", "admissionGate": {"engineRequestLimit": 800, "requestQueueLimit": 16}}},
      "dynamo.admissionGate.engineRequestLimit=800, dynamo.admissionGate.requestQueueLimit=16 is set, but the workers of "
@@ -255,3 +259,23 @@ class TestAdmissionGate:
                                "--set", "dynamo.admissionGate.requestQueueLimit=100"]) == 0
         assert ("    admission gate (DYN_BACKEND_ADMISSION_*, per attention-DP rank): ENGINE_REQUEST_LIMIT=800, "
                 "REQUEST_QUEUE_LIMIT=100; a pod takes 3600 requests, then answers HTTP 529") in capsys.readouterr().out
+
+
+# What gpt-oss.workerArgs can write: each line's model flag, disaggregation, KV routing (publishing too) and the
+# planner's publishing flag.
+KV_ROUTING = {"frontend": {"routerMode": "kv"},
+              "workers": {w: {"engine": {"kv_cache_config": {"enable_block_reuse": None}}} for w in ("worker", "prefill", "decode")}}
+FLAG_RENDERS = [(overlay, values) for overlay in DYNAMO_OVERLAYS
+                for values in ({}, {"dynamo": {"releaseLine": "1.2"}}, KV_ROUTING, {**KV_ROUTING, "dynamo": {"releaseLine": "1.2"}})]
+
+
+def test_should_list_every_flag_a_worker_gets_as_owned():
+    """gpt-oss.workerFlags (what workers.extraArgs may not repeat) names every flag the chart writes on a worker."""
+    from tools.gptoss.yaml_text import load_yaml
+    source = (CHART_DIR / "templates" / "dynamo" / "_dynamo.tpl").read_text()
+    owned = load_yaml(source.split('{{- define "gpt-oss.workerFlags" -}}\n', 1)[1].split("{{- end }}", 1)[0])
+    written = set()
+    for overlay, values in FLAG_RENDERS:
+        for worker in dgd_workers(dgd_of(overlay, values)).values():
+            written |= {a for a in worker["args"] if a.startswith("--")}
+    assert written == set(owned)

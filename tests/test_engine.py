@@ -580,6 +580,10 @@ def test_should_know_every_key_aiconfigurator_writes_for_the_release(release):
 ENGINE_REFUSALS = [
     Refusal("engine-key-derived", "agg.yaml", {"workers": {"worker": {"engine": {"max_batch_size": 512}}}},
             "workers.worker.engine.max_batch_size is set by the chart from workers.worker.maxBatchSize; set that instead"),
+    Refusal("engine-nested-key-derived", "agg.yaml",
+            {"workers": {"worker": {"engine": {"kv_cache_config": {"free_gpu_memory_fraction": 0.5}}}}},
+            "workers.worker.engine.kv_cache_config.free_gpu_memory_fraction is set by the chart from "
+            "workers.worker.freeGpuMemoryFraction; set that instead"),
     Refusal("engine-key-unknown", "2xh100-truss.yaml", {"workers": {"worker": {"engine": {"enable_mixed_sampler": True}}}},
             "workers.worker.engine.enable_mixed_sampler is not an engine key of TensorRT-LLM 1.4.0rc2 (the release inside "
             "the Dynamo 1.7 line's runtime): TensorRT-LLM would refuse the engine YAML at start; allowed: model, tokenizer,"),

@@ -24,6 +24,31 @@ Usage: {{ include "gpt-oss.servedModelName" . }}
 {{- end }}
 
 {{/*
+The flags gpt-oss.benchmarkCommand writes, each with the value that sets it: benchmark.extraArgs may not repeat one
+(AIPerf would take the later, and the plan would state the other). tests/test_benchmark.py checks that every flag the
+chart renders is listed.
+Usage: {{ $owned := include "gpt-oss.benchmarkFlags" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.benchmarkFlags" -}}
+--model: model.id
+--tokenizer: model.id (the model cache's path to it)
+--endpoint-type: the chart (the chat endpoint)
+--endpoint: the chart (the chat endpoint)
+--streaming: the chart (the chat endpoint)
+--url: frontend (the chart's client URL)
+--synthetic-input-tokens-mean: benchmark.inputTokensMean
+--synthetic-input-tokens-stddev: benchmark.inputTokensStddev
+--output-tokens-mean: benchmark.outputTokensMean
+--output-tokens-stddev: benchmark.outputTokensStddev
+--extra-inputs: benchmark.extraInputs
+--concurrency: benchmark.concurrency (the plan's, from the decode slots or per GPU)
+--request-count: benchmark.requestCount (the plan's)
+--warmup-request-count: benchmark.warmupRequestCount
+--num-dataset-entries: benchmark.numDatasetEntries
+--random-seed: benchmark.randomSeed
+{{- end }}
+
+{{/*
 The AIPerf command line of the benchmark, every number final (from gpt-oss.plan).
 Usage: {{ include "gpt-oss.benchmarkCommand" . | nindent 12 }}
 */}}

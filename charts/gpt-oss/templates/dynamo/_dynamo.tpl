@@ -24,6 +24,25 @@ nvidia.com/deployment-rolling-update-max-unavailable: "1"
 {{- end }}
 
 {{/*
+The flags gpt-oss.workerArgs writes, each with the value that sets it: workers.extraArgs may not repeat one (the
+worker would take the later, and the plan, smoke test and benchmark would describe the other). tests/test_engine.py
+checks that every flag the chart renders is listed.
+Usage: {{ $owned := include "gpt-oss.workerFlags" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.workerFlags" -}}
+--model: model.id (the model cache's path to it)
+--model-path: model.id (the model cache's path to it)
+--served-model-name: model.id (the name the smoke test, the benchmark and the router ask for)
+--extra-engine-args: workers.<role>.engine and the role's structured values
+--dyn-reasoning-parser: the chart (gpt-oss's reasoning parser, gpt_oss)
+--dyn-tool-call-parser: the chart (gpt-oss's tool-call parser, harmony)
+--disaggregation-mode: workers.prefill.enabled and workers.decode.enabled
+--kv-block-size: frontend.routerMode=kv and the engines' kv_cache_config.tokens_per_block
+--publish-kv-events: frontend.routerMode and planner.enabled
+--publish-events-and-metrics: frontend.routerMode and planner.enabled
+{{- end }}
+
+{{/*
 Command-line arguments of one worker role's dynamo.trtllm process (the model flag is the release line's).
 Usage: {{ include "gpt-oss.workerArgs" (dict "root" $ "row" $row) }}
 */}}

@@ -1,10 +1,19 @@
-{{- /* Benchmark rules (runtime dynamo): the benchmark's requests fit the engines and the frontend that serve them. */}}
+{{- /* Benchmark rules: the chart's AIPerf flags, and (runtime dynamo) requests that fit the engines and the frontend. */}}
 
 {{/*
-The benchmark's sequences fit the engines that serve them (runtime dynamo).
+The benchmark's flags are the chart's own, and (runtime dynamo) its sequences fit the engines that serve them.
 Usage: {{ include "gpt-oss.checkValues.benchmark" . }}
 */}}
 {{- define "gpt-oss.checkValues.benchmark" -}}
+{{- /* Rule: benchmark.extraArgs adds AIPerf flags; it does not repeat one the chart writes (gpt-oss.benchmarkFlags). */}}
+{{- $ownedFlags := include "gpt-oss.benchmarkFlags" . | fromYaml }}
+{{- range .Values.benchmark.extraArgs }}
+{{- $flag := regexReplaceAll "=.*$" (toString .) "" }}
+{{- if hasKey $ownedFlags $flag }}
+{{- fail (printf (print "benchmark.extraArgs has %s, a flag the chart already writes from %s, so AIPerf would run with "
+  "another value than the plan states; remove it and set that instead") $flag (get $ownedFlags $flag)) }}
+{{- end }}
+{{- end }}
 {{- if eq .Values.runtime "dynamo" }}
 {{- /* Rule: the 1.6 and 1.7 frontends answer 400 to nvext.ignore_eos (unknown field), which the 1.2.1 frontend took. */}}
 {{- $line := include "gpt-oss.dynamoLine" . }}

@@ -95,6 +95,17 @@ Usage: {{ include "gpt-oss.checkValues.dynamoRelease" . }}
 {{- end }}
 {{- end }}
 
+{{- /* Rule: workers.extraArgs adds flags; it does not repeat one the chart writes (gpt-oss.workerFlags). */}}
+{{- $ownedFlags := include "gpt-oss.workerFlags" . | fromYaml }}
+{{- range .Values.workers.extraArgs }}
+{{- $flag := regexReplaceAll "=.*$" (toString .) "" }}
+{{- if hasKey $ownedFlags $flag }}
+{{- fail (printf (print "workers.extraArgs has %s, a flag the chart already writes on every worker from %s, so the worker "
+  "would run with another value than the plan, the smoke test and the benchmark use; remove it and set that instead")
+  $flag (get $ownedFlags $flag)) }}
+{{- end }}
+{{- end }}
+
 {{- /* Rule: the operator the cluster runs supports the runtime: its own minor, two before it, one after (N-2). */}}
 {{- $operator := include "gpt-oss.liveDynamoOperator" . | fromYaml }}
 {{- if and $operator $version }}

@@ -34,7 +34,8 @@ Usage: {{ include "gpt-oss.checkValues.engine" . }}
 {{- $role := get $w $row.key }}
 {{- if $role.enabled }}
 {{- $key := printf "workers.%s" $row.key }}
-{{- include "gpt-oss.checkEngineKeys" (dict "key" $key "engine" $role.engine "derived" $derivedKeys "list" $list "keys" $keys) }}
+{{- include "gpt-oss.checkEngineKeys" (dict "key" $key "engine" $role.engine "derived" $derivedKeys "list" $list "keys" $keys
+  "derivedNested" (dict "kv_cache_config" (dict "free_gpu_memory_fraction" "freeGpuMemoryFraction"))) }}
 {{- end }}
 {{- end }}
 {{- /* A disaggregated pair moves the KV cache between engines: both need the transfer backend. */}}
@@ -103,6 +104,11 @@ Usage: {{ include "gpt-oss.checkEngineKeys" (dict "key" "workers.worker" "engine
 {{- $what = printf "%s with %s %s" $name $union.discriminator $choice }}
 {{- end }}
 {{- range $sub, $_ := $value }}
+{{- /* Rule: keys of a nested config the chart derives come from the structured values. */}}
+{{- $derivedHere := get (default dict $.derivedNested) $name | default dict }}
+{{- if hasKey $derivedHere $sub }}
+{{- fail (printf "%s.engine.%s.%s is set by the chart from %s.%s; set that instead" $key $name $sub $key (get $derivedHere $sub)) }}
+{{- end }}
 {{- /* Rule: keys of a nested config are that config's in the release (a speculative_config's: its decoding_type's). */}}
 {{- if not (has $sub $allowed) }}
 {{- fail (printf "%s.engine.%s.%s is not a key of %s in %s (%s%s); allowed: %s" $key $name $sub $what $list.name $list.reader

@@ -1,7 +1,8 @@
 {{- /* Size rules: a volume or a limit holds what it must hold (the sizes are ../shared/FACTS.md's). */}}
 
 {{/*
-Sizes: the model cache PVC the chart creates holds the model, and a pod's memory limit holds its /dev/shm.
+Sizes: the model cache PVC the chart creates holds the model, a pod's memory limit holds its /dev/shm, and a GPU
+pod's GPU count is the one the chart derives from its parallelism.
 Usage: {{ include "gpt-oss.checkValues.sizes" . }}
 */}}
 {{- define "gpt-oss.checkValues.sizes" -}}
@@ -21,6 +22,14 @@ Usage: {{ include "gpt-oss.checkValues.sizes" . }}
 {{- $limit := dig "resources" "limits" "memory" "" $pod.values }}
 {{- $limitBytes := include "gpt-oss.quantityBytes" $limit }}
 {{- $shmBytes := include "gpt-oss.quantityBytes" $pod.values.sharedMemorySize }}
+{{- /* Rule: GPUs per pod are the chart's (parallelism), never resources' (the chart's count would be overridden). */}}
+{{- range $kind := list "requests" "limits" }}
+{{- if hasKey (dig "resources" $kind dict $pod.values) "nvidia.com/gpu" }}
+{{- $from := ternary "workers.<role>.tensorParallelSize x pipelineParallelSize" "trtllmServe.gpus" (eq $pod.key "workers") }}
+{{- fail (printf (print "%s.resources.%s has nvidia.com/gpu, but the chart gives each pod the GPUs its parallelism needs (%s) "
+  "and counts them in the plan, the node sums and the benchmark; remove it and set %s") $pod.key $kind $from $from) }}
+{{- end }}
+{{- end }}
 {{- /* Rule: a pod's memory limit holds its /dev/shm (sharedMemorySize). */}}
 {{- if and $limit $limitBytes $shmBytes (lt (float64 $limitBytes) (float64 $shmBytes)) }}
 {{- fail (printf (print "%s.resources.limits.memory=%s cannot hold %s.sharedMemorySize=%s: /dev/shm is a memory-backed volume "
