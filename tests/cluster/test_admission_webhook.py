@@ -197,3 +197,28 @@ class TestUpgradeRulesAgainstTheRealWebhook:
         dgd = unchecked_dgd(unchecked_chart, overlay, values, judged)
         quoted = max(QUOTED.findall(UPGRADE_MESSAGES[rule]), key=len)
         agree(rule, UPGRADE_MESSAGES[rule], Answer(quoted), webhook_answer(k8s, judged, dgd, update=True))
+
+
+class TestLineUpgradeAgainstTheRealWebhook:
+    """The upgrade path's last step, 1.6 line (1.6.2) to 1.7 line (1.7.0), as a dry-run update of a live DGD: the real
+    operator's update rules (component set, backendFramework, topology immutable) admit it. The operator here is
+    1.5.0-dev, whose window ends at 1.6 (the chart refuses the 1.7 line against it when it can see it:
+    tests/cluster/test_operator.py); its webhook judges the DGD's shape, which 1.7 keeps."""
+
+    @pytest.mark.parametrize("overlay", ["agg.yaml", "disagg-k8s.yaml"])
+    def test_should_admit_the_step_from_1_6_to_1_7(self, overlay, judged, k8s):
+        name = f"line-{overlay.removesuffix('.yaml')}"
+        live = find(render_chart([overlay], {"dynamo": {"releaseLine": "1.6"}}, name=name, namespace=judged),
+                    "DynamoGraphDeployment")
+        for component in live["spec"]["components"]:  # no pods: the GPU nodes are the overlays' (test_operator.py)
+            component["replicas"] = 0
+        k8s.custom.create_namespaced_custom_object("nvidia.com", "v1beta1", judged, "dynamographdeployments", live)
+        try:
+            upgraded = find(render_chart([overlay], name=name, namespace=judged), "DynamoGraphDeployment")
+            assert upgraded["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.7.0"
+            for component in upgraded["spec"]["components"]:
+                component["replicas"] = 0
+            agree(f"1.6-to-1.7-{overlay}", ADMITTED, Answer(ADMITTED), webhook_answer(k8s, judged, upgraded, update=True))
+        finally:
+            k8s.custom.delete_namespaced_custom_object("nvidia.com", "v1beta1", judged, "dynamographdeployments",
+                                                       live["metadata"]["name"])
