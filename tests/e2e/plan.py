@@ -85,6 +85,27 @@ def trtllm_component_names(python: str | None = None) -> dict[str, str]:
             "prefill": names["DEFAULT_PREFILL_COMPONENT"]}
 
 
+# ai-dynamo 1.7.0.dev (the 1.7 line's nightly, the newest 1.7 build installable here) turns the backend admission gate
+# on by default, its limits the engine's reported max_num_seqs (the mocker's: the rendered maxBatchSize); 1.7.0 leaves
+# it off unless a limit is set (RELEASE-1.7-FACTS.md, section 2c). Where the chart leaves the gate off, the tier gives
+# the nightly's workers engine limits no test reaches, which is 1.7.0's default; the chart's own limits
+# (dynamo.admissionGate) are passed as rendered.
+GATE_PREFIX = "DYN_BACKEND_ADMISSION_"
+GATE_OFF_AS_IN_1_7_0 = {f"{GATE_PREFIX}ENGINE_REQUEST_LIMIT": "1000000",
+                        f"{GATE_PREFIX}ENGINE_REQUEST_WAITING_LIMIT": "1000000"}
+
+
+@functools.lru_cache(maxsize=None)
+def ai_dynamo_version(python: str | None = None) -> str:
+    """The ai-dynamo release of an interpreter (this process's without one), "" without ai-dynamo."""
+    import subprocess
+
+    ask = ("from importlib.metadata import version, PackageNotFoundError\n"
+           "try:\n    print(version('ai-dynamo'))\nexcept PackageNotFoundError:\n    print('')")
+    return subprocess.run([python or sys.executable, "-c", ask], capture_output=True, text=True,
+                          timeout=60).stdout.strip()
+
+
 def worker_namespace(env: dict[str, str]) -> str:
     """The Dynamo namespace a worker with this environment registers in: DYN_NAMESPACE, plus
     -DYN_NAMESPACE_WORKER_SUFFIX when set (get_worker_namespace, dynamo/common/utils/namespace.py of 1.2.1)."""
@@ -286,6 +307,7 @@ def _dynamo_services(objects: list[dict], python: str, dynamo_env: dict, namespa
     # Another interpreter's ai-dynamo (a release line's venv) is read through it; a path that is not there (the offline
     # tier's plans) reads this process's.
     components = trtllm_component_names(python if Path(python).exists() else None)
+    nightly_gate = ai_dynamo_version(python if Path(python).exists() else None).startswith("1.7.0.dev")
     assert dgd["apiVersion"] == "nvidia.com/v1beta1", "the e2e tier reads the v1beta1 layout"
     frontend_main = dgd_components(dgd)["Frontend"]["main"]
     frontend_argv = frontend_main["command"] + frontend_main.get("args", [])
@@ -310,8 +332,10 @@ def _dynamo_services(objects: list[dict], python: str, dynamo_env: dict, namespa
         mode = args[args.index("--disaggregation-mode") + 1] if "--disaggregation-mode" in args else "agg"
         for replica in range(worker["replicas"]):
             pod = f"{name}-{component.lower()}-{replica}"
-            env = {**dynamo_env, **operator_env(dgd, worker["type"], pod, worker_suffix),
-                   **literal_env(worker["main"].get("env")), "DYN_SYSTEM_HOST": "127.0.0.1", "DYN_SYSTEM_PORT": str(port)}
+            rendered = literal_env(worker["main"].get("env"))
+            gate_off = GATE_OFF_AS_IN_1_7_0 if nightly_gate and not any(k.startswith(GATE_PREFIX) for k in rendered) else {}
+            env = {**dynamo_env, **operator_env(dgd, worker["type"], pod, worker_suffix), **gate_off,
+                   **rendered, "DYN_SYSTEM_HOST": "127.0.0.1", "DYN_SYSTEM_PORT": str(port)}
             services.append({
                 "name": f"{component}-{replica}",
                 "role": worker["type"],
