@@ -199,6 +199,9 @@ class TestUpgradeRulesAgainstTheRealWebhook:
         agree(rule, UPGRADE_MESSAGES[rule], Answer(quoted), webhook_answer(k8s, judged, dgd, update=True))
 
 
+PROVIDER = "nvidia.com/workload-provider"  # the operator materializes it on a DGD it admitted
+
+
 class TestLineUpgradeAgainstTheRealWebhook:
     """The upgrade path's last step, 1.6 line (1.6.2) to 1.7 line (1.7.0), as a dry-run update of a live DGD: the real
     operator's update rules (component set, backendFramework, topology immutable) admit it. The operator here is
@@ -218,6 +221,16 @@ class TestLineUpgradeAgainstTheRealWebhook:
             assert upgraded["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.7.0"
             for component in upgraded["spec"]["components"]:
                 component["replicas"] = 0
+            # What helm upgrade's three-way merge keeps: the labels and annotations the operator added to the live
+            # DGD (nvidia.com/workload-provider, which may not change once set), read once the operator wrote it.
+            def read():
+                return k8s.custom.get_namespaced_custom_object("nvidia.com", "v1beta1", judged, "dynamographdeployments",
+                                                               live["metadata"]["name"])
+            kube.wait_for("the operator's workload-provider annotation on the live DGD",
+                          lambda: PROVIDER in read()["metadata"].get("annotations", {}), timeout=120, interval=1)
+            now = read()
+            for field in ("labels", "annotations"):
+                upgraded["metadata"][field] = {**now["metadata"].get(field, {}), **upgraded["metadata"].get(field, {})}
             agree(f"1.6-to-1.7-{overlay}", ADMITTED, Answer(ADMITTED), webhook_answer(k8s, judged, upgraded, update=True))
         finally:
             k8s.custom.delete_namespaced_custom_object("nvidia.com", "v1beta1", judged, "dynamographdeployments",
