@@ -127,6 +127,30 @@ class TestGoParts:
         assert (target / "bin" / "tool").read_text() == "new" and not (target / "half").exists()
         assert sorted(p.name for p in tmp_path.iterdir()) == ["part-1"]  # no scratch folder left
 
+    def test_should_run_every_go_command_on_a_part_in_its_build_env(self, tmp_path, monkeypatch):
+        """A part's build.json "env" (a GOTOOLCHAIN newer than the machine's Go) is the one place that says it: the
+        build and module_dir's `go mod download` both take it."""
+        (tmp_path / "part").mkdir()
+        (tmp_path / "part" / "build.json").write_text(json.dumps({"binaries": {"tool": "./cmd"},
+                                                                  "env": {"GOTOOLCHAIN": "go9.9.9"}}))
+        (tmp_path / "part" / "go.mod").write_text("module example.com/part\n")
+        (tmp_path / "part" / "go.sum").write_text("")
+        monkeypatch.setattr(GO_PARTS, "PARTS", tmp_path)
+        monkeypatch.setenv("GPT_OSS_GO_CACHE", str(tmp_path / "cache"))
+        seen = []
+
+        def run(command, **kwargs):
+            seen.append((command[:3], kwargs["env"]))
+            if command[:2] == ["go", "build"]:
+                Path(command[command.index("-o") + 1]).parent.mkdir(parents=True, exist_ok=True)
+            return subprocess.CompletedProcess(command, 0, stdout='{"Dir": "/mod/x"}', stderr="")
+        monkeypatch.setattr(GO_PARTS.subprocess, "run", run)
+        GO_PARTS.build("part")
+        assert GO_PARTS.module_dir("part", "example.com/x") == Path("/mod/x")
+        assert [(command, env["GOTOOLCHAIN"], env["GOFLAGS"]) for command, env in seen] == [
+            (["go", "build", "-trimpath"], "go9.9.9", "-mod=readonly -buildvcs=false"),
+            (["go", "mod", "download"], "go9.9.9", "-mod=readonly")]
+
     def test_should_pin_argocd_2_14_21_and_the_helm_its_image_ships(self):
         assert GO_PARTS.pinned_versions("argocd")["github.com/argoproj/argo-cd/v2"] == "v2.14.21"
         # hack/tool-versions.sh of argo-cd v2.14.21: helm3_version=3.16.3; a module of its own keeps both pins apart

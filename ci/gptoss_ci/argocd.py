@@ -29,7 +29,7 @@ from pathlib import Path
 
 from tools.gptoss.yaml_text import load_yaml
 
-from . import CI, REPO, go_parts, processes
+from . import REPO, go_parts, processes
 
 PART = "argocd"
 MODULE = "github.com/argoproj/argo-cd/v2"
@@ -46,14 +46,12 @@ RECONCILIATION_SECONDS = 30
 
 
 def module_dir() -> Path:
-    """The pinned Argo CD module's folder in the Go module cache (downloaded and checked against go.sum)."""
-    version = go_parts.pinned_versions(PART)[MODULE]
-    answer = subprocess.run(["go", "mod", "download", "-json", f"{MODULE}@{version}"], cwd=CI / "go" / PART,
-                            capture_output=True, text=True, env={**os.environ, "GOFLAGS": "-mod=readonly"})
-    info = json.loads(answer.stdout or "{}")
-    if answer.returncode or "Dir" not in info:
-        raise SystemExit(f"go mod download {MODULE}@{version} failed: {info.get('Error') or answer.stderr.strip()}")
-    return Path(info["Dir"])
+    """The pinned Argo CD module's folder in the Go module cache (downloaded and checked against go.sum, by the go
+    command in the part's build.json "env")."""
+    try:
+        return go_parts.module_dir(PART, MODULE)
+    except LookupError as error:
+        raise SystemExit(f"go mod download failed: {error}") from None
 
 
 def crds() -> list[dict]:
