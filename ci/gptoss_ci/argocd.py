@@ -5,11 +5,12 @@ of the pinned Argo CD module, with Redis, its CRDs and its config, against the c
     python -m ci.gptoss_ci.argocd stop [--dir .envtest/argocd]                      stops only what `start` recorded, removes the dir
 
 What runs, all on 127.0.0.1 on free ports (but one: the application controller's metrics server binds 0.0.0.0, a
-host its v2.14.21 source hard-codes in controller/appcontroller.go; it gets a free port):
+host its v3.6.2 source hard-codes in controller/appcontroller.go; it gets a free port):
 - Debian's `redis-server` (no persistence), Argo CD's cache, as its install manifests run it;
 - `argocd-repo-server` and `argocd-application-controller`: symlinks to the one `argocd` binary that
-  `python -m ci.gptoss_ci.go_parts build argocd` builds from github.com/argoproj/argo-cd/v2 (it acts as the command its name says);
-  the repo-server renders Helm charts with the helm v3 CLI built beside it (the release Argo CD's image ships);
+  `python -m ci.gptoss_ci.go_parts build argocd` builds from github.com/argoproj/argo-cd/v3 (it acts as the command its name says);
+  the repo-server renders Helm charts with the helm v4 CLI built beside it (the release Argo CD's image ships; v3.6
+  runs Helm v4 only);
 - the Application and AppProject CRDs from the module at its pin (read from the Go module cache, checked against
   ci/go/argocd/go.sum by the go command), the `argocd` namespace, `argocd-cm`, `argocd-rbac-cm`, `argocd-secret` and
   the `default` AppProject (which argocd-server would create; no API server or UI runs here).
@@ -32,7 +33,7 @@ from tools.gptoss.yaml_text import load_yaml
 from . import REPO, go_parts, processes
 
 PART = "argocd"
-MODULE = "github.com/argoproj/argo-cd/v2"
+MODULE = "github.com/argoproj/argo-cd/v3"
 NAMESPACE = "argocd"
 CRD_FILES = ("application-crd.yaml", "appproject-crd.yaml")
 COMMANDS = ("argocd-repo-server", "argocd-application-controller")
