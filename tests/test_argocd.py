@@ -106,8 +106,9 @@ class TestApplications:
 
     @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
     def test_should_diff_a_deployment_on_the_api_server(self, name):
-        # Argo CD v2.14's compiled-in schema lacks the Deployment status Kubernetes 1.37 writes: a client-side diff
-        # of a server-side applied Deployment fails ("field not declared in schema", tests/cluster/test_argocd_sync.py).
+        # Argo CD 3.6 diffs a ServerSideApply=true Application on the API server by default; before 3.6 a client-side
+        # diff of a server-side applied Deployment reads a compiled-in schema, which fails on status fields newer than
+        # it ("field not declared in schema": Kubernetes 1.37's terminatingReplicas), so the examples ask for it.
         app = load_application(name)
         annotations = app["metadata"].get("annotations", {})
         deploys = any(o["kind"] == "Deployment" for o in synced(render_as_argocd(value_files(app)[-1].name)))

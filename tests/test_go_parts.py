@@ -127,31 +127,72 @@ class TestGoParts:
         assert (target / "bin" / "tool").read_text() == "new" and not (target / "half").exists()
         assert sorted(p.name for p in tmp_path.iterdir()) == ["part-1"]  # no scratch folder left
 
-    def test_should_pin_argocd_2_14_21_and_the_helm_its_image_ships(self):
-        assert GO_PARTS.pinned_versions("argocd")["github.com/argoproj/argo-cd/v2"] == "v2.14.21"
-        # hack/tool-versions.sh of argo-cd v2.14.21: helm3_version=3.16.3; a module of its own keeps both pins apart
-        assert GO_PARTS.pinned_versions("argocd/helm")["helm.sh/helm/v3"] == "v3.16.3"
-        assert "helm.sh/helm/v3" not in GO_PARTS.pinned_versions("argocd")
+    def test_should_run_every_go_command_on_a_part_in_its_build_env(self, tmp_path, monkeypatch):
+        """A part's build.json "env" (a GOTOOLCHAIN newer than the machine's Go) is the one place that says it: the
+        build and module_dir's `go mod download` both take it."""
+        (tmp_path / "part").mkdir()
+        (tmp_path / "part" / "build.json").write_text(json.dumps({"binaries": {"tool": "./cmd"},
+                                                                  "env": {"GOTOOLCHAIN": "go9.9.9"}}))
+        (tmp_path / "part" / "go.mod").write_text("module example.com/part\n")
+        (tmp_path / "part" / "go.sum").write_text("")
+        monkeypatch.setattr(GO_PARTS, "PARTS", tmp_path)
+        monkeypatch.setenv("GPT_OSS_GO_CACHE", str(tmp_path / "cache"))
+        seen = []
+
+        def run(command, **kwargs):
+            seen.append((command[:3], kwargs["env"]))
+            if command[:2] == ["go", "build"]:
+                Path(command[command.index("-o") + 1]).parent.mkdir(parents=True, exist_ok=True)
+            return subprocess.CompletedProcess(command, 0, stdout='{"Dir": "/mod/x"}', stderr="")
+        monkeypatch.setattr(GO_PARTS.subprocess, "run", run)
+        GO_PARTS.build("part")
+        assert GO_PARTS.module_dir("part", "example.com/x") == Path("/mod/x")
+        assert [(command, env["GOTOOLCHAIN"], env["GOFLAGS"]) for command, env in seen] == [
+            (["go", "build", "-trimpath"], "go9.9.9", "-mod=readonly -buildvcs=false"),
+            (["go", "mod", "download"], "go9.9.9", "-mod=readonly")]
+
+    def test_should_pin_argocd_3_6_2_and_the_helm_its_image_ships(self):
+        assert GO_PARTS.pinned_versions("argocd")["github.com/argoproj/argo-cd/v3"] == "v3.6.2"
+        # gitops-engine lives in the argo-cd repository since v3.4, tagged gitops-engine/v3.6.2 with the release
+        assert GO_PARTS.pinned_versions("argocd")["github.com/argoproj/argo-cd/gitops-engine/v3"] == "v3.6.2"
+        assert "github.com/argoproj/argo-cd/v2" not in GO_PARTS.pinned_versions("argocd")
+        # hack/tool-versions.sh of argo-cd v3.6.2: HELM_VERSION=4.3.2 (v3.6 runs Helm v4 only); a module of its own
+        # keeps both pins apart
+        assert GO_PARTS.pinned_versions("argocd/helm")["helm.sh/helm/v4"] == "v4.3.2"
+        assert "helm.sh/helm/v4" not in GO_PARTS.pinned_versions("argocd")
+        assert "helm.sh/helm/v3" not in GO_PARTS.pinned_versions("argocd/helm")
 
     def test_should_repeat_the_replaces_of_argocd(self):
         # argo-cd's go.mod replaces the Kubernetes staging modules; only the main module's replaces count
-        replaces = dict(re.findall(r"^\s*(k8s\.io/[\w.-]+) => k8s\.io/[\w.-]+ (v\S+)$",
-                                   (REPO_ROOT / "ci/go/argocd/go.mod").read_text(), re.M))
-        assert replaces["k8s.io/client-go"] == replaces["k8s.io/api"] == "v0.31.0"
-        assert replaces["k8s.io/apimachinery"] == "v0.31.2"
-        assert len(replaces) == 31, sorted(replaces)
+        text = (REPO_ROOT / "ci/go/argocd/go.mod").read_text()
+        replaces = dict(re.findall(r"^\s*(k8s\.io/[\w.-]+) => k8s\.io/[\w.-]+ (v\S+)$", text, re.M))
+        assert set(replaces.values()) == {"v0.37.0"}, replaces
+        assert {"k8s.io/cri-streaming", "k8s.io/externaljwt"} <= set(replaces)
+        assert len(replaces) == 33, sorted(replaces)
+        assert "golang.org/x/tools => golang.org/x/tools v0.35.0" in text
+        # its local `gitops-engine/v3 => ./gitops-engine` is argo-cd's own folder: not repeated
+        assert not re.search(r"^\s*(replace\s+)?github\.com/argoproj/argo-cd/gitops-engine/v3 =>", text, re.M)
+
+    def test_should_run_every_go_command_on_argocd_with_the_go_its_go_mod_needs(self):
+        """argo-cd v3.6's go.mod says go 1.27.0: with the machine's Go 1.26 and GOTOOLCHAIN=local every go command on
+        the part fails, so its build.json names the toolchain once and the build and module_dir both take it."""
+        assert re.search(r"^go 1\.27\.", (REPO_ROOT / "ci/go/argocd/go.mod").read_text(), re.M)
+        assert GO_PARTS.go_env("argocd")["GOTOOLCHAIN"] == "go1.27.3"
+        assert GO_PARTS.go_env("argocd", "-mod=readonly -buildvcs=false")["GOFLAGS"] == "-mod=readonly -buildvcs=false"
+        assert "GOTOOLCHAIN" not in json.loads((REPO_ROOT / "ci/go/kubernetes/build.json").read_text())["env"]
 
     def test_should_stamp_argocd_and_its_helm_with_their_pins(self):
         spec = json.loads((REPO_ROOT / "ci/go/argocd/build.json").read_text())
         flags = [GO_PARTS.expand(flag, GO_PARTS.pinned_versions("argocd")) for flag in spec["ldflags"]]
-        assert "github.com/argoproj/argo-cd/v2/common.version=2.14.21" in flags
-        assert "helm.sh/helm/v3/internal/version.version=v3.16.3" in flags
-        # helm's default Kubernetes version (Makefile: client-go's minor, major + 1): without it helm 3.16 renders
-        # as for Kubernetes 1.20, which the chart's kubeVersion refuses
-        assert "helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=31" in flags
-        assert GO_PARTS.pinned_versions("argocd/helm")["k8s.io/client-go"].startswith("v0.31.")
-        assert spec["binaries"] == {"argocd": "github.com/argoproj/argo-cd/v2/cmd",
-                                    "helm": "helm:helm.sh/helm/v3/cmd/helm"}
+        assert "github.com/argoproj/argo-cd/v3/common.version=3.6.2" in flags
+        assert "github.com/argoproj/argo-cd/v3/common.kubectlVersion=v0.37.0" in flags
+        assert "helm.sh/helm/v4/internal/version.version=v4.3.2" in flags
+        # Helm v4 takes its default Kubernetes version from client-go's version in the binary's build info
+        # (pkg/chart/common/capabilities.go: major + 1, minor): no ldflag, and 1.37 from client-go v0.37
+        assert not [flag for flag in flags if "k8sVersion" in flag]
+        assert GO_PARTS.pinned_versions("argocd/helm")["k8s.io/client-go"].startswith("v0.37.")
+        assert spec["binaries"] == {"argocd": "github.com/argoproj/argo-cd/v3/cmd",
+                                    "helm": "helm:helm.sh/helm/v4/cmd/helm"}
 
     def test_should_refuse_a_stamp_naming_a_module_go_mod_does_not_require(self):
         with pytest.raises(SystemExit, match="example.com/other"):

@@ -126,17 +126,19 @@ def argocd_helm() -> str:
 
 
 class TestArgoCdHelm:
-    """Argo CD's repo-server renders with the helm v3 its image ships (ci/go/argocd/helm): the same objects, so an
-    Application and a `helm install` of the same values name and shape everything alike."""
+    """Argo CD's repo-server renders with the helm v4 its image ships (ci/go/argocd/helm; Argo CD v3.6 runs Helm v4
+    only): the same objects, so an Application and a `helm install` of the same values name and shape everything
+    alike."""
 
     def test_should_be_the_helm_argocd_ships(self, argocd_helm):
         version = subprocess.run([argocd_helm, "version", "--template", "{{ .Version }}"], capture_output=True,
                                  text=True, timeout=30, check=True).stdout.strip()
-        assert version == "v3.16.3"
+        assert version == "v4.3.2"
 
     @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_render_what_the_sdk_renders(self, argocd_helm, overlay):
-        # Helm 3 kept values.yaml's null defaults as keys, which changed the download Job's hashed name.
+        # Helm 3 (Argo CD v2's) kept values.yaml's null defaults as keys, which changed the download Job's hashed name:
+        # the chart hashes only the keys that hold a value, whichever Helm renders.
         result = cli_template(argocd_helm, "-f", str(VALUES_DIR / overlay))
         assert result.returncode == 0, result.stderr
         from_cli = [doc for doc in load_yaml_all(result.stdout) if doc]

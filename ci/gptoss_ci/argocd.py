@@ -5,14 +5,19 @@ of the pinned Argo CD module, with Redis, its CRDs and its config, against the c
     python -m ci.gptoss_ci.argocd stop [--dir .envtest/argocd]                      stops only what `start` recorded, removes the dir
 
 What runs, all on 127.0.0.1 on free ports (but one: the application controller's metrics server binds 0.0.0.0, a
-host its v2.14.21 source hard-codes in controller/appcontroller.go; it gets a free port):
+host its v3.6.2 source hard-codes in controller/appcontroller.go; it gets a free port):
 - Debian's `redis-server` (no persistence), Argo CD's cache, as its install manifests run it;
 - `argocd-repo-server` and `argocd-application-controller`: symlinks to the one `argocd` binary that
-  `python -m ci.gptoss_ci.go_parts build argocd` builds from github.com/argoproj/argo-cd/v2 (it acts as the command its name says);
-  the repo-server renders Helm charts with the helm v3 CLI built beside it (the release Argo CD's image ships);
+  `python -m ci.gptoss_ci.go_parts build argocd` builds from github.com/argoproj/argo-cd/v3 (it acts as the command its name says);
+  the repo-server renders Helm charts with the helm v4 CLI built beside it (the release Argo CD's image ships; v3.6
+  runs Helm v4 only);
 - the Application and AppProject CRDs from the module at its pin (read from the Go module cache, checked against
-  ci/go/argocd/go.sum by the go command), the `argocd` namespace, `argocd-cm`, `argocd-rbac-cm`, `argocd-secret` and
-  the `default` AppProject (which argocd-server would create; no API server or UI runs here).
+  ci/go/argocd/go.sum by the go command), the `argocd` namespace, `argocd-cm` (the install manifests' own, with
+  their resource exclusions and ignoreResourceUpdates defaults, plus the few keys below), `argocd-rbac-cm`,
+  `argocd-secret` and the `default` AppProject (which argocd-server would create; no API server or UI runs here).
+Everything else is Argo CD v3's default: resources are tracked by the `argocd.argoproj.io/tracking-id` annotation, and
+the controller keeps per-resource health in its resource tree, not in the Application's status.resources
+(--persist-resource-health is false since v3.0: the Application shows the aggregate status.health only).
 The controller manages the cluster it runs against as Argo CD's in-cluster destination (https://kubernetes.default.svc):
 ARGOCD_FAKE_IN_CLUSTER=true makes that destination the kubeconfig's cluster. Needs requirements-cluster.txt.
 """
@@ -29,39 +34,48 @@ from pathlib import Path
 
 from tools.gptoss.yaml_text import load_yaml
 
-from . import CI, REPO, go_parts, processes
+from . import REPO, go_parts, processes
 
 PART = "argocd"
-MODULE = "github.com/argoproj/argo-cd/v2"
+MODULE = "github.com/argoproj/argo-cd/v3"
 NAMESPACE = "argocd"
 CRD_FILES = ("application-crd.yaml", "appproject-crd.yaml")
 COMMANDS = ("argocd-repo-server", "argocd-application-controller")
 PART_OF = {"app.kubernetes.io/part-of": "argocd"}
-# argocd-cm: the settings the controller reads. The reconciliation timeout is also given to the controller as
-# --app-resync (the install manifests pass it through the environment); 30 s keeps a test's wait for "one more
-# reconciliation" short. No UI and no users: nothing here serves Argo CD's API.
-SETTINGS = {"timeout.reconciliation": "30s", "admin.enabled": "false", "users.anonymous.enabled": "false",
-            "application.instanceLabelKey": "app.kubernetes.io/instance"}
+# argocd-cm: the install manifests' (manifests/base/config/argocd-cm.yaml of the module) with these keys on top. The
+# reconciliation timeout is also given to the controller as --app-resync (the install manifests pass it through the
+# environment); 30 s keeps a test's wait for "one more reconciliation" short. No UI and no users: nothing here serves
+# Argo CD's API. Resource tracking is left at v3's default (annotation: argocd.argoproj.io/tracking-id).
+SETTINGS = {"timeout.reconciliation": "30s", "admin.enabled": "false", "users.anonymous.enabled": "false"}
+INSTALLED_CM = Path("manifests") / "base" / "config" / "argocd-cm.yaml"
+# The scripts Argo CD's image puts on the repo-server's PATH (its Dockerfile copies them from hack/): v3.6.2 runs
+# `git-verify-wrapper.sh <revision>` on every manifest generation, GPG or not (the deprecated signature info it still
+# computes), and answers "permission denied" for every Application when it is missing.
+IMAGE_SCRIPTS = ("git-verify-wrapper.sh", "gpg-wrapper.sh")
 RECONCILIATION_SECONDS = 30
 
 
 def module_dir() -> Path:
-    """The pinned Argo CD module's folder in the Go module cache (downloaded and checked against go.sum)."""
-    version = go_parts.pinned_versions(PART)[MODULE]
-    answer = subprocess.run(["go", "mod", "download", "-json", f"{MODULE}@{version}"], cwd=CI / "go" / PART,
-                            capture_output=True, text=True, env={**os.environ, "GOFLAGS": "-mod=readonly"})
-    info = json.loads(answer.stdout or "{}")
-    if answer.returncode or "Dir" not in info:
-        raise SystemExit(f"go mod download {MODULE}@{version} failed: {info.get('Error') or answer.stderr.strip()}")
-    return Path(info["Dir"])
+    """The pinned Argo CD module's folder in the Go module cache (downloaded and checked against go.sum, by the go
+    command the part's build.json "env" names: argo-cd v3.6's go.mod needs Go 1.27)."""
+    try:
+        return go_parts.module_dir(PART, MODULE)
+    except LookupError as error:
+        raise SystemExit(f"go mod download failed: {error}") from None
 
 
-def crds() -> list[dict]:
-    folder = module_dir() / "manifests" / "crds"
+def crds(module: Path) -> list[dict]:
+    folder = module / "manifests" / "crds"
     return [load_yaml((folder / name).read_text()) for name in CRD_FILES]
 
 
-def config_objects() -> list[dict]:
+def installed_settings(module: Path) -> dict[str, str]:
+    """The data of the argocd-cm Argo CD's install manifests ship: its defaults (resource.exclusions,
+    resource.customizations.ignoreResourceUpdates.*) live there, not in the code."""
+    return dict(load_yaml((module / INSTALLED_CM).read_text())["data"])
+
+
+def config_objects(module: Path) -> list[dict]:
     """argocd-cm, argocd-rbac-cm, argocd-secret (empty: no API server signs sessions) and the default AppProject."""
     def configmap(name, data, kind="ConfigMap"):
         return {"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "namespace": NAMESPACE,
@@ -71,7 +85,8 @@ def config_objects() -> list[dict]:
                "metadata": {"name": "default", "namespace": NAMESPACE},
                "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
                         "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]}}
-    return [configmap("argocd-cm", SETTINGS), configmap("argocd-rbac-cm", {"policy.default": ""}),
+    return [configmap("argocd-cm", {**installed_settings(module), **SETTINGS}),
+            configmap("argocd-rbac-cm", {"policy.default": ""}),
             configmap("argocd-secret", None, kind="Secret"), project]
 
 
@@ -82,13 +97,13 @@ def api_client(kubeconfig: Path):
     return client.ApiClient(configuration)
 
 
-def install(kubeconfig: Path) -> None:
+def install(kubeconfig: Path, module: Path) -> None:
     """CRDs (created or replaced), the namespace and the config objects (created when missing)."""
     from kubernetes import client, utils
     from kubernetes.client.exceptions import ApiException
     api = api_client(kubeconfig)
     extensions = client.ApiextensionsV1Api(api)
-    for crd in crds():
+    for crd in crds(module):
         try:
             live = extensions.read_custom_resource_definition(crd["metadata"]["name"])
             crd["metadata"]["resourceVersion"] = live.metadata.resource_version
@@ -98,7 +113,7 @@ def install(kubeconfig: Path) -> None:
                 raise
             extensions.create_custom_resource_definition(crd)
     deadline = time.monotonic() + 60
-    for crd in crds():
+    for crd in crds(module):
         while not any(c.type == "Established" and c.status == "True" for c in
                       extensions.read_custom_resource_definition(crd["metadata"]["name"]).status.conditions or []):
             if time.monotonic() > deadline:
@@ -110,7 +125,7 @@ def install(kubeconfig: Path) -> None:
         if error.status != 409:
             raise
     custom = client.CustomObjectsApi(api)
-    for obj in config_objects():
+    for obj in config_objects(module):
         try:
             if obj["kind"] == "AppProject":
                 custom.create_namespaced_custom_object("argoproj.io", "v1alpha1", NAMESPACE, "appprojects", obj)
@@ -162,7 +177,11 @@ def start(state: Path, kubeconfig: Path) -> dict:
     for command in COMMANDS:
         (state / "bin" / command).symlink_to(binaries / "argocd")
     (state / "bin" / "helm").symlink_to(binaries / "helm")
-    install(kubeconfig)
+    module = module_dir()
+    for script in IMAGE_SCRIPTS:  # read-only in the module cache: copied, made executable
+        shutil.copyfile(module / "hack" / script, state / "bin" / script)
+        (state / "bin" / script).chmod(0o755)
+    install(kubeconfig, module)
     ports = {"redis": free_port(), "repo-server": free_port(), "repo-server-metrics": free_port(),
              "controller-metrics": free_port()}
     env = {**os.environ, "PATH": f"{state / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -178,7 +197,10 @@ def start(state: Path, kubeconfig: Path) -> dict:
     record(state, "argocd-repo-server", [
         str(state / "bin" / "argocd-repo-server"), "--address", "127.0.0.1", "--port", str(ports["repo-server"]),
         "--metrics-address", "127.0.0.1", "--metrics-port", str(ports["repo-server-metrics"]),
-        "--redis", redis_address, "--disable-tls", "--loglevel", "info"], env)
+        "--redis", redis_address, "--disable-tls",
+        # v3.6's mTLS client CA defaults to the install's mounted path and is refused beside --disable-tls (even when
+        # the file is absent): plaintext on 127.0.0.1 takes no client CA.
+        "--client-ca-path=", "--loglevel", "info"], env)
     wait_listening(ports["repo-server"], "argocd-repo-server", state, "argocd-repo-server.log")
     record(state, "argocd-application-controller", [
         str(state / "bin" / "argocd-application-controller"), "--namespace", NAMESPACE,

@@ -10,7 +10,10 @@ the archives' sha256.
 
 A part is a folder ci/go/<part>/ holding a go.mod (with `tool` lines naming its main packages), its go.sum and a
 build.json: {"binaries": {"<name>": "<main package>"}, "ldflags": [...], "gcflags": "...", "env": {...}}
-("gcflags": "all=-N -l" turns optimizations off, for a part that shares no compile: docs/testing.md). A binary whose
+("gcflags": "all=-N -l" turns optimizations off, for a part that shares no compile: docs/testing.md). "env" is the
+environment of every go command run on the part, its build and `go mod download` (module_dir) alike: a part whose go.mod
+names a Go newer than the machine's says which toolchain there ({"GOTOOLCHAIN": "go1.27.3"}: the go command fetches
+that toolchain from the module proxy once per machine), and nothing else repeats it. A binary whose
 pins must differ from the part's (etcd beside Kubernetes) comes from a nested module: "<folder>:<main package>". An ldflag may name the
 version a module is pinned at in go.mod: {version:MODULE}, {number:MODULE}, {major:MODULE}, {minor:MODULE} (v1.37.2 ->
 1.37.2, 1, 37), so the stamp cannot drift from the pin. Each part is built into $GPT_OSS_GO_CACHE (default ~/.cache/gpt-oss/go)
@@ -76,6 +79,13 @@ def built(part: str) -> Path | None:
     return folder if all((folder / name).is_file() for name in names) else None
 
 
+def go_env(part: str, goflags: str = "-mod=readonly") -> dict[str, str]:
+    """The environment of a go command on the part: this process's, GOFLAGS, then the part's build.json "env" (its
+    GOTOOLCHAIN, when its go.mod needs a newer Go than the machine has)."""
+    spec = json.loads((PARTS / part / "build.json").read_text())
+    return {**os.environ, "GOFLAGS": goflags, **spec.get("env", {})}
+
+
 def pinned_versions(part: str) -> dict[str, str]:
     """Each module's version as go.mod requires it (single-line and block requires)."""
     versions = {}
@@ -125,7 +135,7 @@ def build(part: str) -> Path:
     spec = json.loads((PARTS / part / "build.json").read_text())
     versions = pinned_versions(part)
     ldflags = " ".join(expand(flag, versions) for flag in spec.get("ldflags", []))
-    env = {**os.environ, "GOFLAGS": "-mod=readonly -buildvcs=false", **spec.get("env", {})}
+    env = go_env(part, "-mod=readonly -buildvcs=false")
     target = bin_dir(part).parent
     started = time.monotonic()
     with building(part, target) as scratch:
@@ -149,7 +159,7 @@ def module_dir(part: str, module: str) -> Path:
     against its go.sum when missing: the tests read a controller's own files (its CRDs) from there."""
     try:
         result = subprocess.run(["go", "mod", "download", "-json", module], cwd=PARTS / part, capture_output=True,
-                                text=True, timeout=600, env={**os.environ, "GOFLAGS": "-mod=readonly"})
+                                text=True, timeout=600, env=go_env(part))
     except FileNotFoundError:
         raise LookupError(f"{module} of {part}: no go command on PATH") from None
     info = json.loads(result.stdout or "{}")

@@ -19,9 +19,20 @@ from tests.helpers import REPO_ROOT
 EXAMPLES = REPO_ROOT / "examples" / "argocd"
 APP_GROUP, APP_VERSION, APP_PLURAL = "argoproj.io", "v1alpha1", "applications"
 BRANCH = "main"  # the examples' targetRevision, and the scratch repository's branch
-INSTANCE = "app.kubernetes.io/instance"  # Argo CD's tracking label (argocd-cm application.instanceLabelKey)
+# The chart's own instance label (its release name, which is the Application's name): Argo CD v3 tracks by annotation
+# and leaves labels as the chart rendered them.
+INSTANCE = "app.kubernetes.io/instance"
+# Argo CD v3's default resource tracking (application.resourceTrackingMethod: annotation): the annotation it sets on
+# every object it applies, "<application>:<group>/<kind>:<namespace>/<name>" (util/argo/resource_tracking.go).
+TRACKING_ID = "argocd.argoproj.io/tracking-id"
 WAVE = "argocd.argoproj.io/sync-wave"
 REFRESH = "argocd.argoproj.io/refresh"
+
+
+def tracking_id(application: str, obj: dict, namespace: str) -> str:
+    """The tracking-id Argo CD v3 writes on `obj` when `application` applies it into `namespace`."""
+    group = obj["apiVersion"].rpartition("/")[0]
+    return f"{application}:{group}/{obj['kind']}:{obj['metadata'].get('namespace', namespace)}/{obj['metadata']['name']}"
 
 
 def git(folder: Path, *args: str) -> str:

@@ -1,5 +1,5 @@
 """Argo CD syncs the chart for real: every Application of examples/argocd, rendered by Argo CD's own repo-server (the
-helm v3 CLI its image ships) from the chart's repository served as git (tests/cluster/gitops.py ScratchRepo), synced by
+helm v4 CLI its image ships) from the chart's repository served as git (tests/cluster/gitops.py ScratchRepo), synced by
 its application controller into the control plane (ci/gptoss_python -m ci.gptoss_ci.argocd starts both, with Redis, its CRDs and
 config). Then day two by Git: an upgrade by commit, a commit the chart refuses, self-heal with and without an HPA, and
 deleting every Application with cascade.
@@ -154,7 +154,8 @@ def summary(app: dict | None) -> str:
     status = app.get("status", {})
     sync = status.get("sync", {})
     conditions = [(c.get("type"), c.get("message", "")[:400]) for c in status.get("conditions") or []]
-    resources = [(r["kind"], r["name"], r.get("status"), r.get("health", {}).get("status"))
+    # Argo CD v3 keeps each resource's health out of the Application (resourceHealthSource: appTree)
+    resources = [(r["kind"], r["name"], r.get("status"), *([r["health"].get("status")] if "health" in r else []))
                  for r in status.get("resources") or []]
     return (f"sync={sync.get('status')} at {str(sync.get('revision'))[:10]}, "
             f"health={status.get('health', {}).get('status')}, operation={op(app).get('phase')}: "
@@ -326,7 +327,7 @@ class TestEveryExample:
     def test_should_render_the_chart_in_argocd_and_sync_it(self, first_sync, name):
         app = first_sync.apps[name]
         assert op(app)["syncResult"]["source"]["repoURL"] == first_sync.repo.url
-        # Argo CD rendered the chart itself (repo-server, helm v3): the same objects as the Helm v4 SDK render.
+        # Argo CD rendered the chart itself (repo-server, helm v4.3.2): the same objects as the Helm v4 SDK render.
         managed = {(r["kind"], r["name"]) for r in app["status"]["resources"]}
         expected = {(o["kind"], o["metadata"]["name"]) for o in rendered(name)}
         assert managed == expected, (managed ^ expected)
@@ -341,9 +342,14 @@ class TestEveryExample:
         else:
             assert applied == expected, (applied ^ expected)
         assert all(r["status"] == "Synced" and not r.get("hookType") for r in results), results
-        creators = {(e["kind"], e["name"]): managers(e["object"]) for e in first_sync.recorder.snapshot()
-                    if e["type"] == "ADDED"}
-        assert {key: creators.get(key) for key in expected} == {key: {ARGOCD_MANAGER} for key in expected}
+        created = {(e["kind"], e["name"]): e["object"] for e in first_sync.recorder.snapshot() if e["type"] == "ADDED"}
+        assert {key: managers(created[key]) if key in created else None for key in expected} == {
+            key: {ARGOCD_MANAGER} for key in expected}
+        # Tracked by Argo CD v3's default, the tracking-id annotation, from the first apply on.
+        tracking = {(o["kind"], o["metadata"]["name"]): gitops.tracking_id(app_name(name), o, NAMESPACE)
+                    for o in rendered(name)}
+        assert {key: (created[key]["metadata"].get("annotations") or {}).get(gitops.TRACKING_ID)
+                for key in expected} == tracking
 
     @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
     def test_should_apply_the_waves_in_order(self, first_sync, name):
@@ -420,8 +426,15 @@ class TestEveryExample:
             assert health == "Healthy", summary(app)
         else:  # the other trtllm-serve target's pod waits for GPUs: its Deployment is not available
             assert health == "Progressing", summary(app)
-            assert [r["kind"] for r in app["status"]["resources"]
-                    if r.get("health", {}).get("status") == "Progressing"] == ["Deployment"], summary(app)
+            # Argo CD v3 keeps each resource's health in the controller's resource tree, not in the Application
+            # (--persist-resource-health is false by default): which object holds the release back is read from the
+            # live objects. The Deployment has no available pod; everything else is as Argo CD counts healthy.
+            assert app["status"].get("resourceHealthSource") == "appTree", summary(app)
+            assert not [r for r in app["status"]["resources"] if "health" in r], summary(app)
+            live = {o["kind"]: k8s.get(o, NAMESPACE) for o in objects
+                    if o["kind"] in ("Deployment", "PersistentVolumeClaim", "Job")}
+            assert not live["Deployment"]["status"].get("availableReplicas"), live["Deployment"]["status"]
+            assert gitops.pvc_bound(live["PersistentVolumeClaim"]) and gitops.job_complete(live["Job"])
 
 
 SURGE_NODE = "gpt-oss-argocd-b200-surge"
@@ -508,7 +521,10 @@ class TestDayTwo:
         scaled = gitops.now().replace(microsecond=0)
         k8s.apps.patch_namespaced_deployment_scale(name, NAMESPACE, {"spec": {"replicas": 2}})
         kube.wait_for("self-heal to put replicas back to 1", lambda: k8s.apps.read_namespaced_deployment(
-            name, NAMESPACE).spec.replicas == 1, 60, interval=0.5, explain=lambda: summary(argo.get(serve_app)))
+            name, NAMESPACE).spec.replicas == 1, 60, interval=0.5, explain=lambda: (
+                # the controller's lines say whether self-heal waited out its backoff (v3: 2 s, x3 per attempt at
+                # the same revision) or its sync waited on a wave
+                f"{summary(argo.get(serve_app))}\n{reconciliations_logged(argo.state, serve_app, most=30)}"))
         app = argo.wait(serve_app, "Synced after self-heal", lambda app: app["status"]["sync"]["status"] == "Synced"
                         and op(app).get("phase") == "Succeeded")
         # The sync that put it back was the controller's own (self-heal), started after the scale.
