@@ -520,8 +520,10 @@ class TestDayTwo:
         assert deployment["spec"]["replicas"] == 1
         scaled = gitops.now().replace(microsecond=0)
         k8s.apps.patch_namespaced_deployment_scale(name, NAMESPACE, {"spec": {"replicas": 2}})
+        # v3 backs self-heal off at one revision (2 s, then x3 per attempt: 6, 18, 54, 162 s): an earlier self-heal of
+        # this app at the same revision (server-side diff saw one in a run) makes the next wait longer than 60 s.
         kube.wait_for("self-heal to put replicas back to 1", lambda: k8s.apps.read_namespaced_deployment(
-            name, NAMESPACE).spec.replicas == 1, 60, interval=0.5, explain=lambda: (
+            name, NAMESPACE).spec.replicas == 1, 200, interval=0.5, explain=lambda: (
                 # the controller's lines say whether self-heal waited out its backoff (v3: 2 s, x3 per attempt at
                 # the same revision) or its sync waited on a wave
                 f"{summary(argo.get(serve_app))}\n{reconciliations_logged(argo.state, serve_app, most=30)}"))
