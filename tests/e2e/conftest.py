@@ -84,6 +84,13 @@ class StackRun:
     def job(self, name: str) -> dict:
         return self.result.get("jobs", {}).get(name) or {}
 
+    def probe_result(self, name: str) -> dict:
+        """The JSON object a probe job printed as its last line; fails with every log when it printed none."""
+        output = self.job(name).get("output", "").strip()
+        last = output.splitlines()[-1] if output else ""
+        assert last.startswith("{"), f"{name} printed no result\n{self.logs()}"
+        return json.loads(last)
+
     def logs(self) -> str:
         """The tail of every process log of this run, the runner's own output first."""
         log_dir = Path(self.plan["run_dir"]) / "logs"

@@ -9,7 +9,6 @@ runs at real speed here (--speedup-ratio 1), so the three requests overlap.
 """
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -41,10 +40,7 @@ def run_probe(gate: dict, python: str, tokenizer: Path, run_dir: Path) -> tuple[
         run = e2e._run_plan(f"admission gate {gate}", objects, plan, python, tokenizer, run_dir)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
-    output = run.job("gate-probe").get("output", "")
-    last = output.strip().splitlines()[-1] if output.strip() else ""
-    assert last.startswith("{"), f"the probe printed no result\n{run.logs()}"
-    return json.loads(last), run
+    return run.probe_result("gate-probe"), run
 
 
 @pytest.fixture(scope="module")

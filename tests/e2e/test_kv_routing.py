@@ -53,10 +53,7 @@ def run_probe(values: dict, python: str, tokenizer: Path, run_dir: Path) -> tupl
         run = e2e._run_plan("kv", objects, plan, python, tokenizer, run_dir)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
-    output = run.job("kv-probe").get("output", "")
-    last = output.strip().splitlines()[-1] if output.strip() else ""
-    assert last.startswith("{"), f"the probe printed no result\n{run.logs()}"
-    return json.loads(last), run
+    return run.probe_result("kv-probe"), run
 
 
 @pytest.mark.e2e
