@@ -121,30 +121,19 @@ def dgd_of(overlay: str, values: dict | None = None) -> dict:
 class TestReleaseLines:
     """What each line renders; expected values are the facts' pins (DYNAMO-RELEASES-FACTS.md, sections 0 and 3)."""
 
+    # Each line as it renders every Dynamo target: the default (1.7), 1.6 at 1.6.2, and 1.2 still selectable.
+    @pytest.mark.parametrize("values,line,runtime,model_flag", [
+        ({}, "1.7", "1.7.0", "--model"),
+        ({"dynamo": {"releaseLine": "1.6"}}, "1.6", "1.6.2", "--model"),
+        ({"dynamo": {"releaseLine": "1.2"}}, "1.2", "1.2.1", "--model-path"),
+    ], ids=["1.7-by-default", "1.6-at-1.6.2", "1.2-selectable"])
     @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
-    def test_should_run_every_dynamo_target_on_the_1_7_line_by_default(self, overlay):
-        dgd = dgd_of(overlay)
-        images = {c["main"]["image"] for c in dgd_components(dgd).values()}
-        assert images == {f"{RUNTIME}:1.7.0"}
-        assert all(w["args"][0] == "--model" for w in dgd_workers(dgd).values())
-        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-release-line"] == "1.7"
-        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.7.0"
-
-    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
-    def test_should_run_the_1_6_line_at_1_6_2(self, overlay):
-        dgd = dgd_of(overlay, {"dynamo": {"releaseLine": "1.6"}})
-        assert {c["main"]["image"] for c in dgd_components(dgd).values()} == {f"{RUNTIME}:1.6.2"}
-        assert all(w["args"][0] == "--model" for w in dgd_workers(dgd).values())
-        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-release-line"] == "1.6"
-        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.6.2"
-
-    @pytest.mark.parametrize("overlay", DYNAMO_OVERLAYS, ids=DYNAMO_OVERLAYS)
-    def test_should_keep_the_1_2_line_selectable(self, overlay):
-        dgd = dgd_of(overlay, {"dynamo": {"releaseLine": "1.2"}})
-        assert {c["main"]["image"] for c in dgd_components(dgd).values()} == {f"{RUNTIME}:1.2.1"}
-        assert all(w["args"][0] == "--model-path" for w in dgd_workers(dgd).values())
-        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-release-line"] == "1.2"
-        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == "1.2.1"
+    def test_should_run_every_dynamo_target_on_its_lines_runtime(self, overlay, values, line, runtime, model_flag):
+        dgd = dgd_of(overlay, values)
+        assert {c["main"]["image"] for c in dgd_components(dgd).values()} == {f"{RUNTIME}:{runtime}"}
+        assert all(w["args"][0] == model_flag for w in dgd_workers(dgd).values())
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-release-line"] == line
+        assert dgd["metadata"]["annotations"]["gpt-oss/dynamo-runtime-version"] == runtime
 
     @pytest.mark.parametrize("line,tag", [("1.2", "1.3.1"), ("1.2", "1.4.1"), ("1.6", "1.5.1"), ("1.6", "1.6.1")])
     def test_should_take_the_intermediate_minors_of_the_upgrade_path(self, line, tag):
