@@ -76,22 +76,20 @@ Usage: {{ include "gpt-oss.checkValues.dynamoRelease" . }}
 {{- if $gatePrefix }}
 {{- $owned := list (printf "%s_ENGINE_REQUEST_LIMIT" $gatePrefix) (printf "%s_ENGINE_REQUEST_WAITING_LIMIT" $gatePrefix)
   (printf "%s_REQUEST_QUEUE_LIMIT" $gatePrefix) "DYN_ENGINE_REQUEST_LIMIT" "DYN_DYNAMO_REQUEST_QUEUE_LIMIT" }}
+{{- $found := list }}
 {{- range $key := list "" "worker" "prefill" "decode" }}
 {{- $where := ternary "workers" (printf "workers.%s" $key) (eq $key "") }}
-{{- $values := ternary $.Values.workers (get $.Values.workers $key | default dict) (eq $key "") }}
-{{- $env := default dict $values.env }}
-{{- $args := list }}
-{{- range $values.extraArgs | default list }}{{ $args = append $args (regexReplaceAll "=.*$" (toString .) "") }}{{ end }}
-{{- range $name := $owned }}
-{{- $found := ternary (printf "%s.env.%s" $where $name) "" (hasKey $env $name) }}
-{{- if and (not $found) (has "--engine-request-limit" $args) }}{{ $found = printf "%s.extraArgs --engine-request-limit" $where }}{{ end }}
-{{- if $found }}
+{{- $env := ternary $.Values.workers.env (get (get $.Values.workers $key | default dict) "env") (eq $key "") | default dict }}
+{{- range $name := $owned }}{{ if hasKey $env $name }}{{ $found = append $found (printf "%s.env.%s" $where $name) }}{{ end }}{{ end }}
+{{- end }}
+{{- range .Values.workers.extraArgs }}
+{{- if eq (regexReplaceAll "=.*$" (toString .) "") "--engine-request-limit" }}{{ $found = append $found "workers.extraArgs --engine-request-limit" }}{{ end }}
+{{- end }}
+{{- with $found }}
 {{- $msg := list "%s is set, but the chart sets the Dynamo %s workers' admission gate (%s_*, per attention-DP rank)"
   " from dynamo.admissionGate, and counts it in the plan; remove it and set dynamo.admissionGate.engineRequestLimit,"
   " engineRequestWaitingLimit or requestQueueLimit instead" }}
-{{- fail (printf (join "" $msg) $found $release.line $gatePrefix) }}
-{{- end }}
-{{- end }}
+{{- fail (printf (join "" $msg) (first $found) $release.line $gatePrefix) }}
 {{- end }}
 {{- end }}
 
