@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Chart CI, offline: yamllint, helm lint --strict per overlay, chart-testing (when ct is installed),
-# the value-docs check (python -m ci.gptoss_ci.gen_schema --check) and the offline tests. GitHub Actions runs this script
+# the value-docs check (python -m ci.generate --check: every generated file) and the offline tests. GitHub Actions runs this script
 # (.github/workflows/lint-test.yaml); run it locally the same way: bash ci/lint.sh
 #   PYTHON=...        interpreter with requirements-test.txt installed (default: python3)
 #   SKIP_TESTS=1      stop after the linters (tests/test_lint.py runs the same lint checks)
@@ -63,10 +63,11 @@ else
   echo "== ct not found: skipping chart-testing (CI installs it with helm/chart-testing-action)"
 fi
 
-echo "== value docs generated from charts/gpt-oss/values.schema.yaml"
-# values.schema.json, the values.yaml key comments and the chart README's values reference.
-"$PYTHON" -m ci.gptoss_ci.gen_schema --check
-echo "value docs: up to date"
+echo "== generated files (python -m ci.generate --check)"
+# Every file the chart and docs derive: the value docs (values.schema.json, the values.yaml key comments, the chart
+# README's values reference), the Dynamo defaults and TensorRT-LLM's key lists; aiconfigurator's only where installed.
+"$PYTHON" -m ci.generate --check
+echo "generated files: up to date"
 
 if [[ "${SKIP_TESTS:-0}" == "1" ]]; then
   echo "== SKIP_TESTS=1: offline tests skipped"

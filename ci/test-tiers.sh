@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every tier, as CI runs it (the README's test command), on three control planes on 127.0.0.1 (python -m ci.gptoss_ci.control_plane),
+# Every tier, as CI runs it (the README's test command), on three control planes on 127.0.0.1 (python -m ci.cluster control-plane),
 # so that nothing one group of tests does reaches another and all three groups run at once:
 #   cluster plane: pytest -n 3 --dist loadfile -m "not serial and not node and not argocd"   (every tier, 3 workers)
 #   serial plane:  pytest -m serial   (the tests that restart the API server or etcd, or hold the fake GPU nodes)
@@ -31,9 +31,9 @@ background=()
 stop_planes() {
   for pid in "${background[@]}"; do kill -- "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
   for plane in "$node_plane" "$serial_plane" "$gitops_plane" "$cluster_plane"; do
-    "$PYTHON" -m ci.gptoss_ci.control_plane stop --dir "$plane"
+    "$PYTHON" -m ci.cluster control-plane stop --dir "$plane"
   done
-  "$PYTHON" -m ci.gptoss_ci.control_plane leftovers || exit 1
+  "$PYTHON" -m ci.cluster control-plane leftovers || exit 1
 }
 trap stop_planes EXIT
 trap 'exit 130' INT TERM
@@ -43,14 +43,14 @@ trap 'exit 130' INT TERM
 start_plane() {
   local folder="$1" niceness="$2" started=0
   shift 2
-  nice -n "$niceness" env "$@" "$PYTHON" -m ci.gptoss_ci.control_plane start --dir "$folder" || started=$?
+  nice -n "$niceness" env "$@" "$PYTHON" -m ci.cluster control-plane start --dir "$folder" || started=$?
   if [[ $started -ne 0 && ( $started -ne 3 || "${CI:-}" == "true" ) ]]; then
     exit "$started"
   fi
 }
 # The node's tests wait on real pods far more than they compute (alone they use about a third of two cores), yet they
 # are the longest group: the other groups, CPU-bound, run behind them at a lower priority (nice, which the servers they
-# start in sessions of their own keep: ci/gptoss_ci/processes.py keep_niceness), and take what the node leaves.
+# start in sessions of their own keep: ci/cluster/processes.py keep_niceness), and take what the node leaves.
 behind=10
 start_plane "$cluster_plane" "$behind" GPT_OSS_NODE=0
 start_plane "$serial_plane" "$behind" GPT_OSS_NODE=0

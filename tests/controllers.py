@@ -1,7 +1,7 @@
-"""The controllers that give the chart's objects their meaning, built from their pinned modules (ci/go/<part>,
-ci/gptoss_ci/go_parts.py) and run by the tests against a control plane: prometheus-operator (PodMonitor, PrometheusRule) and
+"""The controllers that give the chart's objects their meaning, built from their pinned modules (ci/cluster/go/<part>,
+ci/cluster/go_parts.py) and run by the tests against a control plane: prometheus-operator (PodMonitor, PrometheusRule) and
 KEDA (ScaledObject). Their CRDs come from their own modules at the pinned version, read from the Go module cache
-(ci/gptoss_ci/go_parts.py module_dir); the shared copies (../shared/keda/crds) stay the offline tier's.
+(ci/cluster/go_parts.py module_dir); the shared copies (../shared/keda/crds) stay the offline tier's.
 """
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from pathlib import Path
 
 import yaml
 
-from ci.gptoss_ci import go_parts, processes
+from ci.cluster import go_parts, processes
 
 
 @dataclass(frozen=True)
 class Controller:
-    part: str  # ci/go/<part>
+    part: str  # ci/cluster/go/<part>
     module: str  # the module whose release runs, and whose CRDs the tests install
     crd_folder: str  # inside that module
     crd_files: tuple[str, ...]  # the CRDs to install (all of the folder's, when empty)
@@ -42,7 +42,7 @@ def binary(controller: Controller, name: str) -> Path | None:
 
 
 def missing(controller: Controller) -> str:
-    return f"{controller.part} is not built: python -m ci.gptoss_ci.go_parts build {controller.part}"
+    return f"{controller.part} is not built: python -m ci.cluster go-parts build {controller.part}"
 
 
 def crd_paths(controller: Controller) -> list[Path]:
@@ -110,7 +110,7 @@ class Access:
 
     @classmethod
     def of(cls, kubeconfig: Path) -> "Access":
-        """From a kubeconfig naming files (python -m ci.gptoss_ci.control_plane writes one)."""
+        """From a kubeconfig naming files (python -m ci.cluster control-plane writes one)."""
         config = yaml.safe_load(Path(kubeconfig).read_text())
         context = next(c["context"] for c in config["contexts"] if c["name"] == config["current-context"])
         cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == context["cluster"])
@@ -119,7 +119,7 @@ class Access:
                                                  ("client-key", user)) if key not in holder]
         if missing_files:
             raise ValueError(f"{kubeconfig} names no file for {', '.join(missing_files)} (inline data is not read "
-                             "here): the controllers run against ci.gptoss_ci.control_plane's control plane")
+                             "here): the controllers run against ci.cluster.control_plane's control plane")
         return cls(cluster["server"], Path(cluster["certificate-authority"]), Path(user["client-certificate"]),
                    Path(user["client-key"]))
 
@@ -139,7 +139,7 @@ class Access:
 
 
 class Process:
-    """A controller process started by a test, recorded by pid and start time (ci/gptoss_ci/processes.py), stopped
+    """A controller process started by a test, recorded by pid and start time (ci/cluster/processes.py), stopped
     by its test whatever happens."""
 
     def __init__(self, argv: list[str], log: Path, env: dict[str, str] | None = None):
@@ -161,7 +161,7 @@ class Process:
 def start_prometheus_operator(access: Access, namespaces: list[str], log: Path) -> Process:
     """prometheus-operator, watching only `namespaces` (so operators of tests running beside it never meet), its web
     endpoint on a free loopback port."""
-    from ci.gptoss_ci.control_plane import free_port
+    from ci.cluster.control_plane import free_port
     return Process([str(binary(PROMETHEUS_OPERATOR, "prometheus-operator")), f"--apiserver={access.server}",
                     f"--ca-file={access.ca}", f"--cert-file={access.cert}", f"--key-file={access.key}",
                     f"--namespaces={','.join(namespaces)}", f"--web.listen-address=127.0.0.1:{free_port()}",

@@ -186,17 +186,17 @@ def refusal_params(table: dict[str, list[Refusal]]) -> list:
 def render_error(overlay: str, values: dict, kube_version: str | None = None) -> str:
     """Helm's error for the values on an overlay, "" when they render. With kube_version, as `helm template
     --kube-version` renders for a cluster of that version: helm-python-sdk's render does not take one, so the helm
-    CLI does (built by `python -m ci.gptoss_ci.go_parts build helm`; the case skips without it, as tests/test_helm_cli.py)."""
+    CLI does (built by `python -m ci.cluster go-parts build helm`; the case skips without it, as tests/test_helm_cli.py)."""
     if kube_version is None:
         try:
             render_chart([overlay], values, show_only=[CHECK_VALUES])
         except ChartRenderError as error:
             return str(error)
         return ""
-    from ci.gptoss_ci import go_parts
+    from ci.cluster import go_parts
     folder = go_parts.built("helm")
     if folder is None:
-        pytest.skip("the helm CLI is not built: python -m ci.gptoss_ci.go_parts build helm")
+        pytest.skip("the helm CLI is not built: python -m ci.cluster go-parts build helm")
     with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
         json.dump(load_values([overlay], values), file)
         file.flush()

@@ -2,7 +2,7 @@
 
 `oci_registry` starts one per session on a free port, plain HTTP, with its config and storage in a temp dir;
 where the binary is missing the tests that use it skip, saying why (.ci/run installs it with apt-get).
-`chart_archive` is the chart packaged once by python -m ci.gptoss_ci.chart_release; `release_tool` is that script as a module.
+`chart_archive` is the chart packaged once by python -m ci.release; `release_tool` is that script as a module.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ci.gptoss_ci import chart_release
+from ci.release import chart as chart_release
 
 # Override with the path of another Distribution 2.x binary.
 REGISTRY_BINARY = os.environ.get("GPT_OSS_DOCKER_REGISTRY", "docker-registry")

@@ -1,9 +1,9 @@
 """Offline validation of rendered objects: upstream CRDs (OpenAPI schema and every CEL rule) and Kubernetes' schemas.
 
-The CRDs are never copied into the project. python -m ci.gptoss_ci.fetch_crds pins them (ci/crds.json) and owns the one lookup
+The CRDs are never copied into the project. python -m ci.cluster crds pins them (ci/cluster/crds.json) and owns the one lookup
 every tier uses, first match wins: <group>/crds under GPT_OSS_SHARED_DIR (default <repo>/../shared), the folders
 GPT_OSS_CRDS_DIR lists (os.pathsep-separated), then its cache .cache/crds. A test that needs a CRD none of them
-holds is skipped, naming the folders it searched and the fix (`python -m ci.gptoss_ci.fetch_crds`).
+holds is skipped, naming the folders it searched and the fix (`python -m ci.cluster crds`).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import kubernetes_validate
 import pytest
 
 from tests import k8s_cel
-from ci.gptoss_ci import fetch_crds as crd_lookup
+from ci.cluster import crds as crd_lookup
 from tools.gptoss.yaml_text import load_yaml_all
 
 # kubernetes-validate reads and parses a schema file and the version's _definitions.json (megabytes of JSON) on
@@ -39,7 +39,7 @@ PARSED_CRDS = REPO_ROOT / ".cache" / "crds-parsed"
 
 
 def crd_dirs() -> tuple[Path, ...]:
-    """The folders searched for CRDs, in order (ci.gptoss_ci.fetch_crds's crd_search_path)."""
+    """The folders searched for CRDs, in order (ci.cluster.crds's crd_search_path)."""
     return crd_lookup.crd_search_path()
 
 

@@ -1,10 +1,10 @@
-"""The policy-scan set-up (python -m ci.gptoss_ci.checkov, .checkov.yaml): waivers with reasons, and what the scanner is shown."""
+"""The policy-scan set-up (python -m ci.release scan, .checkov.yaml): waivers with reasons, and what the scanner is shown."""
 import re
 
 import pytest
 import yaml
 
-from ci.gptoss_ci import checkov
+from ci.release import checkov
 from tests.helpers import (NETWORK_POLICY_ON, DGD, DYNAMO_OVERLAYS, PICKER_DEPLOYMENT, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, dgd_pods,
                            render_chart)
 from tools.gptoss.yaml_text import load_yaml_all

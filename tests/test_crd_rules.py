@@ -215,7 +215,7 @@ class TestEvaluator:
 class TestCrdSource:
     def test_should_name_the_folders_searched_and_the_fix_when_a_crd_is_missing(self, tmp_path):
         with pytest.raises(CrdNotFound, match=re.escape(
-                f"no CRD for ScaledObject.keda.sh in {tmp_path}: run `python -m ci.gptoss_ci.fetch_crds` (downloads the "
+                f"no CRD for ScaledObject.keda.sh in {tmp_path}: run `python -m ci.cluster crds` (downloads the "
                 "pinned upstream CRDs into .cache/crds), or set GPT_OSS_SHARED_DIR")):
             find_crd("keda.sh/v1alpha1", "ScaledObject", (tmp_path,))
 

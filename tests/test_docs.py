@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ci.gptoss_ci import gen_schema as gen
+from ci.generate import schema as gen
 from tests.helpers import CHART_DIR, REPO_ROOT
 from tools.gptoss.yaml_text import load_yaml
 
@@ -31,7 +31,7 @@ def chart_copy(tmp_path):
 
 class TestGeneratedValueDocs:
     def test_should_pass_the_check_as_ci_runs_it(self):
-        run = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.gen_schema", "--check"], cwd=REPO_ROOT, capture_output=True,
+        run = subprocess.run([sys.executable, "-m", "ci.generate", "schema", "--check"], cwd=REPO_ROOT, capture_output=True,
                              text=True, timeout=60)
         assert (run.returncode, run.stderr) == (0, "")
 
@@ -47,7 +47,7 @@ class TestGeneratedValueDocs:
         assert old in text
         (chart / name).write_text(text.replace(old, new, 1))
         assert gen.main(["--check", "--chart", str(chart)]) == 1
-        assert capsys.readouterr().err == f"{chart / name}: drifted from values.schema.yaml: run python -m ci.gptoss_ci.gen_schema\n"
+        assert capsys.readouterr().err == f"{chart / name}: drifted from values.schema.yaml: run python -m ci.generate schema\n"
         assert gen.main(["--chart", str(chart)]) == 0  # regenerates the copy ...
         assert (chart / name).read_text() == (CHART_DIR / name).read_text()
         assert gen.main(["--check", "--chart", str(chart)]) == 0  # ... which is then current
@@ -219,18 +219,18 @@ class TestDocs:
     def test_should_tell_a_new_user_where_the_shared_files_the_linting_and_helm_are(self, monkeypatch):
         # A plain clone with ../shared beside it (issue 46): the README names the folder and its variable, the CRD
         # fetch that then downloads nothing (tests/test_fetch_crds.py, TestSharedFolder), the linting CI runs, and
-        # where `python -m ci.gptoss_ci.go_parts build helm` puts helm, the way go_parts computes it.
-        from ci.gptoss_ci import go_parts
+        # where `python -m ci.cluster go-parts build helm` puts helm, the way go_parts computes it.
+        from ci.cluster import go_parts
         text = README.read_text()
         setup = text[text.index("## Quick start"):text.index("## Install")]
-        for needed in ("`../shared`", "`GPT_OSS_SHARED_DIR`", "-m ci.gptoss_ci.fetch_crds", "bash ci/lint.sh"):
+        for needed in ("`../shared`", "`GPT_OSS_SHARED_DIR`", "-m ci.cluster crds", "bash ci/lint.sh"):
             assert needed in setup, needed
         monkeypatch.delenv("GPT_OSS_GO_CACHE", raising=False)
         where = go_parts.bin_dir("helm")
         assert where.parent.name.startswith("helm-") and where.name == "bin"
         said = f"`{where.parent.parent.as_posix().replace(str(Path.home()), '~')}/helm-<key>/bin/helm`"
         assert said in text
-        assert 'export PATH="$(python3 -m ci.gptoss_ci.go_parts where helm):$PATH"' in text
+        assert 'export PATH="$(python3 -m ci.cluster go-parts where helm):$PATH"' in text
 
     def test_should_list_every_target_in_the_readme_and_the_chart_readme(self):
         overlays = sorted(path.name for path in (REPO_ROOT / "values").glob("*.yaml"))

@@ -7,7 +7,7 @@ from typing import NamedTuple
 import pytest
 import yaml
 
-from ci.gptoss_ci import sync_trtllm_fields as sync
+from ci.generate import trtllm_fields as sync
 from tools.gptoss import plan as plan_tool
 from tests.helpers import (DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, Refusal,
                            assert_refused, dgd_workers, dynamo_line_values, find, plan_document, refusal_params,
@@ -218,9 +218,9 @@ def accepts(keys: dict, path: str) -> bool:
 
 class TestEngineKeyList:
     def test_should_carry_the_lists_of_the_shared_files(self, shared_dir):
-        """The chart's copy (templates/engine/_trtllm-fields.tpl) is what python -m ci.gptoss_ci.sync_trtllm_fields writes from
+        """The chart's copy (templates/engine/_trtllm-fields.tpl) is what python -m ci.generate trtllm-fields writes from
         trtllm/llmargs-fields-<release>.json and the shared trtllm/llmargs-fields.json."""
-        assert sync.main(["--check", str(shared_dir / "trtllm")]) == 0, "run python -m ci.gptoss_ci.sync_trtllm_fields and commit the result"
+        assert sync.main(["--check", str(shared_dir / "trtllm")]) == 0, "run python -m ci.generate trtllm-fields and commit the result"
 
     def test_should_have_a_list_of_each_release_the_chart_runs(self, shared_dir):
         assert chart_define("gpt-oss.trtllmKeyLists")["order"] == SERVE_RELEASES
@@ -496,7 +496,7 @@ class TorchLlmArgs(BaseLlmArgs, PackagedBase):
 
 
 class TestFieldReader:
-    """python -m ci.gptoss_ci.sync_trtllm_fields reads pydantic fields from a wheel's source with ast, across modules."""
+    """python -m ci.generate trtllm-fields reads pydantic fields from a wheel's source with ast, across modules."""
 
     @pytest.fixture()
     def wheel(self, tmp_path):
@@ -527,7 +527,7 @@ class TestFieldReader:
 
 
 class TestHistory:
-    """What a refusal says about a key the release lacks, from the lists alone (python -m ci.gptoss_ci.sync_trtllm_fields)."""
+    """What a refusal says about a key the release lacks, from the lists alone (python -m ci.generate trtllm-fields)."""
 
     LISTS = {
         "1.0.0": {"top": ["a", "old"], "nested": {"c": ["x", "y"]}, "unions": {}, "values": {}},

@@ -1,4 +1,4 @@
-"""python -m ci.gptoss_ci.fetch_crds: the pinned upstream CRDs (ci/crds.json), fetched from a real HTTP server on 127.0.0.1.
+"""python -m ci.cluster crds: the pinned upstream CRDs (ci/cluster/crds.json), fetched from a real HTTP server on 127.0.0.1.
 
 The server is Python's http.server over a mirror laid out like ../shared, made of the copies the tests find
 (../shared, GPT_OSS_CRDS_DIR or .cache/crds); a test needing them skips when there are none.
@@ -21,8 +21,8 @@ import pytest
 from tests.helpers import REPO_ROOT
 from tests.schemas import crd_lookup, load_crds
 
-COMMAND = [sys.executable, "-m", "ci.gptoss_ci.fetch_crds"]
-LOCK = json.loads((REPO_ROOT / "ci" / "crds.json").read_text())
+COMMAND = [sys.executable, "-m", "ci.cluster", "crds"]
+LOCK = json.loads((REPO_ROOT / "ci" / "cluster" / "crds.json").read_text())
 PINNED = crd_lookup.pinned_crds()
 # The CRD of every custom resource the chart renders, and the files the cluster tier and kind-setup.sh install.
 RENDERED_KINDS = {("nvidia.com", "DynamoGraphDeployment"), ("nvidia.com", "DynamoGraphDeploymentScalingAdapter"),
@@ -114,7 +114,7 @@ class TestPinnedList:
     def test_should_pin_every_crd_file_the_tests_install(self):
         assert INSTALLED_FILES <= {crd.name for crd in PINNED}
         dynamo = {crd.name for crd in PINNED if crd.group == "dynamo"}
-        # ci/kind-setup.sh applies every nvidia.com_*.yaml, as the operator's crd-apply does.
+        # ci/cluster/kind-setup.sh applies every nvidia.com_*.yaml, as the operator's crd-apply does.
         assert len(dynamo) == 7 and all(name.startswith("nvidia.com_") for name in dynamo)
 
     def test_should_hold_the_crd_of_every_custom_resource_the_chart_renders(self, mirror):
@@ -162,7 +162,7 @@ class TestFetch:
         assert result.returncode == 1
         assert result.stderr.splitlines() == [
             f"error: gateway.networking.k8s.io_httproutes.yaml: sha256 {sha256(route)} does not match the pinned "
-            f"{expected} (ci/crds.json); refused, not written (from {server.url}/gateway-api/crds/{route.name})"]
+            f"{expected} (ci/cluster/crds.json); refused, not written (from {server.url}/gateway-api/crds/{route.name})"]
         assert not (tmp_path / "crds" / route.name).exists()
         assert len(list((tmp_path / "crds").iterdir())) == 16
         assert f"16 of 17 pinned CRDs in {tmp_path / 'crds'}: 16 fetched, 0 already there, 1 refused" \
@@ -237,5 +237,5 @@ class TestWhere:
         assert result.stderr == (
             f"error: no nope.yaml in {tmp_path}/dynamo/crds, {tmp_path}/keda/crds, {tmp_path}/gateway-api/crds, "
             f"{tmp_path}/gateway-api-inference-extension/crds, {tmp_path}/a, {REPO_ROOT}/.cache/crds: run "
-            "`python -m ci.gptoss_ci.fetch_crds` (downloads the pinned upstream CRDs into .cache/crds), or set "
+            "`python -m ci.cluster crds` (downloads the pinned upstream CRDs into .cache/crds), or set "
             "GPT_OSS_SHARED_DIR to the shared reference folder or GPT_OSS_CRDS_DIR to folders of CRD files\n")

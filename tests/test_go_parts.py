@@ -1,5 +1,5 @@
-"""The cluster tier's own parts: Go programs built from pinned modules (python -m ci.gptoss_ci.go_parts), the processes the tiers
-start and must end (ci/gptoss_ci/processes.py), and the node's socket paths (ci/gptoss_ci/node)."""
+"""The cluster tier's own parts: Go programs built from pinned modules (python -m ci.cluster go-parts), the processes the tiers
+start and must end (ci/cluster/processes.py), and the node's socket paths (ci/cluster/node)."""
 from __future__ import annotations
 
 import json
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from ci.gptoss_ci import dynamo_operator as OPERATOR
-from ci.gptoss_ci import go_parts as GO_PARTS
-from ci.gptoss_ci import node as NODE
-from ci.gptoss_ci import processes as PROCESSES
-from ci.gptoss_ci.node import policies as POLICIES
+from ci.cluster import dynamo_operator as OPERATOR
+from ci.cluster import go_parts as GO_PARTS
+from ci.cluster import node as NODE
+from ci.cluster import processes as PROCESSES
+from ci.cluster.node import policies as POLICIES
 from tests.helpers import REPO_ROOT, skip_for_missing_part
 from tools.gptoss.yaml_text import load_yaml
 
@@ -37,7 +37,7 @@ class TestGoParts:
             assert versions[module] == "v0.37.2", module
 
     def test_should_stamp_the_binaries_with_the_pinned_version(self):
-        spec = json.loads((REPO_ROOT / "ci/go/kubernetes/build.json").read_text())
+        spec = json.loads((REPO_ROOT / "ci/cluster/go/kubernetes/build.json").read_text())
         flags = [GO_PARTS.expand(flag, GO_PARTS.pinned_versions("kubernetes")) for flag in spec["ldflags"]]
         for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
             assert f"{package}.gitVersion=v1.37.2" in flags
@@ -57,10 +57,10 @@ class TestGoParts:
         # KEDA's go.mod replaces one module; a replace counts only in the main module, so ours repeats it.
         assert ("replace github.com/nexus-rpc/nexus-proto-annotations v0.1.0 => "
                 "github.com/nexus-rpc/nexus-proto-annotations v0.1.1-0.20260629224316-835bd8d49cb4") in (
-            REPO_ROOT / "ci/go/keda/go.mod").read_text()
+            REPO_ROOT / "ci/cluster/go/keda/go.mod").read_text()
 
     def test_should_stamp_prometheus_operator_with_its_version_number(self):
-        spec = json.loads((REPO_ROOT / "ci/go/prometheus-operator/build.json").read_text())
+        spec = json.loads((REPO_ROOT / "ci/cluster/go/prometheus-operator/build.json").read_text())
         flags = [GO_PARTS.expand(flag, GO_PARTS.pinned_versions("prometheus-operator")) for flag in spec["ldflags"]]
         # Its images are tagged v<Version> (pkg/operator/defaults.go), so Version is the bare number of its VERSION file.
         assert "github.com/prometheus/common/version.Version=0.85.0" in flags
@@ -80,7 +80,7 @@ class TestGoParts:
 
     def test_should_pin_traefik_3_6_and_the_gateway_api_it_is_built_with(self):
         versions = GO_PARTS.pinned_versions("traefik")
-        # v3.7 needs modules the proxy refuses (ci/go/traefik/go.mod says which); v3.6.12 resolves whole.
+        # v3.7 needs modules the proxy refuses (ci/cluster/go/traefik/go.mod says which); v3.6.12 resolves whole.
         assert versions["github.com/traefik/traefik/v3"] == "v3.6.12"
         assert versions["sigs.k8s.io/gateway-api"] == "v1.4.0"
 
@@ -164,7 +164,7 @@ class TestGoParts:
 
     def test_should_repeat_the_replaces_of_argocd(self):
         # argo-cd's go.mod replaces the Kubernetes staging modules; only the main module's replaces count
-        text = (REPO_ROOT / "ci/go/argocd/go.mod").read_text()
+        text = (REPO_ROOT / "ci/cluster/go/argocd/go.mod").read_text()
         replaces = dict(re.findall(r"^\s*(k8s\.io/[\w.-]+) => k8s\.io/[\w.-]+ (v\S+)$", text, re.M))
         assert set(replaces.values()) == {"v0.37.0"}, replaces
         assert {"k8s.io/cri-streaming", "k8s.io/externaljwt"} <= set(replaces)
@@ -176,13 +176,13 @@ class TestGoParts:
     def test_should_run_every_go_command_on_argocd_with_the_go_its_go_mod_needs(self):
         """argo-cd v3.6's go.mod says go 1.27.0: with the machine's Go 1.26 and GOTOOLCHAIN=local every go command on
         the part fails, so its build.json names the toolchain once and the build and module_dir both take it."""
-        assert re.search(r"^go 1\.27\.", (REPO_ROOT / "ci/go/argocd/go.mod").read_text(), re.M)
+        assert re.search(r"^go 1\.27\.", (REPO_ROOT / "ci/cluster/go/argocd/go.mod").read_text(), re.M)
         assert GO_PARTS.go_env("argocd")["GOTOOLCHAIN"] == "go1.27.3"
         assert GO_PARTS.go_env("argocd", "-mod=readonly -buildvcs=false")["GOFLAGS"] == "-mod=readonly -buildvcs=false"
-        assert "GOTOOLCHAIN" not in json.loads((REPO_ROOT / "ci/go/kubernetes/build.json").read_text())["env"]
+        assert "GOTOOLCHAIN" not in json.loads((REPO_ROOT / "ci/cluster/go/kubernetes/build.json").read_text())["env"]
 
     def test_should_stamp_argocd_and_its_helm_with_their_pins(self):
-        spec = json.loads((REPO_ROOT / "ci/go/argocd/build.json").read_text())
+        spec = json.loads((REPO_ROOT / "ci/cluster/go/argocd/build.json").read_text())
         flags = [GO_PARTS.expand(flag, GO_PARTS.pinned_versions("argocd")) for flag in spec["ldflags"]]
         assert "github.com/argoproj/argo-cd/v3/common.version=3.6.2" in flags
         assert "github.com/argoproj/argo-cd/v3/common.kubectlVersion=v0.37.0" in flags
@@ -199,7 +199,7 @@ class TestGoParts:
             GO_PARTS.expand("-X a.b={version:example.com/other}", GO_PARTS.pinned_versions("kubernetes"))
 
     def test_should_build_anew_when_the_pin_changes(self, tmp_path, monkeypatch):
-        shutil.copytree(REPO_ROOT / "ci/go/kubernetes", tmp_path / "kubernetes")
+        shutil.copytree(REPO_ROOT / "ci/cluster/go/kubernetes", tmp_path / "kubernetes")
         monkeypatch.setattr(GO_PARTS, "PARTS", tmp_path)
         monkeypatch.setenv("GPT_OSS_GO_CACHE", str(tmp_path / "cache"))
         before = GO_PARTS.bin_dir("kubernetes")
@@ -216,14 +216,14 @@ class TestGoParts:
         for folder in (current / "bin", tmp_path / "helm-0123456789abcdef/bin", tmp_path / "helmfile-0123/bin",
                        tmp_path / "kubernetes-0123456789abcdef/bin", tmp_path / ".helm-abandoned"):
             folder.mkdir(parents=True)
-        GO_PARTS.drop_other_keys("helm")
+        GO_PARTS.drop_other_keys("helm", current)
         # the scratch folder is young: another checkout may be building into it now
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
             [".helm-abandoned", current.name, "helmfile-0123", "kubernetes-0123456789abcdef"])
 
 
 class TestDynamoOperatorPart:
-    """The operator's part (ci/gptoss_ci/dynamo_operator.py): pinned by ../shared/dynamo/operator/SOURCE.md's table,
+    """The operator's part (ci/cluster/dynamo_operator.py): pinned by ../shared/dynamo/operator/SOURCE.md's table,
     read at build time; nothing of it is copied into the project."""
 
     @pytest.fixture
@@ -332,7 +332,7 @@ class TestProcesses:
 # of its own, one way or the other, and prints that session's autogroup line ("/autogroup-N nice K") before it ends it.
 CHILD_NICENESS = 15
 NICE_SESSION = {
-    "processes.spawn": "from ci.gptoss_ci import processes; started = processes.spawn(['sleep', '30'], log)['pid']",
+    "processes.spawn": "from ci.cluster import processes; started = processes.spawn(['sleep', '30'], log)['pid']",
     "e2e stack runner": "from tests.e2e import stack; started = stack.start({'name': 'sleep', 'argv': ['sleep', '30'], "
                         "'env': dict(os.environ)}, pathlib.Path(folder), folder).pid",
 }
@@ -368,7 +368,7 @@ class TestNodePaths:
 
 
 class TestKubeRouterPart:
-    """The node's NetworkPolicy engine (ci/gptoss_ci/node/policies.py), as GO-CONTROLLERS-FACTS.md pins it."""
+    """The node's NetworkPolicy engine (ci/cluster/node/policies.py), as GO-CONTROLLERS-FACTS.md pins it."""
 
     def test_should_pin_kube_router_2_1_0_on_its_own_kubernetes_client(self):
         versions = GO_PARTS.pinned_versions("kube-router")
@@ -376,14 +376,14 @@ class TestKubeRouterPart:
         assert versions["k8s.io/client-go"] == versions["k8s.io/api"] == "v0.29.2"
 
     def test_should_build_the_one_binary_stamped_with_its_pin(self):
-        spec = json.loads((REPO_ROOT / "ci/go/kube-router/build.json").read_text())
+        spec = json.loads((REPO_ROOT / "ci/cluster/go/kube-router/build.json").read_text())
         assert spec["binaries"] == {"kube-router": "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"}
         flags = [GO_PARTS.expand(flag, GO_PARTS.pinned_versions("kube-router")) for flag in spec["ldflags"]]
         assert "github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=v2.1.0" in flags
 
 
 class TestPolicyEngineHostRecord:
-    """What the policy tests' last check compares (ci/gptoss_ci/node/policies.py): the host's iptables and ipsets."""
+    """What the policy tests' last check compares (ci/cluster/node/policies.py): the host's iptables and ipsets."""
 
     BEFORE = """# Generated by iptables-nft-save v1.8.9
 *filter

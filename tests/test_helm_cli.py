@@ -1,5 +1,5 @@
-"""The helm CLI users run, built from its pinned module (ci/go/helm), renders what the SDK the tests use renders,
-and refuses what it refuses. Skips where the CLI is not built (`python -m ci.gptoss_ci.go_parts build helm`); CI builds it."""
+"""The helm CLI users run, built from its pinned module (ci/cluster/go/helm), renders what the SDK the tests use renders,
+and refuses what it refuses. Skips where the CLI is not built (`python -m ci.cluster go-parts build helm`); CI builds it."""
 from __future__ import annotations
 
 import subprocess
@@ -7,7 +7,7 @@ import subprocess
 import helm_python
 import pytest
 
-from ci.gptoss_ci import go_parts as GO_PARTS
+from ci.cluster import go_parts as GO_PARTS
 from tests.helpers import (CHART_DIR, NAMESPACE, OVERLAYS, RELEASE_NAME, VALUES_DIR, ChartRenderError,
                            render_chart)
 from tools.gptoss.values import ValuesError, merge_values
@@ -18,7 +18,7 @@ from tools.gptoss.yaml_text import load_yaml_all
 def helm() -> str:
     folder = GO_PARTS.built("helm")
     if folder is None:
-        pytest.skip("the helm CLI is not built: python -m ci.gptoss_ci.go_parts build helm")
+        pytest.skip("the helm CLI is not built: python -m ci.cluster go-parts build helm")
     return str(folder / "helm")
 
 
@@ -121,12 +121,12 @@ class TestValuesAsTheCliMergesThem:
 def argocd_helm() -> str:
     folder = GO_PARTS.built("argocd")
     if folder is None:
-        pytest.skip("Argo CD's helm is not built: python -m ci.gptoss_ci.go_parts build argocd")
+        pytest.skip("Argo CD's helm is not built: python -m ci.cluster go-parts build argocd")
     return str(folder / "helm")
 
 
 class TestArgoCdHelm:
-    """Argo CD's repo-server renders with the helm v4 its image ships (ci/go/argocd/helm; Argo CD v3.6 runs Helm v4
+    """Argo CD's repo-server renders with the helm v4 its image ships (ci/cluster/go/argocd/helm; Argo CD v3.6 runs Helm v4
     only): the same objects, so an Application and a `helm install` of the same values name and shape everything
     alike."""
 

@@ -371,15 +371,15 @@ class TestDownloaderImage:
         chart = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
         assert values["tag"] == chart["version"], "the release workflow tags the image with the chart version"
         workflow = (REPO_ROOT / ".github" / "workflows" / "release.yaml").read_text()
-        assert "images/model-fetch/Containerfile" in workflow and "python -m ci.gptoss_ci.model_fetch_image" in workflow
+        assert "images/model-fetch/Containerfile" in workflow and "python -m ci.release model-fetch-image" in workflow
         owner = values["repository"].split("/")[1]
-        printed = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.model_fetch_image", "--owner", owner,
+        printed = subprocess.run([sys.executable, "-m", "ci.release", "model-fetch-image", "--owner", owner,
                                   "--version", chart["version"]], capture_output=True, text=True, check=True,
                                  cwd=REPO_ROOT)
         assert printed.stdout.strip() == f"{values['repository']}:{values['tag']}"
 
     def test_should_refuse_to_publish_where_the_chart_does_not_point(self):
-        refused = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.model_fetch_image", "--owner", "someone",
+        refused = subprocess.run([sys.executable, "-m", "ci.release", "model-fetch-image", "--owner", "someone",
                                   "--version", "0.3.0"], capture_output=True, text=True, cwd=REPO_ROOT)
         assert refused.returncode == 1
         assert "modelCache.download.image.repository" in refused.stderr and "ghcr.io/someone/model-fetch" in refused.stderr

@@ -1,4 +1,4 @@
-"""The node tier's images (python -m ci.gptoss_ci.node_images): named as the chart renders, with the project's pins, and the
+"""The node tier's images (python -m ci.cluster node-images): named as the chart renders, with the project's pins, and the
 serving stand-in reads every trtllm-serve command line the chart renders. Offline: nothing is built."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from ci.gptoss_ci import node_images as images
-from ci.gptoss_ci import stand_in
+from ci.cluster import node_images as images
+from ci.cluster import stand_in
 from tests.helpers import REPO_ROOT, TRTLLM_SERVE_OVERLAYS, find, render_chart
 
 
@@ -125,8 +125,8 @@ class TestTrtllmServeStandIn:
 
 
 class TestDynamoRuntimeStandIn:
-    """The runtime stand-in in the pods the Dynamo operator makes (ci/gptoss_ci/stand_in.py, through the image's
-    python3, ci/gptoss_ci/stand_in_python3.sh): the rendered worker command runs the mocker, the frontend runs as it is."""
+    """The runtime stand-in in the pods the Dynamo operator makes (ci/cluster/stand_in.py, through the image's
+    python3, ci/cluster/stand_in_python3.sh): the rendered worker command runs the mocker, the frontend runs as it is."""
 
     @pytest.fixture
     def execs(self, monkeypatch):
@@ -169,7 +169,7 @@ class TestDynamoRuntimeStandIn:
 
     def test_should_route_only_the_two_dynamo_modules_through_the_stand_in(self):
         import subprocess
-        shim = REPO_ROOT / "ci/gptoss_ci/stand_in_python3.sh"
+        shim = REPO_ROOT / "ci/cluster/stand_in_python3.sh"
         other = subprocess.run(["sh", str(shim), "-c", "import sys; print(sys.executable)"], capture_output=True,
                                text=True)
         assert other.stdout.strip() == "/usr/bin/python3", other  # Debian's python3, unchanged

@@ -2,7 +2,7 @@
 import json
 import os
 
-from ci.gptoss_ci import node, processes
+from ci.cluster import node, processes
 
 
 def _record(state, pid, start_time):

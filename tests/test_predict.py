@@ -262,8 +262,8 @@ class TestPredictions:
             assert p["limit"]["factor"] == pytest.approx(EXPECTED_LIMIT_FACTOR[overlay], rel=TOLERANCE)
 
     def test_should_print_in_the_docs_what_it_predicts(self, predictions):
-        # python -m ci.gptoss_ci.gen_target_figures --check, on this module's predictions (plus the trtllm-serve targets on H200).
-        from ci.gptoss_ci import gen_target_figures as figures
+        # python -m ci.generate target-figures --check, on this module's predictions (plus the trtllm-serve targets on H200).
+        from ci.generate import target_figures as figures
         rendered = figures.render(figures.with_other_gpu({o: dict(p) for o, p in predictions.items()}))
         assert [path.name for path, text in rendered.items() if path.read_text() != text] == []
 
@@ -355,32 +355,32 @@ def literal_prediction(overlay: str) -> dict:
 
 
 class TestDocsFigures:
-    """The README's and docs/targets.md's predicted figures are the tool's (python -m ci.gptoss_ci.gen_target_figures; with
+    """The README's and docs/targets.md's predicted figures are the tool's (python -m ci.generate target-figures; with
     aiconfigurator, TestPredictions.test_should_print_in_the_docs_what_it_predicts runs it), down to its rounding,
     with the benchmark's own queue in the TTFT (issue 46)."""
 
     def test_should_print_this_files_predictions_in_the_docs(self):
-        from ci.gptoss_ci import gen_target_figures as figures
+        from ci.generate import target_figures as figures
         rendered = figures.render({overlay: literal_prediction(overlay) for overlay in OVERLAYS})
         stale = [path.name for path, text in rendered.items() if path.read_text() != text]
-        assert stale == [], "run python -m ci.gptoss_ci.gen_target_figures (with requirements-predict.txt)"
+        assert stale == [], "run python -m ci.generate target-figures (with requirements-predict.txt)"
 
     def test_should_count_the_benchmarks_queue_in_the_ttft(self):
-        from ci.gptoss_ci import gen_target_figures as figures
+        from ci.generate import target_figures as figures
         row = next(line for line in figures.README.read_text().splitlines() if line.startswith("| `values/disagg-k8s.yaml`"))
         assert "2946, 48.8, 225 ms + 86 s queued, 20.5 ms; prefill-limited (prefill 16 vs decode 61 requests/s)" in row
         # Below a second of queueing, the TTFT stands alone.
         assert figures.latency_figures(literal_prediction("2xh100-truss.yaml")) == "697, 91.3, 416 ms, 10.9 ms"
 
     def test_should_round_as_the_tool_prints(self):
-        from ci.gptoss_ci import gen_target_figures as figures
+        from ci.generate import target_figures as figures
         from tools.gptoss.predict import format_prediction  # noqa: F401 (the tool whose rounding the docs follow)
         # agg's ITL is 19.65 ms: the tool prints 19.6 (the docs once said 19.7).
         assert figures.latency_figures(literal_prediction("agg.yaml")).endswith(", 19.6 ms")
         assert f"{19.65:.1f}" == "19.6"
 
     def test_should_fail_the_check_on_a_drifted_figure(self, tmp_path, monkeypatch, capsys):
-        from ci.gptoss_ci import gen_target_figures as figures
+        from ci.generate import target_figures as figures
         for name in ("README", "TARGETS_DOC"):
             copy = tmp_path / getattr(figures, name).name
             copy.write_text(getattr(figures, name).read_text().replace("20.5 ms", "20.4 ms"))
@@ -388,7 +388,7 @@ class TestDocsFigures:
         monkeypatch.setattr(figures, "predictions", lambda: {o: literal_prediction(o) for o in OVERLAYS})
         assert figures.main(["--check"]) == 1
         assert capsys.readouterr().err.splitlines() == [
-            f"{tmp_path / name}: predicted figures differ from tools/predict.py's: run python -m ci.gptoss_ci.gen_target_figures"
+            f"{tmp_path / name}: predicted figures differ from tools/predict.py's: run python -m ci.generate target-figures"
             for name in ("README.md", "targets.md")]
         assert figures.main([]) == 0 and figures.main(["--check"]) == 0
 
@@ -439,8 +439,8 @@ EXPECTED_PUBLISHED = {
 
 @pytest.fixture(scope="module")
 def rows():
-    """ci.gptoss_ci.compare_published's rows by (ISL, OSL, GPU)."""
-    result = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.compare_published", "--json"],
+    """ci.generate.compare_published's rows by (ISL, OSL, GPU)."""
+    result = subprocess.run([sys.executable, "-m", "ci.generate", "compare-published", "--json"],
                             capture_output=True, text=True, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stderr[-2000:]
     return {(r["isl"], r["osl"], r["gpu"]): r for r in json.loads(result.stdout)}
@@ -467,5 +467,5 @@ class TestPublishedFigures:
 class TestSizingTables:
     def test_should_be_what_the_pinned_model_predicts(self):
         # Regenerates the tables in memory (a few minutes) and compares with the chart's copy.
-        from ci.gptoss_ci import gen_sizing_tables as module
-        assert module.render() == module.TARGET.read_text(), "stale: run python -m ci.gptoss_ci.gen_sizing_tables"
+        from ci.generate import sizing_tables as module
+        assert module.render() == module.TARGET.read_text(), "stale: run python -m ci.generate sizing-tables"

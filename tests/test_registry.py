@@ -1,6 +1,6 @@
 """Publish to a real OCI registry (Debian's docker-registry on 127.0.0.1): push, pull back, render offline.
 
-The chart archive is ci.gptoss_ci.chart_release's, pushed and pulled with the Helm SDK; bad input gets a clear error.
+The chart archive is ci.release.chart's, pushed and pulled with the Helm SDK; bad input gets a clear error.
 """
 from __future__ import annotations
 

@@ -84,7 +84,7 @@ class TestSecrets:
 
 
 class TestHardening:
-    """What the policy scan asked for and the chart fixed (python -m ci.gptoss_ci.checkov, docs/security.md)."""
+    """What the policy scan asked for and the chart fixed (python -m ci.release scan, docs/security.md)."""
 
     UTILITY_PODS = {"gpt-oss-smoke-test", "gpt-oss-benchmark"}
 

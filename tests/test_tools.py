@@ -463,7 +463,7 @@ class TestStandAlone:
         assert [m for m in graph if reaches(m, m)] == []
 
     def test_should_edit_no_sys_path_and_load_no_file_by_path(self):
-        # Programs run as `python tools/<name>.py` and `python -m ci.gptoss_ci.<module>`; nothing finds code by path.
+        # Programs run as `python tools/<name>.py` and `python -m ci.<room> <verb>`; nothing finds code by path.
         edits = [f"{path.relative_to(REPO_ROOT)}:{node.lineno}" for folder in (TOOLS, CI) for path in folder.rglob("*.py")
                  for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Attribute)
                  and node.attr == "path" and isinstance(node.value, ast.Name) and node.value.id == "sys"]
@@ -475,19 +475,19 @@ class TestStandAlone:
                  and getattr(node, "attr", getattr(node, "id", "")) in by_path]
         assert loads == []
 
-    def test_should_run_each_ci_program_as_a_module(self):
-        # No command files beside the package: each program is `python -m ci.gptoss_ci.<module>`, its main called
-        # by the module's __main__ block (a package's: its __main__.py).
+    def test_should_run_each_ci_program_as_a_verb_of_its_room(self):
+        # No command files and no __main__ blocks in the rooms' modules: each program is `python -m ci.<room> <verb>`,
+        # its main called by the room's __main__.py. The stand-in is the one script: the node images run it as a file.
         assert sorted(path.name for path in CI.glob("*.py")) == ["__init__.py"]
-        programs = [path for path in (CI / "gptoss_ci").rglob("*.py")
-                    if any(isinstance(node, ast.FunctionDef) and node.name == "main"
-                           for node in ast.parse(path.read_text()).body)]
-        assert len(programs) >= 16
-        for path in programs:
-            runner = path.with_name("__main__.py") if path.name == "__init__.py" else path
-            assert 'if __name__ == "__main__":' in runner.read_text() or runner.name == "__main__.py" and \
-                runner.is_file(), f"{path.relative_to(REPO_ROOT)} has a main no __main__ block calls"
-        result = subprocess.run([sys.executable, "-m", "ci.gptoss_ci.go_parts", "--help"], capture_output=True,
+        rooms = {room: importlib.import_module(f"ci.{room}.__main__") for room in ("cluster", "generate", "release")}
+        verbs = {f"{room}:{verb}": module for room, entry in rooms.items() for verb, (module, _) in entry.VERBS.items()}
+        assert len(verbs) >= 20
+        for verb, module in verbs.items():
+            assert callable(getattr(importlib.import_module(module), "main", None)), f"{verb}: {module} has no main"
+        blocks = [path.relative_to(REPO_ROOT).as_posix() for path in CI.rglob("*.py")
+                  if 'if __name__ == "__main__":' in path.read_text() and path.name != "__main__.py"]
+        assert blocks == ["ci/cluster/stand_in.py"]
+        result = subprocess.run([sys.executable, "-m", "ci.cluster", "go-parts", "--help"], capture_output=True,
                                 text=True, cwd=REPO_ROOT, timeout=60)
         assert result.returncode == 0 and "{build,where,list}" in result.stdout, result.stderr
 

@@ -159,7 +159,7 @@ class TestOptionList:
         assert "--served_model_name" not in known["names"]
 
     def test_should_read_names_aliases_and_flags_from_click_decorators(self, tmp_path, monkeypatch):
-        from ci.gptoss_ci import sync_trtllm_serve_options as sync
+        from ci.generate import trtllm_serve_options as sync
         source = (
             '@click.command("serve")\n@click.argument("model", type=str)\n'
             '@click.option("--tensor_parallel_size", "--tp_size", type=int, default=1)\n'
@@ -354,9 +354,9 @@ class TestDynamoOnlyValues:
         assert find(render_chart([LOW], values, show_only=[TRTLLM_SERVE_DEPLOYMENT]), "Deployment")
 
     def test_should_keep_the_generated_defaults_current(self, tmp_path, monkeypatch):
-        assert subprocess.run([sys.executable, "-m", "ci.gptoss_ci.sync_dynamo_defaults", "--check"], capture_output=True,
+        assert subprocess.run([sys.executable, "-m", "ci.generate", "dynamo-defaults", "--check"], capture_output=True,
                               cwd=REPO_ROOT).returncode == 0
-        from ci.gptoss_ci import sync_dynamo_defaults as sync
+        from ci.generate import dynamo_defaults as sync
         stale = tmp_path / "_dynamo-defaults.tpl"
         stale.write_text(sync.render().replace("replicas: 1", "replicas: 2", 1))
         monkeypatch.setattr(sync, "TARGET", stale)

@@ -81,9 +81,9 @@ class TestWorkflows:
     @pytest.mark.parametrize("name,runs", JOBS, ids=JOB_IDS)
     def test_should_fetch_the_pinned_crds_before_the_tests(self, name, runs):
         tests_at = [i for i, run in enumerate(runs) if tiers([run])]
-        fetch_at = [i for i, run in enumerate(runs) if "python -m ci.gptoss_ci.fetch_crds" in run]
+        fetch_at = [i for i, run in enumerate(runs) if "python -m ci.cluster crds" in run]
         if tests_at:
-            assert fetch_at and fetch_at[0] < tests_at[0], f"{name} runs tests without python -m ci.gptoss_ci.fetch_crds first"
+            assert fetch_at and fetch_at[0] < tests_at[0], f"{name} runs tests without python -m ci.cluster crds first"
 
     def test_should_see_a_tier_in_a_pytest_command(self):
         # The parser above can fail: it reads the -m expression of each form the workflows use.

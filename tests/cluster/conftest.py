@@ -252,10 +252,10 @@ def release(cluster_access, namespace, dgd_api, request) -> Release:
 
 @pytest.fixture(scope="session")
 def control_plane(cluster_access) -> ControlPlane:
-    """The python -m ci.gptoss_ci.control_plane control plane behind KUBECONFIG, whose components a fault test may restart."""
+    """The python -m ci.cluster control-plane control plane behind KUBECONFIG, whose components a fault test may restart."""
     plane = ControlPlane.beside(cluster_access.kubeconfig)
     if plane is None:
-        skip_for_missing_part(f"the cluster at {cluster_access.kubeconfig} was not started by python -m ci.gptoss_ci.control_plane (no pids.json "
+        skip_for_missing_part(f"the cluster at {cluster_access.kubeconfig} was not started by python -m ci.cluster control-plane (no pids.json "
                     "beside the kubeconfig), so this test cannot kill and restart its kube-apiserver or etcd")
     return plane
 

@@ -1,4 +1,4 @@
-"""Kill and restart components of the control plane python -m ci.gptoss_ci.control_plane started (the fault tests' lever).
+"""Kill and restart components of the control plane python -m ci.cluster control-plane started (the fault tests' lever).
 
 Only a control plane whose state folder (pids.json) sits beside the kubeconfig qualifies: the functions act
 on the processes that script recorded and nothing else. A cluster from kind or a real one does not qualify,
@@ -10,7 +10,7 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci.gptoss_ci import control_plane
+from ci.cluster import control_plane
 from tests.relays import TcpRelay
 
 def _script():

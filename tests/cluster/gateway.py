@@ -1,5 +1,5 @@
 """The controllers that consume the chart's routes, run for real beside the node (tests/cluster/test_gateway.py):
-Traefik (ci/go/traefik) programming the Ingress and HTTPRoute, and the endpoint picker (ci/go/epp) reading the
+Traefik (ci/cluster/go/traefik) programming the Ingress and HTTPRoute, and the endpoint picker (ci/cluster/go/epp) reading the
 InferencePool; their CRDs from their own Go modules, a test CA and certificate for the Ingress's TLS entry, and a
 client that plays the gateway towards the picker's ext-proc service (Envoy's messages, PyPI xds-protos).
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from ci.gptoss_ci import go_parts, processes
+from ci.cluster import go_parts, processes
 from tests import controllers
 from tests.cluster import kube
 from tests.relays import TlsClientRelay
@@ -52,8 +52,8 @@ def free_port() -> int:
 
 
 def controller_crds() -> list[Path]:
-    """The Gateway API CRDs (standard channel) of the sigs.k8s.io/gateway-api release ci/go/traefik is built with, and
-    the Inference Extension's CRDs of the release ci/go/epp pins, from the Go module cache. LookupError without Go."""
+    """The Gateway API CRDs (standard channel) of the sigs.k8s.io/gateway-api release ci/cluster/go/traefik is built with, and
+    the Inference Extension's CRDs of the release ci/cluster/go/epp pins, from the Go module cache. LookupError without Go."""
     gateway_api = go_parts.module_dir("traefik", "sigs.k8s.io/gateway-api") / "config/crd/standard"
     inference = go_parts.module_dir("epp", "sigs.k8s.io/gateway-api-inference-extension") / "config/crd/bases"
     return sorted(gateway_api.glob("*.yaml")) + sorted(inference.glob("*.yaml"))

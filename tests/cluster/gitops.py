@@ -180,9 +180,9 @@ class Loop:
         self.thread.join(10)
 
 
-# The API-only nodes python -m ci.gptoss_ci.control_plane makes: its reaper finishes the deletion of their pods.
+# The API-only nodes python -m ci.cluster control-plane makes: its reaper finishes the deletion of their pods.
 REAPED = {f"gpt-oss-{profile}-{index}" for profile, spec in json.loads(
-    (REPO_ROOT / "ci" / "gpu-node-profiles.json").read_text())["profiles"].items() for index in range(spec["nodes"])}
+    (REPO_ROOT / "ci" / "cluster" / "gpu-node-profiles.json").read_text())["profiles"].items() for index in range(spec["nodes"])}
 
 
 def act_as_kubelet(k8s: kube.Kube, namespace: str) -> list[str]:
@@ -205,7 +205,7 @@ def act_as_kubelet(k8s: kube.Kube, namespace: str) -> list[str]:
 def act_on_pod(k8s: kube.Kube, namespace: str, pod) -> bool:
     """act_as_kubelet's step for one pod; True when it reported the pod run."""
     if pod.metadata.deletion_timestamp and pod.spec.node_name not in REAPED:
-        # ci.gptoss_ci.control_plane's reaper confirms deletions on the nodes it made; this does it on the others
+        # ci.cluster.control_plane's reaper confirms deletions on the nodes it made; this does it on the others
         k8s.core.delete_namespaced_pod(pod.metadata.name, namespace, grace_period_seconds=0)
         return False
     if not pod.spec.node_name or pod.status.phase != "Pending" or pod.metadata.deletion_timestamp:

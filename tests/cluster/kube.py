@@ -103,7 +103,7 @@ def probe(kubeconfig: Path, timeout: float = 5.0):
 
 def component_running(api_client, name: str, fresh_seconds: float = 60.0) -> bool:
     """Whether a control-plane component (kube-scheduler, kube-controller-manager) runs: its leader-election
-    Lease in kube-system was renewed lately. Works the same on kind, a real cluster and python -m ci.gptoss_ci.control_plane."""
+    Lease in kube-system was renewed lately. Works the same on kind, a real cluster and python -m ci.cluster control-plane."""
     import datetime
 
     from kubernetes import client
@@ -227,7 +227,7 @@ class DgdCrd:
             wanted = rewrite_crd(live, version)
         else:
             return ("no DynamoGraphDeployment CRD in the cluster and no CRD source: set --crd-source / "
-                    "GPT_OSS_CRD_SOURCE (a folder with the Dynamo CRDs) or --shared-dir, or run ci/kind-setup.sh")
+                    "GPT_OSS_CRD_SOURCE (a folder with the Dynamo CRDs) or --shared-dir, or run ci/cluster/kind-setup.sh")
         if live is not None and storage_version(live) == version and live["spec"].get("conversion", {}).get(
                 "strategy") == "None" and self.source is None:
             return None

@@ -1,7 +1,7 @@
-"""The kubelet node of python -m ci.gptoss_ci.node, as the node tests (tests/cluster/test_node.py) use it.
+"""The kubelet node of python -m ci.cluster node, as the node tests (tests/cluster/test_node.py) use it.
 
-python -m ci.gptoss_ci.control_plane starts the node beside its control plane when a kubelet binary is there; it registers
-tainted (ci.gptoss_ci.node NODE_TAINT), so the rest of the tier, written for API-only nodes, never lands on it. The
+python -m ci.cluster control-plane starts the node beside its control plane when a kubelet binary is there; it registers
+tainted (ci.cluster.node NODE_TAINT), so the rest of the tier, written for API-only nodes, never lands on it. The
 node tests take it over for their module (Takeover): the taint lifted and every API-only node cordoned, so each
 pod the chart makes runs on the real node, as on a kind cluster whose GPU workers are fakes.
 """
@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci.gptoss_ci import node as NODE
-from ci.gptoss_ci import node_images as IMAGES
-from ci.gptoss_ci import processes as PROCESSES
+from ci.cluster import node as NODE
+from ci.cluster import node_images as IMAGES
+from ci.cluster import processes as PROCESSES
 from tests.cluster import kube
 from tests.helpers import RELEASE_NAME
 
@@ -36,19 +36,19 @@ def state_of(kubeconfig: Path) -> Path | None:
 
 
 def why_no_node(kubeconfig: Path) -> str | None:
-    """None when python -m ci.gptoss_ci.control_plane started a node beside this kubeconfig with all its images, else why not."""
+    """None when python -m ci.cluster control-plane started a node beside this kubeconfig with all its images, else why not."""
     state = state_of(kubeconfig)
     if state is None:
-        return (f"the cluster at {kubeconfig} was not started by python -m ci.gptoss_ci.control_plane (no pids.json beside it), "
-                "so it has no node of python -m ci.gptoss_ci.node")
+        return (f"the cluster at {kubeconfig} was not started by python -m ci.cluster control-plane (no pids.json beside it), "
+                "so it has no node of python -m ci.cluster node")
     if (state / "node-absent.txt").exists():
-        return "python -m ci.gptoss_ci.control_plane started no kubelet node: " + (state / "node-absent.txt").read_text().strip()
+        return "python -m ci.cluster control-plane started no kubelet node: " + (state / "node-absent.txt").read_text().strip()
     summary = state / "node" / "summary.json"
     if not summary.exists():
-        return f"no node recorded in {state} (python -m ci.gptoss_ci.control_plane of this checkout starts one when a kubelet is there)"
+        return f"no node recorded in {state} (python -m ci.cluster control-plane of this checkout starts one when a kubelet is there)"
     missing = json.loads(summary.read_text()).get("missing_images")
     if missing:
-        return f"the node lacks images python -m ci.gptoss_ci.node_images could not build: {', '.join(missing)}"
+        return f"the node lacks images python -m ci.cluster node-images could not build: {', '.join(missing)}"
     return None
 
 

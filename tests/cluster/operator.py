@@ -4,14 +4,14 @@
 platform chart archive (the Go part dynamo-operator keeps it beside the binaries it built from the same commit): its
 Deployment, RBAC, webhook configurations and Service, the operator's config file, and certificates in `auto` mode
 (the operator makes its own CA and serving certificate and injects the CA into its webhooks and the CRDs' conversion
-webhooks). The image is ci.gptoss_ci.node_images's `dynamo-operator`, the binaries built here, so the operator runs as a pod
-on the kubelet node (python -m ci.gptoss_ci.node) and the API server reaches its webhooks through the Service (kube-proxy). Its
+webhooks). The image is ci.cluster.node_images's `dynamo-operator`, the binaries built here, so the operator runs as a pod
+on the kubelet node (python -m ci.cluster node) and the API server reaches its webhooks through the Service (kube-proxy). Its
 crd-apply init container applies the CRDs from its image, as upstream's does.
 
 Values on top of the component's defaults, each what a user of a small cluster would set:
   controllerManager.manager.image     the image built here (its tag: <appVersion>-dev.<commit>), pullPolicy Never
   discoveryBackend: kubernetes        the platform chart's default (the component refuses to render without one)
-  controllerManager.tolerations       the node's taint (ci.gptoss_ci.node NODE_TAINT), so it may run there, and
+  controllerManager.tolerations       the node's taint (ci.cluster.node NODE_TAINT), so it may run there, and
   controllerManager.affinity          that node's hostname (the API-only nodes would bind it and never run it)
 Grove, LWS, KAI, Volcano, checkpoints: off (global.* unset: the operator's config says grove/kaiScheduler false;
 no LeaderWorkerSet CRD in the cluster, so the operator runs no LWS path).
@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci.gptoss_ci import dynamo_operator as SOURCE
-from ci.gptoss_ci import node as NODE
+from ci.cluster import dynamo_operator as SOURCE
+from ci.cluster import node as NODE
 from tests.cluster import kube
 
 NAMESPACE = "dynamo-system"
@@ -89,7 +89,7 @@ def why_not(kubeconfig: Path) -> str | None:
             SOURCE.read_source()
         except SOURCE.SourceMissing as missing:
             return str(missing)
-        return f"the Go part {SOURCE.PART} is not built (python -m ci.gptoss_ci.go_parts build {SOURCE.PART})"
+        return f"the Go part {SOURCE.PART} is not built (python -m ci.cluster go-parts build {SOURCE.PART})"
     return None
 
 

@@ -1,6 +1,6 @@
 """Argo CD syncs the chart for real: every Application of examples/argocd, rendered by Argo CD's own repo-server (the
 helm v4 CLI its image ships) from the chart's repository served as git (tests/cluster/gitops.py ScratchRepo), synced by
-its application controller into the control plane (ci/gptoss_python -m ci.gptoss_ci.argocd starts both, with Redis, its CRDs and
+its application controller into the control plane (ci/gptoss_python -m ci.cluster argocd starts both, with Redis, its CRDs and
 config). Then day two by Git: an upgrade by commit, a commit the chart refuses, self-heal with and without an HPA, and
 deleting every Application with cascade.
 
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from ci.gptoss_ci import argocd as ARGOCD
-from ci.gptoss_ci import go_parts
+from ci.cluster import argocd as ARGOCD
+from ci.cluster import go_parts
 from tests.cluster import gitops, kube
 from tests.helpers import RUNTIMES, render_chart, skip_for_missing_part
 from tests.test_argocd import HOOK, release_name, synced, value_files, wave
@@ -64,7 +64,7 @@ class Argo:
     """Reads and nudges the Applications of the module's Argo CD."""
 
     def __init__(self, k8s: kube.Kube, state: Path):
-        self.k8s, self.state = k8s, state  # state: the Argo CD's folder (ci.gptoss_ci.argocd), its logs in it
+        self.k8s, self.state = k8s, state  # state: the Argo CD's folder (ci.cluster.argocd), its logs in it
 
     def get(self, name: str) -> dict | None:
         try:
@@ -182,7 +182,7 @@ def one_b200_node(k8s):
 @pytest.fixture(scope="module")
 def argocd(cluster_access, scheduler, job_pods, tmp_path_factory):
     if go_parts.built(ARGOCD.PART) is None:
-        skip_for_missing_part(f"Argo CD is not built: python -m ci.gptoss_ci.go_parts build {ARGOCD.PART}")
+        skip_for_missing_part(f"Argo CD is not built: python -m ci.cluster go-parts build {ARGOCD.PART}")
     import shutil
     if shutil.which("redis-server") is None:
         skip_for_missing_part("Argo CD needs Redis: redis-server is not installed (.ci/run installs Debian's)")
@@ -441,7 +441,7 @@ SURGE_NODE = "gpt-oss-argocd-b200-surge"
 
 
 def add_node_like(k8s: kube.Kube, model: str, name: str) -> None:
-    """An API-only node with the labels, taints and status of `model` (python -m ci.gptoss_ci.control_plane makes them alike)."""
+    """An API-only node with the labels, taints and status of `model` (python -m ci.cluster control-plane makes them alike)."""
     node = k8s._dict(k8s.core.read_node(model))
     k8s.core.create_node({"metadata": {"name": name, "labels": {**node["metadata"]["labels"],
                                                                  "kubernetes.io/hostname": name}},

@@ -5,7 +5,7 @@ replica counts the scaling adapters own.
 No Dynamo operator runs: the test creates the DynamoGraphDeploymentScalingAdapter the operator would create. The
 adapter CRD (../shared/dynamo/crds) names the operator's conversion webhook, which does not exist here, so it is
 installed with `conversion: {strategy: None}` (PRODUCTION-FACTS A1), next to KEDA's CRDs from its pinned module
-(ci/go/keda; tests/controllers.py). KEDA itself reads the ScaledObjects in tests/e2e/test_keda_live.py.
+(ci/cluster/go/keda; tests/controllers.py). KEDA itself reads the ScaledObjects in tests/e2e/test_keda_live.py.
 """
 from __future__ import annotations
 

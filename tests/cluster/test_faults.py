@@ -7,7 +7,7 @@
 (d) uninstall while the download Job runs: the PVC survives and a reinstall downloads again (the script's
     resume and marker are proven by tests/e2e/test_download_resume.py).
 (e) every target installed at once, each into its own namespace.
-(a) and (b) kill processes, so they need the control plane of python -m ci.gptoss_ci.control_plane (`control_plane` skips
+(a) and (b) kill processes, so they need the control plane of python -m ci.cluster control-plane (`control_plane` skips
 elsewhere, saying why); the others run on any cluster.
 """
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The chart's routes meet the controllers that consume them, on the kubelet node (tests/cluster/gateway.py runs them).
 
-Traefik (ci/go/traefik, v3.6.12) programs the chart's Ingress (with its TLS entry) and HTTPRoute, and a streaming chat
+Traefik (ci/cluster/go/traefik, v3.6.12) programs the chart's Ingress (with its TLS entry) and HTTPRoute, and a streaming chat
 sent to Traefik's port on 127.0.0.1 reaches the server pods and streams back: for the trtllm-serve target (the
 serving stand-in) and for the Dynamo target (its frontend Service, served by the frontend stand-in of
-tests/cluster/test_node.py: no Dynamo operator runs in this tier). The endpoint picker (ci/go/epp, v1.5.0, the
+tests/cluster/test_node.py: no Dynamo operator runs in this tier). The endpoint picker (ci/cluster/go/epp, v1.5.0, the
 release the chart's EPP image names) runs with the arguments, environment and config file the chart renders, reads
 the chart's InferencePool and its pods, scrapes their /prometheus/metrics (the stand-in serves trtllm-serve's gauge
 names), and the test, playing the gateway (no Envoy here), asks it over ext-proc which pod takes each request: the
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from ci.gptoss_ci import go_parts
+from ci.cluster import go_parts
 from tests.cluster import gateway as gw
 from tests.cluster import kube
 from tests.cluster import node as real
@@ -65,7 +65,7 @@ def gateway_crds(node, cluster_access, k8s) -> list[str]:
 def traefik(gateway_crds, cluster_access, k8s, tmp_path_factory):
     binaries = go_parts.built("traefik")
     if binaries is None:
-        skip_for_missing_part("Traefik is not built: python -m ci.gptoss_ci.go_parts build traefik")
+        skip_for_missing_part("Traefik is not built: python -m ci.cluster go-parts build traefik")
     gw.traefik_classes(k8s)
     proxy = gw.Traefik(binaries / "traefik", cluster_access.kubeconfig,
                        tmp_path_factory.mktemp("traefik") / "traefik.log")
@@ -197,10 +197,10 @@ def the_picker(run: Run, k8s: kube.Kube, namespace: str, picker: dict, kubeconfi
     run.facts["picker_args"] = list(container["args"])
     binaries = go_parts.built("epp")
     if binaries is None:
-        skip_for_missing_part("the endpoint picker is not built: python -m ci.gptoss_ci.go_parts build epp")
+        skip_for_missing_part("the endpoint picker is not built: python -m ci.cluster go-parts build epp")
     with contextlib.ExitStack() as stack:
         netns = stack.enter_context(gw.picker_network())
-        assert api.hostname == "127.0.0.1", api  # ci.gptoss_ci.control_plane's API server
+        assert api.hostname == "127.0.0.1", api  # ci.cluster.control_plane's API server
         relay = TcpRelay(api.port, listen=gw.PICKER_HOST)  # the API server, for the picker's network namespace
         stack.callback(relay.close)
         pod = picker["spec"]["template"]["spec"]["securityContext"]

@@ -1,14 +1,14 @@
-"""Pods that really run: the chart on the kubelet node of python -m ci.gptoss_ci.node (containerd, runc, CNI, kube-proxy, DNS).
+"""Pods that really run: the chart on the kubelet node of python -m ci.cluster node (containerd, runc, CNI, kube-proxy, DNS).
 
-Skips, saying why, unless python -m ci.gptoss_ci.control_plane started its node (a kubelet binary beside the control-plane
-binaries, root, the node's Debian packages, the images of python -m ci.gptoss_ci.node_images). For this module the node is
+Skips, saying why, unless python -m ci.cluster control-plane started its node (a kubelet binary beside the control-plane
+binaries, root, the node's Debian packages, the images of python -m ci.cluster node-images). For this module the node is
 untainted and every API-only node cordoned (tests/cluster/node.py Takeover), so every pod the chart makes runs
 for real, in namespaces enforcing PodSecurity `restricted`, with the model cache on a `local` PV of the node.
 
 The images are stand-ins built from Debian packages and PyPI (tests/cluster/node.py stand_ins() says what each
 is): the Jobs' Python image is Debian's python3 with the Jobs' pinned packages; the TensorRT-LLM and Dynamo
 runtime images are Dynamo's own frontend in front of GPU-free mockers. The model is a small tokenizer and config
-plus one large file, served by tests/e2e/fake_hub.py on the node's bridge address (ci.gptoss_ci.node FAKE_HUB_URL) over
+plus one large file, served by tests/e2e/fake_hub.py on the node's bridge address (ci.cluster.node FAKE_HUB_URL) over
 HTTPS with a test CA, as a Hub mirror must be (issue 36): the pods trust the CA through modelCache.caBundle (a
 ConfigMap in each namespace) and the release pins the manifest sha256 tools/mirror-model.py prints for a copy
 made through the same fake Hub (modelCache.manifestSha256), as a user does before pointing the chart at a mirror.
@@ -981,7 +981,7 @@ class TestNoDroppedRequests:
     to 1: every request started completes, none fails, no stream is cut. What makes it true is the chart's
     (gracefulShutdown: the preStop drain mark and wait, readiness failing on it, the grace period, the rollout, the
     frontend's own drain timeout) and the servers' drain on SIGTERM (the stand-in drains as trtllm-serve does:
-    ci/gptoss_ci/stand_in.py; the Dynamo frontend is ai-dynamo 1.6.1's own)."""
+    ci/cluster/stand_in.py; the Dynamo frontend is ai-dynamo 1.6.1's own)."""
 
     @pytest.mark.parametrize("scenario", SCENARIOS)
     def test_should_complete_every_request_while_pods_go(self, flow, scenario, request, record_property):
@@ -1101,7 +1101,7 @@ class TestImagesBuiltHere:
         require(run, "containers")
         rendered = {c["image"] for pod in run.pods.values()
                     for c in pod["spec"].get("initContainers", []) + pod["spec"]["containers"]}
-        # Which stand-in each image the pods name is (python -m ci.gptoss_ci.node_images), in the test report.
+        # Which stand-in each image the pods name is (python -m ci.cluster node-images), in the test report.
         for image in sorted(rendered):
             record_property(image, node.stand_ins.get(image, "NOT BUILT HERE"))
         assert rendered <= set(node.stand_ins), f"pods name images not built here: {rendered - set(node.stand_ins)}"

@@ -1,7 +1,7 @@
 """The chart's NetworkPolicies, enforced by a real policy engine on the kubelet node (issue 47).
 
-kube-router, with its network-policy controller alone (ci/gptoss_ci/node/policies.py), enforces the policies of a
-trtllm-serve release and of a Dynamo release, both with networkPolicy.enabled, on the node of ci/gptoss_ci/node. Every path
+kube-router, with its network-policy controller alone (ci/cluster/node/policies.py), enforces the policies of a
+trtllm-serve release and of a Dynamo release, both with networkPolicy.enabled, on the node of ci/cluster/node. Every path
 of PATHS is tried from a pod's own network namespace (tests/cluster/netprobe.py: the packets leave the pod's interface
 with its address), and each must be open or closed as the table says; every target is first checked to listen (from
 the host, which kube-router always lets through), so a closed path is one the policies closed.
@@ -15,7 +15,7 @@ and finish under the policies, from the fake Hub (the chart's Hub mirror on the 
 Beyond each release's own pods: a pod with no label of the chart, a pod labelled as another release
 (app.kubernetes.io/instance: other) in the same namespace, the other release's pods in the other namespace, pods in a
 "platform" namespace (NATS and etcd stand-ins, and a client there: the trtllm-serve release names that namespace in
-networkPolicy.clients), and the test host (ci/gptoss_ci/node/policies.py): an address of the node's own (198.18.0.2)
+networkPolicy.clients), and the test host (ci/cluster/node/policies.py): an address of the node's own (198.18.0.2)
 that no policy names, listening on the ports the policies open somewhere (53, 443, 2379, 4222, 6443, and the fake
 Hub's 8780) and on one they open nowhere (8080).
 
@@ -40,8 +40,8 @@ from pathlib import Path
 
 import pytest
 
-from ci.gptoss_ci import control_plane, go_parts
-from ci.gptoss_ci.node import policies as POLICIES
+from ci.cluster import control_plane, go_parts
+from ci.cluster.node import policies as POLICIES
 from tests.cluster import kube
 from tests.cluster import node as real
 from tests.cluster.conftest import CACHE_SIZE, Release

@@ -3,7 +3,7 @@
 The operator is built from the shared source archives and installed by `helm install` of its platform chart
 component, running as a pod on the kubelet node (tests/cluster/operator.py, the fixture dynamo_operator).
 Each Dynamo overlay of values/ is installed by `helm install`, all at once, each in a namespace of its own enforcing
-PodSecurity `restricted`, with its own resources (the API-only GPU nodes of ci/gpu-node-profiles.json hold every
+PodSecurity `restricted`, with its own resources (the API-only GPU nodes of ci/cluster/gpu-node-profiles.json hold every
 overlay at once). Then, for each: the operator's webhooks admitted the DGD, and the operator made one
 DynamoComponentDeployment, Deployment and Service per component, whose pods ReplicaSets created under `restricted` and
 the scheduler bound to nodes of the target's GPU. The pod templates carry what the chart meant (literal values below,
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from ci.gptoss_ci import node_images
+from ci.cluster import node_images
 from tests import controllers as CONTROLLERS
 from tests.cluster import kube
 from tests.cluster import operator as OPERATOR
@@ -59,7 +59,7 @@ POD_SECURITY = {"fsGroup": 1000, "runAsGroup": 1000, "runAsNonRoot": True, "runA
 CONTAINER_SECURITY = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 # What every install here adds to the overlay: the static model-cache volume of the tier (the download Job's pod is
 # bound and never runs: API-only nodes), the operator's namespace for the chart's version check, and the release the
-# node's runtime stand-in carries (the 1.6 line at 1.6.1: ci/gptoss_ci/node_images.py).
+# node's runtime stand-in carries (the 1.6 line at 1.6.1: ci/cluster/node_images.py).
 OPERATOR_VALUES = deep_merge({"modelCache": kube.KIND_VALUES["modelCache"],
                               "dynamo": {"operator": {"namespace": OPERATOR.NAMESPACE}}},
                              node_images.dynamo_stand_in_values())
@@ -345,11 +345,11 @@ def keda_crds() -> list[dict]:
 
 @contextlib.contextmanager
 def keda_operator(cluster_access, namespace: str, folder: Path, crds: list[dict]):
-    """KEDA's operator (ci/go/keda) as a process on this host, against the plane's API server, watching `namespace`
+    """KEDA's operator (ci/cluster/go/keda) as a process on this host, against the plane's API server, watching `namespace`
     only; KEDA's CRDs installed first. No metrics server: nothing here reads a metric (the HPA raises a count below
     its floor without one). Stopped by its pid whatever happens, then KEDA's finalizer taken off any ScaledObject
     left (KEDA no longer runs to remove it, and it would hold the namespace's deletion forever)."""
-    from ci.gptoss_ci.control_plane import free_port
+    from ci.cluster.control_plane import free_port
     CONTROLLERS.install_crds(cluster_access.api_client, cluster_access.kubeconfig, crds, "keda-crds")
     access = CONTROLLERS.Access.of(cluster_access.kubeconfig)
     certs = folder / "certs"  # its gRPC metrics service serves TLS from --cert-dir
@@ -500,16 +500,16 @@ def scaling(request, dynamo_operator, cluster_access, k8s, controllers, tmp_path
 
 
 def helm_cli_upgrade(kubeconfig, namespace: str, values: dict, *flags: str) -> dict:
-    """`helm upgrade` of the chart with the helm CLI the tiers build (python -m ci.gptoss_ci.go_parts, part helm): what the SDK does
+    """`helm upgrade` of the chart with the helm CLI the tiers build (python -m ci.cluster go-parts, part helm): what the SDK does
     not offer (--force-conflicts). Returns the exit code and output."""
     import json as json_
     import subprocess
     import tempfile
-    from ci.gptoss_ci import go_parts
+    from ci.cluster import go_parts
     from tests.helpers import CHART_DIR, skip_for_missing_part
     folder = go_parts.built("helm")
     if folder is None:
-        skip_for_missing_part("the helm CLI is not built: python -m ci.gptoss_ci.go_parts build helm")
+        skip_for_missing_part("the helm CLI is not built: python -m ci.cluster go-parts build helm")
     with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
         json_.dump(values, file)
         file.flush()

@@ -103,7 +103,7 @@ class TestGpuPlacement:
         roles = gpu_roles(render_chart(values=release.values(target)), RUNTIMES[target])
         role = max(roles, key=lambda r: r.gpus)
         capacity = sum(kube.gpus(n) for n in nodes if kube.matches_selector(n, role.node_selector))
-        assert capacity, f"the cluster has no fake GPU node labelled {role.node_selector} (ci/gpu-node-profiles.json)"
+        assert capacity, f"the cluster has no fake GPU node labelled {role.node_selector} (ci/cluster/gpu-node-profiles.json)"
         # One replica more than every matching GPU can hold, so at least one pod cannot be placed. A single-node target
         # (workers.sameNode) is refused that many GPUs on its one node by the chart itself: spread, the scheduler decides.
         values = role.values_for_replicas(capacity // role.gpus + 1)

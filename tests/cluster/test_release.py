@@ -88,7 +88,7 @@ class TestInstall:
     def test_should_bind_the_download_pod_to_a_node_without_gpus(self, job_pods, scheduler, release, k8s, target,
                                                                   nodes):
         assert any(kube.gpus(n) == 0 and kube.is_schedulable_without_tolerations(n) for n in nodes), (
-            "the cluster has no untainted node without GPUs for the download Job (ci/kind-setup.sh makes one)")
+            "the cluster has no untainted node without GPUs for the download Job (ci/cluster/kind-setup.sh makes one)")
         release.install(target)
 
         job = download_job(release.manifest())

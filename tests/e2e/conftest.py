@@ -219,7 +219,7 @@ def monitoring_cluster(pytestconfig) -> MonitoringCluster:
     answer = kube.probe(path)
     if isinstance(answer, str):
         skip_for_missing_part(f"e2e monitoring: prometheus-operator needs a control plane (python -m "
-                              f"ci.gptoss_ci.control_plane start; KUBECONFIG=...); none answers at {path}: {answer}")
+                              f"ci.cluster.control_plane start; KUBECONFIG=...); none answers at {path}: {answer}")
     if controllers.binary(controllers.PROMETHEUS_OPERATOR, "prometheus-operator") is None:
         skip_for_missing_part(f"e2e monitoring: {controllers.missing(controllers.PROMETHEUS_OPERATOR)}")
     try:

@@ -31,7 +31,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ci.gptoss_ci.stand_in import DROPPED_FLAGS, UnknownWorkerFlag, translate_worker_args  # noqa: F401  (re-exported)
+from ci.cluster.stand_in import DROPPED_FLAGS, UnknownWorkerFlag, translate_worker_args  # noqa: F401  (re-exported)
 from tests.helpers import NAMESPACE, RELEASE_NAME, dgd_components, dgd_workers, find, worker_port
 
 SCRIPTS_MOUNT_VOLUME = "scripts"
@@ -39,7 +39,7 @@ RUN_ENV = "GPT_OSS_E2E_RUN"
 FRONTEND_PORT = worker_port(18000)
 FIRST_SYSTEM_PORT = worker_port(18100)  # one Dynamo system (metrics) port per mocker process
 
-# How each dynamo.trtllm flag the chart renders maps onto dynamo.mocker: ci/gptoss_ci/stand_in.py's table (the node
+# How each dynamo.trtllm flag the chart renders maps onto dynamo.mocker: ci/cluster/stand_in.py's table (the node
 # images' stand-in runs the same translation in the pods the Dynamo operator makes); a flag missing there makes
 # mocker_args() fail. mocker_args() adds the e2e tier's own flags:
 MOCKER_FLAGS = ["--discovery-backend", "file", "--speedup-ratio", "0"]
@@ -173,7 +173,7 @@ def trtllm_serve_stand_in(args: list[str]) -> dict:
 
 def mocker_args(trtllm_args: list[str]) -> list[str]:
     """The `python -m dynamo.mocker` arguments standing in for a rendered `python3 -m dynamo.trtllm` worker: the flags
-    translated as the node images' stand-in does (ci/gptoss_ci/stand_in.py translate_worker_args), then file discovery
+    translated as the node images' stand-in does (ci/cluster/stand_in.py translate_worker_args), then file discovery
     and no simulated delay."""
     return translate_worker_args(trtllm_args) + MOCKER_FLAGS
 

@@ -6,7 +6,7 @@ what a cluster would hold into the control plane the tests run against: one Pod 
 operator's labels and named container ports, its status saying it runs at 127.0.0.1 (so a target's address is the
 process's in the stack's namespace); the chart's rendered PodMonitors and PrometheusRules; the Dynamo platform
 chart's PodMonitors (PLATFORM_PODMONITORS) beside them; and one `Prometheus` object per setup, selecting them. The
-real prometheus-operator (ci/go/prometheus-operator) writes each setup's configuration into its Secret and the rules
+real prometheus-operator (ci/cluster/go/prometheus-operator) writes each setup's configuration into its Secret and the rules
 into ConfigMaps; prometheus_service() runs Prometheus on exactly that, its rule files put where the configuration
 names them (the pod's /etc/prometheus/ is a local folder here) and its $(SHARD) expanded as the pod's config reloader
 expands it. Prometheus runs outside a pod, so each `Prometheus`
@@ -135,7 +135,7 @@ class OperatorRun:
         nodes = self.core.list_node().items
         api_only = [n.metadata.name for n in nodes if (n.status.node_info.kubelet_version or "") == "v0.0.0-none"]
         assert api_only, (f"no API-only node in {[n.metadata.name for n in nodes]} "
-                          "(python -m ci.gptoss_ci.control_plane makes them)")
+                          "(python -m ci.cluster control-plane makes them)")
         return api_only[0]
 
     def pods(self, pods: list[dict]) -> None:
@@ -256,19 +256,19 @@ class OperatorRun:
 
 
 # The Prometheus the monitoring checks run on: Prometheus 3 as users run it today, built from its pinned module
-# (ci/go/prometheus). Debian's 2.42 (promtool's package, tests/test_alerts.py) is built without Kubernetes discovery
+# (ci/cluster/go/prometheus). Debian's 2.42 (promtool's package, tests/test_alerts.py) is built without Kubernetes discovery
 # ("field kubernetes_sd_configs not found in type config.ScrapeConfig"), which the operator's configuration uses.
 RELEASES = ["3.16"]
 
 
 def prometheus_binary(release: str = "3.16") -> str | None:
-    from ci.gptoss_ci import go_parts
+    from ci.cluster import go_parts
     folder = go_parts.built("prometheus") if release == "3.16" else None
     return str(folder / "prometheus") if folder else None
 
 
 def missing_binary(release: str) -> str:
-    return f"Prometheus {release} is not built: python -m ci.gptoss_ci.go_parts build prometheus"
+    return f"Prometheus {release} is not built: python -m ci.cluster go-parts build prometheus"
 
 
 def prometheus_service(name: str, folder: Path, port: int, generated: dict, env: dict[str, str],

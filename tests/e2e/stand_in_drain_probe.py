@@ -1,4 +1,4 @@
-"""Drives the node tier's serving stand-in (ci/gptoss_ci/stand_in.py) through a SIGTERM with streams open; run by
+"""Drives the node tier's serving stand-in (ci/cluster/stand_in.py) through a SIGTERM with streams open; run by
 tests/e2e/test_stand_in_drain.py inside a private network namespace.
 
 usage: python stand_in_drain_probe.py MODEL_DIR WORK_DIR trtllm-serve|frontend
@@ -21,7 +21,7 @@ from pathlib import Path
 # Run as a module from the checkout (python -m tests.e2e.stand_in_drain_probe).
 from tests.cluster.streams import StreamingLoad
 
-STAND_IN = Path(__file__).resolve().parents[2] / "ci" / "gptoss_ci" / "stand_in.py"
+STAND_IN = Path(__file__).resolve().parents[2] / "ci" / "cluster" / "stand_in.py"
 PORT = 8000
 
 

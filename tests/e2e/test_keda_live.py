@@ -3,12 +3,12 @@
 One run of tests/e2e/test_monitoring_live.py's two releases, every role scaled by KEDA (agg: frontend and worker;
 disagg-k8s: frontend, prefill and decode), on the chart's default Dynamo line and Prometheus 3, with the operator's
 Prometheus configuration (tests/e2e/prometheus.py); beside them values/trtllm-serve-low-latency.yaml's release: its
-Deployment and ScaledObject in the control plane, and the node images' trtllm-serve stand-in (ci/gptoss_ci/stand_in.py)
+Deployment and ScaledObject in the control plane, and the node images' trtllm-serve stand-in (ci/cluster/stand_in.py)
 as its pod, serving trtllm-serve's gauges at /prometheus/metrics, scraped through the chart's PodMonitor. The
 rendered ScaledObjects go into the control plane unchanged (their serverAddress is the chart's value
 `autoscaling.prometheusAddress`, set to where the chart's Prometheus answers), each Dynamo one beside the
 DynamoGraphDeploymentScalingAdapter it targets, made as the Dynamo operator makes one (no Dynamo operator runs here).
-KEDA v2.21 (ci/go/keda: its operator and its metrics server) runs in the stack's network namespace, where it queries
+KEDA v2.21 (ci/cluster/go/keda: its operator and its metrics server) runs in the stack's network namespace, where it queries
 that Prometheus; it reaches the API server, and the API server reaches its metrics server (registered as the
 v1beta1.external.metrics.k8s.io APIService), through bridges (tests/e2e/bridge.py). kube-controller-manager's HPA
 controller reads the metric through the API server and scales the adapters and the Deployment.
@@ -49,7 +49,7 @@ ADAPTER_CRD = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
 ADAPTERS = "dynamographdeploymentscalingadapters"
 LOAD_TIMEOUT = 240  # seconds of bursts at most; the HPA controller reads its metrics every 15 s
 SCALED = "every HPA asked for more replicas and every target has them"
-STAND_IN = REPO_ROOT / "ci" / "gptoss_ci" / "stand_in.py"  # the trtllm-serve the node images run
+STAND_IN = REPO_ROOT / "ci" / "cluster" / "stand_in.py"  # the trtllm-serve the node images run
 # trtllm-serve's engine batches 2 sequences (the rendered --max_batch_size), so a burst of 36 leaves up to 34 waiting;
 # its mocker, slowed, finishes about one and a half requests a second here: the queue stays above 10 for about 15 s
 # of each burst (an HPA sync is 15 s), and the bursts go on until every target has scaled.
@@ -101,7 +101,7 @@ def adapter_object(objects: list[dict], name: str, namespace: str) -> dict:
 def trtllm_serve_part(cluster: prom.OperatorRun, python: str, folder: Path) -> dict:
     """trtllm-serve as values/trtllm-serve-low-latency.yaml renders it with autoscaling and the PodMonitor on and a
     batch of 2 sequences, for build(beside=...): the rendered PodMonitor in a namespace of its own; the node images'
-    stand-in (ci/gptoss_ci/stand_in.py) run with the rendered arguments, each volume mounted as a local folder (the
+    stand-in (ci/cluster/stand_in.py) run with the rendered arguments, each volume mounted as a local folder (the
     model cache holds the e2e tokenizer as the checkpoint; the engine YAML is the rendered ConfigMap's, which turns
     /prometheus/metrics on); one Pod object with the Deployment's pod labels and named port, which that PodMonitor
     selects; the probe's load on it, and the ScaledObject's query, read on the chart's Prometheus."""

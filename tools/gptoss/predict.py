@@ -54,7 +54,7 @@ TRTLLM_DEFAULT_MAX_BATCH_SIZE = 2048
 
 
 # How far to trust a figure: aiconfigurator's prediction over TensorRT-LLM's published output tokens/s/GPU at
-# maximum load, per GPU, at ISL/OSL 1000/1000 and 8192/1024 (python -m ci.gptoss_ci.compare_published; tests/test_predict.py
+# maximum load, per GPU, at ISL/OSL 1000/1000 and 8192/1024 (python -m ci.generate compare-published; tests/test_predict.py
 # reruns it and compares).
 PUBLISHED_RATIO = {"B200": (1.51, 1.40), "GB200": (1.61, 1.35), "H200": (1.34, 1.10), "H100": (1.41, 1.36)}
 

@@ -1,0 +1,61 @@
+"""`python -m ci.generate [--check]`: every generated file of the chart and docs; `python -m ci.generate <verb>`: one."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+
+from ci import run_verbs
+
+VERBS = {
+    "schema": ("ci.generate.schema", "values.schema.json, the values.yaml comments and the README's values table"),
+    "dynamo-defaults": ("ci.generate.dynamo_defaults", "the chart's copy of the Dynamo-only defaults of values.yaml"),
+    "trtllm-fields": ("ci.generate.trtllm_fields", "TensorRT-LLM's engine keys per release, from the shared lists"),
+    "sizing-tables": ("ci.generate.sizing_tables", "the chart's sizing tables, from aiconfigurator"),
+    "target-figures": ("ci.generate.target_figures", "the predicted figures of README.md and docs/targets.md"),
+    "trtllm-serve-options": ("ci.generate.trtllm_serve_options", "trtllm-serve's options, from a release's serve.py"),
+    "compare-published": ("ci.generate.compare_published", "aiconfigurator against TensorRT-LLM's published figures"),
+}
+# What the run without a verb regenerates, in order, and what each needs beyond the checkout and ../shared.
+EVERY = {"schema": None, "dynamo-defaults": None, "trtllm-fields": None, "sizing-tables": "aiconfigurator",
+         "target-figures": "aiconfigurator"}
+# About 15 minutes on 2 cores (a best-configuration search per target): only with --slow.
+SLOW = {"target-figures"}
+NOT_IN_EVERY = ("trtllm-serve-options reads a TensorRT-LLM release's serve.py (tests/test_trtllm_serve.py checks the "
+                "chart's copy); compare-published prints a comparison and writes nothing")
+
+
+def every(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m ci.generate", description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="verbs (`python -m ci.generate VERB --help` for each):\n"
+               + "\n".join(f"  {name:<22}{text}" for name, (_, text) in VERBS.items())
+               + f"\n\nWithout a verb: {', '.join(EVERY)} ({', '.join(SLOW)} only with --slow; those needing "
+                 f"aiconfigurator only where requirements-predict.txt is installed). Not in it: {NOT_IN_EVERY}.")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 naming each file that drifted (ci/lint.sh and CI run this)")
+    parser.add_argument("--slow", action="store_true", help="also the generators that take minutes")
+    args = parser.parse_args(argv)
+    failed = []
+    for verb, needs in EVERY.items():
+        if verb in SLOW and not args.slow:
+            print(f"{verb}: left out (about 15 minutes; --slow runs it)")
+            continue
+        if needs and importlib.util.find_spec(needs) is None:
+            print(f"{verb}: left out: needs {needs} (pip install -r requirements-predict.txt)")
+            continue
+        module = importlib.import_module(VERBS[verb][0])
+        status = module.main(["--check"] if args.check else [], prog=f"python -m ci.generate {verb}")
+        print(f"{verb}: {'drifted' if status else 'up to date' if args.check else 'done'}")
+        if status:
+            failed.append(verb)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    arguments = sys.argv[1:]
+    if arguments[:1] and arguments[0] in VERBS:
+        sys.exit(run_verbs("generate", __doc__.splitlines()[0], VERBS, arguments))
+    sys.exit(every(arguments))
