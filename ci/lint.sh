@@ -3,7 +3,7 @@
 # the value-docs check (python -m ci.generate --check: every generated file) and the offline tests. GitHub Actions runs this script
 # (.github/workflows/lint-test.yaml); run it locally the same way: bash ci/lint.sh
 #   PYTHON=...        interpreter with requirements-test.txt installed (default: python3)
-#   SKIP_TESTS=1      stop after the linters (tests/test_lint.py runs the same lint checks)
+#   SKIP_TESTS=1      stop after the linters (tests/chart/test_lint.py runs the same lint checks)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PYTHON=${PYTHON:-python3}

@@ -6,7 +6,7 @@
 #   node plane:    pytest -m node     (the kubelet node: one per host, one process)
 #   gitops plane:  pytest -m argocd   (a live Argo CD, whose controller watches the whole cluster)
 # The serial, node and argocd runs print their output after the workers' run. With CI=true a plane or node that cannot start
-# fails the run, and so does a cluster test that would skip for want of a part (tests/helpers.py
+# fails the run, and so does a cluster test that would skip for want of a part (tests/helpers/__init__.py
 # skip_for_missing_part); elsewhere they skip, saying why. Every run happens; any failure fails the script. Whatever
 # happens, the planes stop, and then nothing they started may still run.
 # PYTHON: the interpreter with the test extras (default: python). Extra arguments go to every pytest.

@@ -78,7 +78,7 @@ if os.environ.get(HELM_GOGC_MARK) is not None and os.environ.get("GOGC") == os.e
 
 
 def pytest_configure(config):
-    # tests/schemas.py finds the upstream CRDs through the environment; --shared-dir says the same thing.
+    # tests/helpers/schemas.py finds the upstream CRDs through the environment; --shared-dir says the same thing.
     os.environ["GPT_OSS_SHARED_DIR"] = config.getoption("--shared-dir")
 
 
@@ -91,5 +91,5 @@ def shared_dir(request) -> Path:
     return path
 
 
-# The OCI registry and the packaged chart of the release tests (tests/registry.py), for both tiers.
-from tests.registry import chart_archive, oci_registry, release_tool  # noqa: E402,F401
+# The OCI registry and the packaged chart of the release tests (tests/helpers/registry.py), for both tiers.
+from tests.helpers.registry import chart_archive, oci_registry, release_tool  # noqa: E402,F401

@@ -22,7 +22,7 @@ EVERY = {"schema": None, "dynamo-defaults": None, "trtllm-fields": None, "sizing
          "target-figures": "aiconfigurator"}
 # About 15 minutes on 2 cores (a best-configuration search per target): only with --slow.
 SLOW = {"target-figures"}
-NOT_IN_EVERY = ("trtllm-serve-options reads a TensorRT-LLM release's serve.py (tests/test_trtllm_serve.py checks the "
+NOT_IN_EVERY = ("trtllm-serve-options reads a TensorRT-LLM release's serve.py (tests/chart/trtllm_serve/test_trtllm_serve.py checks the "
                 "chart's copy); compare-published prints a comparison and writes nothing")
 
 

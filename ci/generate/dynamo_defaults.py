@@ -3,7 +3,7 @@
 usage: python -m ci.generate dynamo-defaults [--check]
 With runtime=trtllm-serve, _check-values.tpl refuses Dynamo-only values that differ from these
 defaults (a template cannot read values.yaml, so the chart carries this copy). --check writes
-nothing and exits 1 when the copy is stale; tests/test_trtllm_serve.py runs the same check.
+nothing and exits 1 when the copy is stale; tests/chart/trtllm_serve/test_trtllm_serve.py runs the same check.
 """
 import sys
 

@@ -6,7 +6,7 @@ values.schema.yaml is a JSON schema written in YAML, with a description on every
   values.yaml         the comment directly above each key: that key's description (the values are not touched)
   README.md           the values reference between its markers: key, type, default (from values.yaml),
                       description and allowed values of every leaf
---check writes nothing and exits 1 naming each file that drifted; ci/lint.sh and tests/test_docs.py run it.
+--check writes nothing and exits 1 naming each file that drifted; ci/lint.sh and tests/docs/test_docs.py run it.
 --port JSON prints what another values.schema.json (another branch's, say) adds or changes, as YAML for the source.
 The source is refused (exit 2) when a key has no description, an object with properties is not closed
 (additionalProperties: false), a free-form map does not declare its additionalProperties, or values.yaml

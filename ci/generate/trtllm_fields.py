@@ -21,7 +21,7 @@ them), the keys of the nested configs its file has (a config the file has no dat
 of speculative_config per decoding_type, the values a Literal field takes, and what the other releases say about
 each key one of them lacks (removed in, replaced by, arrived in): the refusal names it. Unknown keys in an
 extra-engine-args YAML are a hard error (extra=forbid), so the chart refuses them at render.
-tests/test_engine.py fails when the chart's copy and the shared files differ.
+tests/chart/engine/test_engine.py fails when the chart's copy and the shared files differ.
 """
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ ALIAS_KEYS = [
     ("speculative_config", "speculative_model_dir", "DecodingBaseConfig (all speculative configs)", "speculative_model"),
 ]
 # What took a key's place, as RELEASES-FACTS.md ("Differences between releases") names it: old -> (new, words).
-# tests/test_engine.py checks each against the lists (the old one gone where the new one arrived).
+# tests/chart/engine/test_engine.py checks each against the lists (the old one gone where the new one arrived).
 REPLACEMENTS = {
     "enable_sleep": ("sleep_config", ""),
     "video_pruning_rate": ("multimodal_config.video_pruning_rate", ""),

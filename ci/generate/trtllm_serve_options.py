@@ -4,7 +4,7 @@ usage: python -m ci.generate trtllm-serve-options path/to/tensorrt_llm/commands/
 Reads the click decorators of the `serve` command (from `@click.command("serve")` to `def serve(`)
 and lists every option name, aliases included, and which of them are flags without a value.
 The chart carries the list (it cannot read files outside itself): _check-values.tpl refuses
-trtllmServe.extraArgs it does not know, and tests/test_trtllm_serve.py checks every flag the chart
+trtllmServe.extraArgs it does not know, and tests/chart/trtllm_serve/test_trtllm_serve.py checks every flag the chart
 writes against it.
 """
 import argparse

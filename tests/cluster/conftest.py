@@ -4,7 +4,7 @@ The cluster is whatever --kubeconfig (an option of pytest-helm-charts) or KUBECO
 When none answers, every test skips with the one reason `cluster_access` gives. Settings that
 tests/conftest.py may register as options fall back to environment variables:
   --crd-source / GPT_OSS_CRD_SOURCE          folder with the Dynamo CRDs; "none" rewrites the CRD the
-                                             cluster has; default: the upstream file where tests/schemas.py
+                                             cluster has; default: the upstream file where tests/helpers/schemas.py
                                              finds CRDs (<shared>/dynamo/crds, GPT_OSS_CRDS_DIR, .cache/crds);
                                              when none has it, every test that needs the DGD CRD skips, saying so
   --shared-dir / GPT_OSS_SHARED_DIR          the shared reference folder (default <repo>/../shared)
@@ -25,7 +25,7 @@ from tests.cluster import kube
 from tests.cluster.control import ControlPlane
 from tests.helpers import (CHART_DIR, OVERLAYS, RELEASE_NAME, RUNTIMES, deep_merge, load_chart, load_values,
                            skip_for_missing_part)
-from tests.schemas import crd_file
+from tests.helpers.schemas import crd_file
 from tools.gptoss.yaml_text import load_yaml
 
 CACHE_SIZE = load_yaml((CHART_DIR / "values.yaml").read_text())["modelCache"]["size"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci.cluster import control_plane
-from tests.relays import TcpRelay
+from tests.helpers.relays import TcpRelay
 
 def _script():
     return control_plane

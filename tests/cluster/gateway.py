@@ -28,9 +28,9 @@ from pathlib import Path
 import yaml
 
 from ci.cluster import go_parts, processes
-from tests import controllers
+from tests.helpers import controllers
 from tests.cluster import kube
-from tests.relays import TlsClientRelay
+from tests.helpers.relays import TlsClientRelay
 from tools.gptoss.yaml_text import load_yaml_all
 
 INGRESS_CLASS = GATEWAY_CLASS = "gpt-oss-traefik"

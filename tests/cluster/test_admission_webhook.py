@@ -1,4 +1,4 @@
-"""The real Dynamo operator's webhooks judge the chart's port of their rules (tests/test_operator_admission.py).
+"""The real Dynamo operator's webhooks judge the chart's port of their rules (tests/chart/dynamo/test_operator_admission.py).
 
 Every case of that file is sent to the real validating and defaulting webhooks of the operator the node tier runs
 (1.5.0-dev, main @ 2a6da14c, Grove and LWS off: tests/cluster/operator.py) as a server-side dry-run: a create for
@@ -22,7 +22,7 @@ import pytest
 from tests.cluster import kube
 from tests.cluster.conftest import create_namespace, delete_namespace
 from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, find, load_values, render_chart
-from tests.test_operator_admission import (GROVE_13, REFUSALS, TOPOLOGY, UNREADABLE_TAGS, UPGRADE_MESSAGES)
+from tests.chart.dynamo.test_operator_admission import (GROVE_13, REFUSALS, TOPOLOGY, UNREADABLE_TAGS, UPGRADE_MESSAGES)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.node]  # the operator runs as a pod on the kubelet node
 

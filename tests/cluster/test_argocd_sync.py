@@ -23,7 +23,7 @@ from ci.cluster import argocd as ARGOCD
 from ci.cluster import go_parts
 from tests.cluster import gitops, kube
 from tests.helpers import RUNTIMES, render_chart, skip_for_missing_part
-from tests.test_argocd import HOOK, release_name, synced, value_files, wave
+from tests.examples.test_argocd import HOOK, release_name, synced, value_files, wave
 
 pytestmark = pytest.mark.argocd
 

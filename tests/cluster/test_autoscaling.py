@@ -5,7 +5,7 @@ replica counts the scaling adapters own.
 No Dynamo operator runs: the test creates the DynamoGraphDeploymentScalingAdapter the operator would create. The
 adapter CRD (../shared/dynamo/crds) names the operator's conversion webhook, which does not exist here, so it is
 installed with `conversion: {strategy: None}` (PRODUCTION-FACTS A1), next to KEDA's CRDs from its pinned module
-(ci/cluster/go/keda; tests/controllers.py). KEDA itself reads the ScaledObjects in tests/e2e/test_keda_live.py.
+(ci/cluster/go/keda; tests/helpers/controllers.py). KEDA itself reads the ScaledObjects in tests/e2e/test_keda_live.py.
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import copy
 
 import pytest
 
-from tests import controllers
+from tests.helpers import controllers
 from tests.cluster import kube
 from tests.helpers import skip_for_missing_part
-from tests.schemas import crd_file
+from tests.helpers.schemas import crd_file
 from tools.gptoss.yaml_text import load_yaml
 
 ADAPTER_CRD = "nvidia.com_dynamographdeploymentscalingadapters.yaml"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import find
-from tests.test_dynamo_release import LIVE_MESSAGES
+from tests.chart.dynamo.test_dynamo_release import LIVE_MESSAGES
 
 pytestmark = pytest.mark.cluster
 

@@ -1,10 +1,10 @@
 """Exposure, disruption budgets and routing against a real API server (and its disruption controller).
 
-The Gateway API (standard channel) and InferencePool CRDs are found where tests/schemas.py finds CRDs (the project
+The Gateway API (standard channel) and InferencePool CRDs are found where tests/helpers/schemas.py finds CRDs (the project
 keeps no copy).
 The disruption checks need kube-controller-manager (its ReplicaSet and disruption controllers); without it they
 skip. The pods stand in for the operator's: a Deployment whose pod template carries the labels the Dynamo operator
-puts on a component's pods (tests/test_exposure.py cites its source); no kubelet runs, so the test marks them Ready
+puts on a component's pods (tests/chart/exposure/test_exposure.py cites its source); no kubelet runs, so the test marks them Ready
 through the status subresource.
 """
 from __future__ import annotations
@@ -13,11 +13,11 @@ import time
 
 import pytest
 
-from tests import controllers
+from tests.helpers import controllers
 from tests.cluster import kube
 from tests.helpers import find, render_chart, skip_for_missing_part
-from tests.schemas import crd_file, crd_lookup
-from tests.test_exposure import INGRESS, POOL, ROUTE
+from tests.helpers.schemas import crd_file, crd_lookup
+from tests.chart.exposure.test_exposure import INGRESS, POOL, ROUTE
 from tools.gptoss.yaml_text import load_yaml_all
 
 CRD_GROUPS = ("gateway-api", "gateway-api-inference-extension")
@@ -28,7 +28,7 @@ EXPOSURE_KINDS = {"Ingress", "HTTPRoute", "InferencePool", "PodDisruptionBudget"
 
 @pytest.fixture(scope="session")
 def exposure_crds(cluster_access) -> None:
-    """Installs (or updates) the Gateway API and InferencePool CRDs, found where tests/schemas.py finds CRDs."""
+    """Installs (or updates) the Gateway API and InferencePool CRDs, found where tests/helpers/schemas.py finds CRDs."""
     crds = [d for crd in crd_lookup.pinned_crds() if crd.group in CRD_GROUPS
             for d in load_yaml_all(crd_file(crd.name).read_text()) if d and d.get("kind") == "CustomResourceDefinition"]
     controllers.install_crds(cluster_access.api_client, cluster_access.kubeconfig, crds, "exposure-crds")

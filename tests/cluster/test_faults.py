@@ -30,7 +30,7 @@ HELM_RELEASE = "meta.helm.sh/release-name"
 # One target of each runtime for the faults that restart a component (each restart costs ~10s).
 RESTART_TARGETS = [DYNAMO_OVERLAYS[0], TRTLLM_SERVE_OVERLAYS[0]]
 RESTART_IDS = [t.removesuffix(".yaml") for t in RESTART_TARGETS]
-# _check-gpu.tpl refuses this on every target (tests/test_topology.py: gb200-on-amd64).
+# _check-gpu.tpl refuses this on every target (tests/chart/dynamo/test_topology.py: gb200-on-amd64).
 CHART_REFUSES = {"gpu": {"type": "GB200", "nodeArch": "amd64"}}
 CHART_REFUSAL = "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=amd64; allowed: gpu.nodeArch=arm64"
 # Values the chart renders but the API server refuses, and the server's words. Dynamo: a CEL rule of the

@@ -39,7 +39,7 @@ from tests.cluster.streams import StreamingLoad
 from tests.cluster.test_node import (DYNAMO_TARGET, TRTLLM_SERVE_TARGET, Run, crd_storing, frontend_stand_in,  # noqa: F401
                                      hub, node, node_values, on_the_node, require, wait_job, wait_ready)
 from tests.helpers import find, skip_for_missing_part
-from tests.relays import TcpRelay
+from tests.helpers.relays import TcpRelay
 
 pytestmark = [pytest.mark.cluster, pytest.mark.node]
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from ci.cluster import node_images
-from tests import controllers as CONTROLLERS
+from tests.helpers import controllers as CONTROLLERS
 from tests.cluster import kube
 from tests.cluster import operator as OPERATOR
 from tests.cluster.conftest import Release, create_namespace, delete_namespace

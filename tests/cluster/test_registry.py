@@ -1,6 +1,6 @@
 """Install the chart from a real OCI registry (oci://127.0.0.1:<port>/...) by version, and upgrade to it.
 
-The archive is ci.release.chart's, pushed to Debian's docker-registry (tests/registry.py); Helm pulls it
+The archive is ci.release.chart's, pushed to Debian's docker-registry (tests/helpers/registry.py); Helm pulls it
 from there (plain HTTP on 127.0.0.1) as `helm install oci://... --version` does.
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The chart reads the live DynamoGraphDeployment with `lookup` (gpt-oss.liveDGD): here a real API server answers
 it, as it does for `helm install` / `helm upgrade`. A refusal happens while rendering, so nothing reaches the
 API server: the DGD keeps its resourceVersion and the release records no new revision. The rules and their
-upstream sources are in tests/test_operator_admission.py.
+upstream sources are in tests/chart/dynamo/test_operator_admission.py.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import json
 import pytest
 
 from tests.helpers import dgd_components, find
-from tests.test_operator_admission import TOPOLOGY, UPGRADE_MESSAGES
+from tests.chart.dynamo.test_operator_admission import TOPOLOGY, UPGRADE_MESSAGES
 
 pytestmark = pytest.mark.cluster
 

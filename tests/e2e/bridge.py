@@ -21,7 +21,7 @@ import threading
 
 
 def hang_up(*ends: socket.socket) -> None:
-    """Shuts down and closes each socket, whichever side went first (tests/relays.py's pumps end the same way)."""
+    """Shuts down and closes each socket, whichever side went first (tests/helpers/relays.py's pumps end the same way)."""
     for end in ends:
         try:
             end.shutdown(socket.SHUT_RDWR)

@@ -44,7 +44,7 @@ REQUIRED_MODULES = {
 # ci/dynamo-venv.sh .venv-dynamo-<line>; or the interpreter named by GPT_OSS_DYNAMO_<16|17>_PYTHON): 1.6.1, and the
 # 1.7.0.dev nightly for the 1.7 line. aiperf always runs from the main venv.
 DYNAMO_LINES = tuple(DYNAMO_LINE_RELEASES)
-line_values = dynamo_line_values  # the values that select a line (tests/helpers.py)
+line_values = dynamo_line_values  # the values that select a line (tests/helpers/__init__.py)
 
 
 def line_python_env(line: str) -> str:
@@ -208,7 +208,7 @@ def monitoring_cluster(pytestconfig) -> MonitoringCluster:
     """The control plane KUBECONFIG names (ci/test-tiers.sh starts one for every group), with prometheus-operator's
     CRDs installed from its pinned module, and the operator built: the monitoring checks run Prometheus on the
     configuration the real operator writes, which needs both."""
-    from tests import controllers
+    from tests.helpers import controllers
     from tests.cluster import kube
     try:
         import kubernetes  # noqa: F401

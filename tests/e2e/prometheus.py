@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from tests import controllers
+from tests.helpers import controllers
 
 # The Dynamo platform chart's PodMonitors (deploy/helm/charts/platform/components/operator/templates/prometheus.yaml
 # @14947dfa985a93c2fba3a6e3a1abcc667163422c, namespaceRestriction off), as that template renders them. Their
@@ -256,7 +256,7 @@ class OperatorRun:
 
 
 # The Prometheus the monitoring checks run on: Prometheus 3 as users run it today, built from its pinned module
-# (ci/cluster/go/prometheus). Debian's 2.42 (promtool's package, tests/test_alerts.py) is built without Kubernetes discovery
+# (ci/cluster/go/prometheus). Debian's 2.42 (promtool's package, tests/chart/monitoring/test_alerts.py) is built without Kubernetes discovery
 # ("field kubernetes_sd_configs not found in type config.ScrapeConfig"), which the operator's configuration uses.
 RELEASES = ["3.16"]
 

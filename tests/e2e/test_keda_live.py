@@ -32,14 +32,14 @@ from pathlib import Path
 
 import pytest
 
-from tests import controllers
+from tests.helpers import controllers
 from tests.e2e import conftest as e2e
 from tests.e2e import plan as e2e_plan
 from tests.e2e import prometheus as prom
 from tests.e2e.bridge import Bridge
 from tests.e2e.test_monitoring_live import INTERVAL, PROMETHEUS_PORTS, build, single
 from tests.helpers import REPO_ROOT, dgd_components, find, render_chart, skip_for_missing_part
-from tests.schemas import crd_file
+from tests.helpers.schemas import crd_file
 from tools.gptoss.yaml_text import load_yaml
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial]

@@ -1,9 +1,9 @@
 """e2e tier: the attacks of issue 36 that need the download image's packages, refused by the rendered Job.
 
 The download Job's command runs as rendered (tests/e2e/model_job.py). transfer xet lets huggingface_hub's
-snapshot_download follow its own /tree/ listing: a hostile Hub (tests/hostile.py) adds files no listing of ours
+snapshot_download follow its own /tree/ listing: a hostile Hub (tests/helpers/hostile.py) adds files no listing of ours
 names, a forged ready marker among them. A hostile S3 store (moto's server on 127.0.0.1) serves a manifest too big
-to read. The other attacks run offline: tests/test_model_copy_attacks.py.
+to read. The other attacks run offline: tests/chart/model_cache/test_model_copy_attacks.py.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tests.e2e.fake_hub import RepoFile
 from tests.e2e.model_job import job_run
 from tests.e2e import test_model_source_s3 as s3_source
 from tests.helpers import render_chart
-from tests.hostile import MiB, HostileHub
+from tests.helpers.hostile import MiB, HostileHub
 
 pytestmark = pytest.mark.e2e
 

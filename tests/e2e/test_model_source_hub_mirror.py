@@ -24,7 +24,7 @@ import pytest
 
 from tests.e2e.fake_hub import FakeHub, RepoFile
 from tests.e2e.model_job import job_run
-from tests.relays import ConnectProxy
+from tests.helpers.relays import ConnectProxy
 from tests.helpers import REPO_ROOT, render_chart
 
 pytestmark = pytest.mark.e2e

@@ -171,7 +171,7 @@ def private_registry(tmp_path_factory):
     import urllib.error
     import urllib.request
 
-    from tests.registry import REGISTRY_BINARY, free_port
+    from tests.helpers.registry import REGISTRY_BINARY, free_port
     binary = shutil.which(REGISTRY_BINARY)
     if binary is None:
         pytest.skip(f"no OCI registry: {REGISTRY_BINARY} is not installed (Debian: apt-get install docker-registry)")

@@ -21,9 +21,9 @@ import pytest
 
 from tests.e2e import small_model
 from tests.e2e.model_job import job_run
-from tests.relays import TcpRelay
+from tests.helpers.relays import TcpRelay
 from tests.helpers import render_chart
-from tests.registry import free_port
+from tests.helpers.registry import free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -4,7 +4,7 @@ A port of Helm v4.2.3's (the Helm helm-python-sdk 0.2.2 binds) pkg/release/v1/ut
 pkg/action/action.go (renderResources) and pkg/cmd/template.go: each file's documents in file order, files in
 path order; hooks (documents with a helm.sh/hook annotation) apart; both stably sorted by kind in Helm's install
 order (kinds it does not know last, alphabetically); every document under `---` and a `# Source:` line; the
-manifests first, then the hooks. tests/test_tools.py compares the manifests with Helm's own (a client-side
+manifests first, then the hooks. tests/tools/test_tools.py compares the manifests with Helm's own (a client-side
 dry-run install through helm-python-sdk).
 """
 from __future__ import annotations

@@ -36,7 +36,7 @@ SYSTEMS = load_yaml((CHART_DIR / "data" / "aiconfigurator-systems.yaml").read_te
 MOE_MODES = {"W4A16_MXFP4": "w4a16_mxfp4", "W4A8_MXFP4_MXFP8": "w4a8_mxfp4_mxfp8", "W4A8_MXFP4_FP8": None}
 GEMM_MODE = "bfloat16"
 # MoE modes with gpt-oss kernel data in aiconfigurator 0.12.0's trtllm 1.3.0rc20 database, per system
-# (tests/test_predict.py compares this with the installed database).
+# (tests/tools/test_predict.py compares this with the installed database).
 MEASURED_MOE_MODES = {"gb200": ("w4a16_mxfp4", "w4a8_mxfp4_mxfp8"), "b200_sxm": ("w4a16_mxfp4", "w4a8_mxfp4_mxfp8"),
                       "h200_sxm": ("w4a16_mxfp4",), "h100_sxm": ("w4a16_mxfp4",)}
 # Where a quantization has no measured mode on a system: the nearest ones in order, with what they share.
@@ -54,7 +54,7 @@ TRTLLM_DEFAULT_MAX_BATCH_SIZE = 2048
 
 
 # How far to trust a figure: aiconfigurator's prediction over TensorRT-LLM's published output tokens/s/GPU at
-# maximum load, per GPU, at ISL/OSL 1000/1000 and 8192/1024 (python -m ci.generate compare-published; tests/test_predict.py
+# maximum load, per GPU, at ISL/OSL 1000/1000 and 8192/1024 (python -m ci.generate compare-published; tests/tools/test_predict.py
 # reruns it and compares).
 PUBLISHED_RATIO = {"B200": (1.51, 1.40), "GB200": (1.61, 1.35), "H200": (1.34, 1.10), "H100": (1.41, 1.36)}
 

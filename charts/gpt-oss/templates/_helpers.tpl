@@ -169,7 +169,7 @@ Usage: {{ $grants := include "gpt-oss.privilegeGrants" . | fromYamlArray }}
 
 {{/*
 Every image the release runs, with the value that sets it: key (the values key) and image (the reference as the
-pods carry it), in the order of the values. security.requireImageDigests checks them; tests/test_security.py
+pods carry it), in the order of the values. security.requireImageDigests checks them; tests/chart/test_security.py
 compares them with the images of the rendered pods.
 Usage: {{ range include "gpt-oss.images" . | fromYamlArray }}
 */}}

@@ -25,7 +25,7 @@ Usage: {{ include "gpt-oss.servedModelName" . }}
 
 {{/*
 The flags gpt-oss.benchmarkCommand writes, each with the value that sets it: benchmark.extraArgs may not repeat one
-(AIPerf would take the later, and the plan would state the other). tests/test_benchmark.py checks that every flag the
+(AIPerf would take the later, and the plan would state the other). tests/chart/benchmark/test_benchmark.py checks that every flag the
 chart renders is listed.
 Usage: {{ $owned := include "gpt-oss.benchmarkFlags" . | fromYaml }}
 */}}

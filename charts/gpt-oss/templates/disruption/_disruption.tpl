@@ -4,7 +4,7 @@
 The budgets to render, one per role: name, the role's replicas, and the pod selector. Dynamo pods are
 selected by the labels the operator itself puts on every pod of a component, on the Grove and on the
 Deployment pathway alike (nvidia.com/dynamo-graph-deployment-name and nvidia.com/dynamo-component, the
-DGD component name; tests/test_exposure.py cites the operator source); trtllm-serve pods by the
+DGD component name; tests/chart/exposure/test_exposure.py cites the operator source); trtllm-serve pods by the
 Deployment's own selector.
 Usage: {{ range include "gpt-oss.disruptionBudgets" . | fromYamlArray }}
 */}}

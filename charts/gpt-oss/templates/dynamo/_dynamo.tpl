@@ -25,7 +25,7 @@ nvidia.com/deployment-rolling-update-max-unavailable: "1"
 
 {{/*
 The flags gpt-oss.workerArgs writes, each with the value that sets it: workers.extraArgs may not repeat one (the
-worker would take the later, and the plan, smoke test and benchmark would describe the other). tests/test_engine.py
+worker would take the later, and the plan, smoke test and benchmark would describe the other). tests/chart/engine/test_engine.py
 checks that every flag the chart renders is listed.
 Usage: {{ $owned := include "gpt-oss.workerFlags" . | fromYaml }}
 */}}

@@ -77,7 +77,7 @@ Usage: {{ include "gpt-oss.trtllmServe.engineConfig" . }}
 
 {{/*
 Arguments of trtllm-serve (the guide's command line); every option is in the pinned trtllm-serve's
-list (_trtllm-serve-options.tpl), which tests/test_trtllm_serve.py checks.
+list (_trtllm-serve-options.tpl), which tests/chart/trtllm_serve/test_trtllm_serve.py checks.
 Usage: {{ include "gpt-oss.trtllmServe.args" . | nindent 12 }}
 */}}
 {{- define "gpt-oss.trtllmServe.args" -}}

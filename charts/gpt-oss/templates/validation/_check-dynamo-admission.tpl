@@ -1,7 +1,7 @@
 {{- /*
 # Dynamo operator admission rules
 What the Dynamo operator's admission webhooks (ai-dynamo/dynamo deploy/operator/internal/webhook) refuse,
-refused here first; tests/test_operator_admission.py names the source file, commit and line of each.
+refused here first; tests/chart/dynamo/test_operator_admission.py names the source file, commit and line of each.
 Rules that differ between operator releases are decided from the runtime version
 (gpt-oss.dynamoRuntimeVersion): the chart assumes the platform runs the release of its runtime image.
 What the operator refuses against the live DGD on upgrade is in _check-live-state.tpl.

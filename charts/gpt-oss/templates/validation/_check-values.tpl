@@ -2,7 +2,7 @@
 Every cross-field rule of the values, one define per concern, each failure naming the keys, the values and
 what is allowed. The schema has already checked types, enums and minimums. templates/validation/check-values.yaml
 calls this, and Helm renders that file before any other template (the deepest folder first, then names in
-reverse order; tests/test_check_values.py checks it), so a refusal names check-values.yaml and no template
+reverse order; tests/chart/validation/test_check_values.py checks it), so a refusal names check-values.yaml and no template
 computes anything from values that break a rule. The concerns live beside this file, one `_check-<concern>.tpl`
 each, every rule under a one-line comment; a concern's helpers that decide nothing sit in `_value-helpers.tpl`.
 A new concern: a new define `gpt-oss.checkValues.<concern>` in its `_check-<concern>.tpl`, and one include line
