@@ -23,6 +23,7 @@ from ci.cluster import argocd as ARGOCD
 from ci.cluster import go_parts
 from tests.cluster import gitops, kube
 from tests.helpers import RUNTIMES, render_chart, skip_for_missing_part
+from tests.helpers.cleanup import cleaned_up
 from tests.examples.test_argocd import HOOK, release_name, synced, value_files, wave
 
 pytestmark = pytest.mark.argocd
@@ -260,7 +261,27 @@ def first_sync(k8s, argocd, repo, destination):
     kubelet = gitops.Loop(lambda: gitops.act_as_kubelet(k8s, NAMESPACE))
     operator = gitops.Loop(lambda: stand_in_operator(k8s, acted))
     result = FirstSync(k8s, repo, recorder, acted, argo)
-    try:
+
+    def delete_applications():
+        for name in APPLICATIONS:  # what the cascade test did not delete
+            delete_application(k8s, name)
+        for name in APPLICATIONS:
+            kube.wait_for(f"{app_name(name)} deleted", lambda: argo.get(name) is None, 120)
+
+    def stop_loops():
+        for loop in (kubelet, operator):
+            loop.stop()
+        recorder.stop()
+
+    def release_finalizers():  # never leave an Application no controller can finalize
+        for app in k8s.custom.list_namespaced_custom_object(gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE,
+                                                            gitops.APP_PLURAL)["items"]:
+            k8s.custom.patch_namespaced_custom_object(gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE,
+                                                      gitops.APP_PLURAL, app["metadata"]["name"],
+                                                      {"metadata": {"finalizers": None}})
+
+    # A first sync that fails is what the tests show; the clean-up's own failures follow it as notes.
+    with cleaned_up(delete_applications, stop_loops, release_finalizers):
         for name in APPLICATIONS:
             k8s.custom.create_namespaced_custom_object(gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE,
                                                        gitops.APP_PLURAL, gitops.local_application(name, repo.url))
@@ -269,21 +290,6 @@ def first_sync(k8s, argocd, repo, destination):
             result.apps[name] = argo.wait_synced(name, result.revision,
                                                  timeout=max(10, SYNC_TIMEOUT - (time.monotonic() - started)))
         yield result
-    finally:
-        try:
-            for name in APPLICATIONS:  # what the cascade test did not delete
-                delete_application(k8s, name)
-            for name in APPLICATIONS:
-                kube.wait_for(f"{app_name(name)} deleted", lambda: argo.get(name) is None, 120)
-        finally:
-            for loop in (kubelet, operator):
-                loop.stop()
-            recorder.stop()
-            for app in k8s.custom.list_namespaced_custom_object(gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE,
-                                                                gitops.APP_PLURAL)["items"]:
-                k8s.custom.patch_namespaced_custom_object(  # never leave an Application no controller can finalize
-                    gitops.APP_GROUP, gitops.APP_VERSION, ARGOCD.NAMESPACE, gitops.APP_PLURAL, app["metadata"]["name"],
-                    {"metadata": {"finalizers": None}})
     assert not kubelet.errors and not operator.errors, (kubelet.errors[:3], operator.errors[:3])
 
 

@@ -40,6 +40,7 @@ from tests.cluster.test_node import (DYNAMO_TARGET, TRTLLM_SERVE_TARGET, Run, cr
                                      hub, node, node_values, on_the_node, require, wait_job, wait_ready)
 from tests.helpers import find, skip_for_missing_part
 from tests.helpers.relays import TcpRelay
+from tests.helpers.cleanup import cleaned_up
 
 pytestmark = [pytest.mark.cluster, pytest.mark.node]
 
@@ -69,11 +70,8 @@ def traefik(gateway_crds, cluster_access, k8s, tmp_path_factory):
     gw.traefik_classes(k8s)
     proxy = gw.Traefik(binaries / "traefik", cluster_access.kubeconfig,
                        tmp_path_factory.mktemp("traefik") / "traefik.log")
-    try:
+    with cleaned_up(proxy.stop, lambda: gw.remove_traefik_classes(k8s)):
         yield proxy.start()
-    finally:
-        proxy.stop()
-        gw.remove_traefik_classes(k8s)
 
 
 def exposure(flow: str, traefik: gw.Traefik) -> tuple[dict, dict]:
@@ -352,12 +350,21 @@ def dynamo_started(node, hub, traefik, cluster_access, k8s, crd_source, operator
         try:
             yield future
         finally:
-            run, release, namespace = future.result(timeout=DYNAMO_FLOW_SECONDS)
+            run, release, namespace = flow_result(future)
             release.close()
             namespace.delete()
 
 
 DYNAMO_FLOW_SECONDS = 420
+
+
+def flow_result(future: concurrent.futures.Future) -> tuple[Run, object, object]:
+    """The Dynamo flow's (run, release, namespace), or its own failure; a flow still running names itself."""
+    try:
+        return future.result(timeout=DYNAMO_FLOW_SECONDS)
+    except concurrent.futures.TimeoutError:
+        raise AssertionError(f"timed out after {DYNAMO_FLOW_SECONDS}s waiting for the Dynamo target's flow "
+                             "(dynamo_flow: install, download Job, frontend Ready, requests through Traefik)") from None
 
 
 def dynamo_flow(node, hub, traefik, cluster_access, k8s) -> tuple[Run, object, object]:
@@ -385,7 +392,7 @@ def dynamo_flow(node, hub, traefik, cluster_access, k8s) -> tuple[Run, object, o
 
 @pytest.fixture(scope="module")
 def dynamo_through(dynamo_started) -> Run:
-    return dynamo_started.result(timeout=DYNAMO_FLOW_SECONDS)[0]
+    return flow_result(dynamo_started)[0]
 
 
 class TestTraefikRoutesTheDynamoFrontend:

@@ -45,6 +45,7 @@ from tests.cluster.conftest import CACHE_SIZE, Release
 from tests.cluster.control import ControlPlane
 from tests.helpers import (REPO_ROOT, TRTLLM_SERVE_OVERLAYS, deep_merge, dgd_components, dgd_pods, dgd_workers, find,
                            skip_for_missing_part)
+from tests.helpers.cleanup import cleaned_up
 
 if TYPE_CHECKING:
     from tests.e2e.fake_hub import FakeHub
@@ -102,11 +103,8 @@ def node(cluster_access, k8s, job_pods, scheduler):
     takeover = real.Takeover(k8s)
     takeover.take()
     watcher = real.ContainerWatcher(state)
-    try:
+    with cleaned_up(watcher.stop, takeover.restore):
         yield NodeContext(state, ControlPlane(state), watcher, real.stand_ins())
-    finally:
-        watcher.stop()
-        takeover.restore()
 
 
 @dataclass
@@ -149,13 +147,11 @@ def hub(node, tmp_path_factory):
                   extra={Path(env["TIKTOKEN_URL"]).name: real.VOCABULARY}, rate=FAST)
     url = hub.start(ssl_context=tls, host=NODE.GATEWAY, port=NODE.FAKE_HUB_PORT)
     assert url == NODE.FAKE_HUB_URL, url
-    try:
+    with cleaned_up(hub.stop):
         pinned = pin_by_mirroring(url, ca_file, model_id, revision, tmp_path_factory.mktemp("mirrored") / "copy")
         hub.requests.clear()  # the flows look only at what their pods asked for
         hub.served.clear()
         yield HubMirror(hub, url, ca_file.read_bytes(), pinned)
-    finally:
-        hub.stop()
 
 
 def node_values(target: str, hub: HubMirror, extra: dict | None = None) -> dict:

@@ -48,6 +48,7 @@ from tests.cluster.conftest import CACHE_SIZE, Release
 from tests.cluster.test_node import (CA_CONFIGMAP, DYNAMO_TARGET, NODE, TRTLLM_SERVE_TARGET, crd_storing,
                                      frontend_stand_in, helm_test, hub, node, node_values, wait_job, wait_ready)
 from tests.helpers import CHART_DIR, REPO_ROOT, RELEASE_NAME, deep_merge, dgd_pods, find, skip_for_missing_part
+from tests.helpers.cleanup import cleaned_up
 from tools.gptoss.yaml_text import load_yaml
 
 pytestmark = [pytest.mark.cluster, pytest.mark.node]
@@ -434,11 +435,9 @@ def engine(node) -> Engine:
         skip_for_missing_part(reason)
     summary = POLICIES.start(node.state, binaries / POLICIES.ENGINE, control_plane.spawn)
     running = Engine(node.state, summary)
-    try:
+    with cleaned_up(running.stop):
         POLICIES.start_test_host(node.state, control_plane.spawn, NODE.COMMAND)
         yield running
-    finally:
-        running.stop()
 
 
 def create_namespace(k8s: kube.Kube, prefix: str, labels: dict) -> str:
@@ -476,12 +475,9 @@ def setup(engine, node, hub, cluster_access, k8s, crd_source, operator_present) 
     made = Setup(node.state, {"serve": Flow("serve", TRTLLM_SERVE_TARGET), "dynamo": Flow("dynamo", DYNAMO_TARGET)},
                  platform)
     crd = kube.DgdCrd(cluster_access.api_client, crd_source, operator_present)
-    with crd_storing(crd, kube.API_VERSIONS[0]):
-        try:
-            install(k8s, cluster_access, hub, made)
-            yield made
-        finally:
-            made.close(k8s)
+    with crd_storing(crd, kube.API_VERSIONS[0]), cleaned_up(lambda: made.close(k8s)):
+        install(k8s, cluster_access, hub, made)
+        yield made
 
 
 def install(k8s: kube.Kube, cluster_access, hub, made: Setup) -> None:

@@ -17,6 +17,7 @@ import pytest
 from tests.e2e import small_model
 from tests.e2e.model_job import PodRun, job_run
 from tests.helpers import dgd_pods, find, render_chart
+from tests.helpers.cleanup import cleaned_up
 
 pytestmark = pytest.mark.e2e
 
@@ -210,7 +211,7 @@ def private_registry(tmp_path_factory):
             pass
         assert process.poll() is None and time.monotonic() < deadline, f"the registry did not start:\n{log.read_text()}"
         time.sleep(0.1)
-    try:
+    with cleaned_up(process.terminate, lambda: process.wait(10)):
         source = base / "stand-in" / "model"
         source.mkdir(parents=True)
         small_model.make(source)
@@ -221,9 +222,6 @@ def private_registry(tmp_path_factory):
         auth = base64.b64encode(b"model-reader:s3cret").decode()
         config_json = json.dumps({"auths": {f"127.0.0.1:{port}": {"auth": auth}}}).encode()
         yield {"result": result, "dockerconfigjson": config_json, "ca": ca_file.read_bytes()}
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 class TestOciCredentials:

@@ -23,6 +23,7 @@ from tests.e2e import small_model
 from tests.e2e.model_job import job_run
 from tests.helpers.relays import TcpRelay
 from tests.helpers import render_chart
+from tests.helpers.cleanup import cleaned_up
 from tests.helpers.registry import free_port
 
 pytestmark = pytest.mark.e2e
@@ -54,7 +55,7 @@ def s3(tmp_path_factory):
         except OSError:
             assert server.poll() is None and time.monotonic() < deadline, f"moto did not start:\n{log.read_text()}"
             time.sleep(0.2)
-    try:
+    with cleaned_up(server.terminate, lambda: server.wait(10)):
         setup = {"endpoint_url": endpoint, "region_name": "us-east-1", "aws_access_key_id": "setup",
                  "aws_secret_access_key": "setup"}
         iam = boto3.client("iam", **setup)
@@ -81,9 +82,6 @@ def s3(tmp_path_factory):
         assert code == 0, output
         yield {"endpoint": endpoint, "port": port, "keys": keys, "client": client, "source": source,
                "expected": expected, "mirror": result, "other": other}
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 def chart_values(s3: dict, endpoint: str | None = None, **s3_values) -> dict:
