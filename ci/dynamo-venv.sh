@@ -16,7 +16,8 @@ if [[ ! -f $requirements ]]; then
   exit 2
 fi
 python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --upgrade pip
+# pip pinned by version and hash (requirements-pip.txt), not whatever the index serves.
+"$venv/bin/python" -m pip install --quiet --require-hashes -r requirements-pip.txt
 mapfile -t dynamo < <(grep -E '^ai-dynamo(-runtime)?==' "$requirements")
 "$venv/bin/python" -m pip install --quiet --no-deps "${dynamo[@]}"
 "$venv/bin/python" -m pip install --quiet --no-deps -r "$requirements"

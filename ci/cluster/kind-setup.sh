@@ -14,13 +14,29 @@
 # --crds-chart REF    `helm install` the Dynamo CRD chart instead (e.g. the dynamo-crds chart from NGC)
 # --operator-chart REF `helm install` the Dynamo platform chart (operator + its own CRDs); the tier then
 #                     needs GPT_OSS_DYNAMO_OPERATOR=1 and GPT_OSS_CRD_SOURCE=none
-# --install-tools     download the pinned kind, kubectl and helm into .kind/bin (CI; Linux amd64)
+# --install-tools     download the pinned kind, kubectl and helm into .kind/bin (CI; Linux amd64 or arm64), each
+#                     checked against the sha256 pinned below before it is kept
 set -euo pipefail
 
 KIND_VERSION=v0.27.0
-KIND_NODE_IMAGE=kindest/node:v1.32.2
+# The node image kind v0.27.0 defaults to, by digest (kind's pkg/apis/config/defaults/image.go at tag v0.27.0).
+KIND_NODE_IMAGE=kindest/node:v1.32.2@sha256:f226345927d7e348497136874b6d207e0b32cc52154ad8323129352923a3142f
 KUBECTL_VERSION=v1.32.2
 HELM_VERSION=v3.17.1
+# The sha256 of each download, per architecture: what kind's release (kind-linux-<arch>.sha256sum), dl.k8s.io
+# (kubectl.sha256) and get.helm.sh (helm-<version>-linux-<arch>.tar.gz.sha256sum) publish, as read in
+# repositories that pin them: kind in f110/mono build/private/kind/assets.bzl (also cashapp/hermit-packages
+# kind.hcl), kubectl in loopingz/rules_k8s_cd lib/private/kubectl_toolchain.bzl, helm in abrisco/rules_helm
+# helm/private/versions.bzl (SRI sha256; the same hex in other projects' pins of get.helm.sh's .sha256sum files).
+# A version change needs its new sums here: a download that does not match is removed and the script fails.
+declare -A SHA256=(
+  [kind-amd64]=a6875aaea358acf0ac07786b1a6755d08fd640f4c79b7a2e46681cc13f49a04b
+  [kind-arm64]=5e4507a41c69679562610b1be82ba4f80693a7826f4e9c6e39236169a3e4f9d0
+  [kubectl-amd64]=4f6a959dcc5b702135f8354cc7109b542a2933c46b808b248a214c1f69f817ea
+  [kubectl-arm64]=7381bea99c83c264100f324c2ca6e7e13738a73b8928477ac805991440a065cd
+  [helm-amd64]=3b66f3cd28409f29832b1b35b43d9922959a32d795003149707fea84cbcd4469
+  [helm-arm64]=c86c9b23602d4abbfae39d9634e25ab1d0ea6c4c16c5b154113efe316a402547
+)
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 name=gpt-oss
@@ -40,7 +56,7 @@ while [[ $# -gt 0 ]]; do
     --no-crds) no_crds=true; shift ;;
     --operator-chart) operator_chart=$2; shift 2 ;;
     --install-tools) install_tools=true; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -49,12 +65,30 @@ kubeconfig=$(realpath -m -- "$kubeconfig")
 # A verb of the test cluster's room, run from the checkout's root (`python3 -m ci.cluster <verb>`).
 ci_program() { (cd "$repo_root" && python3 -m ci.cluster "$@"); }
 
+# download URL FILE SHA256: fetch URL into FILE, kept only when its sha256 is the pinned one.
+download() {
+  curl -fsSLo "$2.part" "$1"
+  if ! echo "$3  $2.part" | sha256sum --check --quiet; then
+    rm -f "$2.part"
+    echo "$1: sha256 differs from the pinned $3: not installed" >&2
+    exit 1
+  fi
+  mv "$2.part" "$2"
+}
+
 if $install_tools; then
+  case "$(uname -m)" in
+    x86_64|amd64) arch=amd64 ;;
+    aarch64|arm64) arch=arm64 ;;
+    *) echo "--install-tools: no pinned binaries for $(uname -m) (amd64, arm64)" >&2; exit 2 ;;
+  esac
   bin="$repo_root/.kind/bin"
   mkdir -p "$bin"
-  curl -fsSLo "$bin/kind" "https://kind.sigs.k8s.io/dl/$KIND_VERSION/kind-linux-amd64"
-  curl -fsSLo "$bin/kubectl" "https://dl.k8s.io/release/$KUBECTL_VERSION/bin/linux/amd64/kubectl"
-  curl -fsSL "https://get.helm.sh/helm-$HELM_VERSION-linux-amd64.tar.gz" | tar -xz -C "$bin" --strip-components=1 linux-amd64/helm
+  download "https://kind.sigs.k8s.io/dl/$KIND_VERSION/kind-linux-$arch" "$bin/kind" "${SHA256[kind-$arch]}"
+  download "https://dl.k8s.io/release/$KUBECTL_VERSION/bin/linux/$arch/kubectl" "$bin/kubectl" "${SHA256[kubectl-$arch]}"
+  download "https://get.helm.sh/helm-$HELM_VERSION-linux-$arch.tar.gz" "$bin/helm.tar.gz" "${SHA256[helm-$arch]}"
+  tar -xzf "$bin/helm.tar.gz" -C "$bin" --strip-components=1 "linux-$arch/helm"
+  rm "$bin/helm.tar.gz"
   chmod +x "$bin/kind" "$bin/kubectl" "$bin/helm"
   export PATH="$bin:$PATH"
   if [[ -n "${GITHUB_PATH:-}" ]]; then echo "$bin" >> "$GITHUB_PATH"; fi

@@ -66,13 +66,14 @@ class TestWorkflows:
 
     def test_should_install_what_ci_installs_across_the_jobs(self):
         ci_files = set(re.findall(r"-r (requirements-[a-z0-9]+\.txt)", CI_RUN))
-        assert ci_files == {"requirements-test.txt", "requirements-cluster.txt", "requirements-e2e.txt",
-                            "requirements-checkov.txt"}
+        assert ci_files == {"requirements-pip.txt", "requirements-test.txt", "requirements-cluster.txt",
+                            "requirements-e2e.txt", "requirements-checkov.txt"}
         assert set().union(*(installed(runs) for _, runs in JOBS)) >= ci_files - {"requirements-checkov.txt"}
 
     @pytest.mark.parametrize("name,runs", JOBS, ids=JOB_IDS)
     def test_should_install_each_tiers_requirements(self, name, runs):
-        wanted = {"requirements-test.txt"}
+        # A job that lints or tests needs the light set; the release's push job does neither (TestReleasePipeline).
+        wanted = {"requirements-test.txt"} if tiers(runs) or any("ci/lint.sh" in run for run in runs) else set()
         wanted |= {"requirements-e2e.txt"} if "e2e" in tiers(runs) else set()
         wanted |= {"requirements-cluster.txt"} if "cluster" in tiers(runs) else set()
         assert wanted <= installed(runs)
@@ -90,6 +91,228 @@ class TestWorkflows:
         assert tiers(['python -m pytest -m "not e2e and not cluster"']) == {"not e2e and not cluster"}
         assert tiers(["python -m pytest -m cluster -v", "SKIP_TESTS=1 PYTHON=python bash ci/lint.sh"]) == {"cluster"}
         assert tiers(["bash ci/lint.sh"]) == {"not e2e and not cluster"}
+
+
+# --- The supply chain of CI (issue 55): what a job runs is pinned, and the registry token sits beside nothing else. --
+
+WORKFLOW_TEXTS = {path.stem: path.read_text() for path in WORKFLOWS}
+RELEASE = yaml.safe_load(WORKFLOW_TEXTS["release"])
+# The shell CI runs outside the workflows: .ci/run and every script under ci/.
+CI_SCRIPTS = {str(path.relative_to(REPO_ROOT)): path.read_text()
+              for path in [REPO_ROOT / ".ci" / "run", *sorted((REPO_ROOT / "ci").rglob("*.sh"))]}
+KIND_SETUP = CI_SCRIPTS["ci/cluster/kind-setup.sh"]
+MODEL_FETCH = REPO_ROOT / "images" / "model-fetch"
+
+# owner/repo[/path]@<commit SHA>  # <the tag it was>
+PINNED_ACTION = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}\s+#\s*v\d+(\.\d+)*$")
+USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<value>.*?)\s*$", re.M)
+
+
+def steps(workflow: dict):
+    for name, job in workflow["jobs"].items():
+        for step in job["steps"]:
+            yield name, step
+
+
+def unpinned_actions(text: str) -> list[str]:
+    """The `uses:` of a workflow's text not pinned to a commit SHA with the tag it stands for in a comment."""
+    return [m["value"] for m in USES_LINE.finditer(text) if not PINNED_ACTION.match(m["value"])]
+
+
+def unchecked_downloads(shell: str) -> list[str]:
+    """The curl and wget commands of a shell text whose file no `sha256sum --check` in the next lines verifies, or
+    whose download is piped into another command (a pipe runs it before any check)."""
+    lines = shell.splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("#"):
+            continue
+        command = re.search(r"(?<![\w./-])(curl|wget)\s", line)
+        if not command:
+            continue
+        piped = re.search(r"(?<!\|)\|(?!\|)", line[command.start():])
+        checked = re.search(r"sha256sum (--check|-c)\b", "\n".join(lines[i + 1:i + 4]))
+        if piped or not checked:
+            found.append(line.strip())
+    return found
+
+
+def unpinned_pip(shell: str) -> list[str]:
+    """The `pip install` commands that install pip itself other than from the hash-locked requirements-pip.txt
+    (`--upgrade pip`, `-U pip`, `pip`, `pip>=...`, even `pip==X` without its hashes)."""
+    found = []
+    for line in shell.splitlines():
+        _, install, arguments = line.partition("pip install")
+        if install and any(re.fullmatch(r"pip([<>=!~].*)?", word.strip("'\"")) for word in arguments.split()):
+            found.append(line.strip())
+    return found
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def locked(path: Path) -> dict[str, tuple[str | None, list[str]]]:
+    """{name: (pinned version, sha256 hashes)} of a requirements file, continuation lines joined as pip joins them."""
+    entries = {}
+    for line in re.sub(r"(?m)^([^#\n]*)\\\n", r"\1 ", path.read_text()).splitlines():
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        pin = re.fullmatch(r"([A-Za-z0-9_.-]+)==([^\s;]+)", words[0])
+        hashes = [w.removeprefix("--hash=sha256:") for w in words[1:] if re.fullmatch(r"--hash=sha256:[0-9a-f]{64}", w)]
+        entries[canonical(pin[1]) if pin else words[0]] = (pin[2] if pin else None, hashes)
+    return entries
+
+
+def plain_pins(path: Path) -> dict[str, str]:
+    return {canonical(name): version for name, version in
+            re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)$", path.read_text(), re.M)}
+
+
+class TestSupplyChain:
+    @pytest.mark.parametrize("workflow", sorted(WORKFLOW_TEXTS))
+    def test_should_pin_every_action_by_commit_sha_with_its_tag_in_a_comment(self, workflow):
+        text = WORKFLOW_TEXTS[workflow]
+        used = [step["uses"] for _, step in steps(yaml.safe_load(text)) if "uses" in step]
+        assert len(USES_LINE.findall(text)) == len(used), "a `uses:` the line pattern does not see"
+        assert unpinned_actions(text) == []
+
+    def test_should_pin_each_action_to_one_commit_across_the_workflows(self):
+        pins = {}
+        for text in WORKFLOW_TEXTS.values():
+            for m in USES_LINE.finditer(text):
+                action, _, pin = m["value"].partition("@")
+                pins.setdefault(action, set()).add(pin)
+        assert {action: pin for action, pin in pins.items() if len(pin) > 1} == {}
+
+    @pytest.mark.parametrize("workflow", sorted(WORKFLOW_TEXTS))
+    def test_should_leave_no_token_in_the_git_config_of_any_checkout(self, workflow):
+        checkouts = [(job, step.get("with") or {}) for job, step in steps(yaml.safe_load(WORKFLOW_TEXTS[workflow]))
+                     if step.get("uses", "").startswith("actions/checkout@")]
+        assert checkouts
+        assert [job for job, options in checkouts if options.get("persist-credentials") is not False] == []
+
+    def test_should_give_the_write_permission_to_the_push_job_alone(self):
+        assert RELEASE["permissions"] == {"contents": "read"}
+        writers = {name for name, job in RELEASE["jobs"].items() if "write" in (job.get("permissions") or {}).values()}
+        assert writers == {"push"}
+        assert RELEASE["jobs"]["push"]["permissions"] == {"contents": "read", "packages": "write"}
+        for path in WORKFLOWS:
+            workflow = yaml.safe_load(path.read_text())
+            assert "write" not in (workflow.get("permissions") or {}).values(), path.name
+            if path.stem != "release":
+                assert all("write" not in (job.get("permissions") or {}).values()
+                           for job in workflow["jobs"].values()), path.name
+
+    def test_should_reach_the_token_only_from_the_push_job(self):
+        for name, job in RELEASE["jobs"].items():
+            assert ("secrets." in yaml.safe_dump(job)) is (name == "push"), name
+
+    def test_should_test_in_one_job_and_push_in_another(self):
+        test, push = RELEASE["jobs"]["test"], RELEASE["jobs"]["push"]
+        test_runs = [step["run"] for step in test["steps"] if "run" in step]
+        push_runs = [step["run"] for step in push["steps"] if "run" in step]
+        assert any('pytest -m "not e2e and not cluster"' in run for run in test_runs)
+        assert any("ci/lint.sh" in run for run in test_runs)
+        assert push["needs"] in ("test", ["test"])
+        assert not tiers(push_runs) and not any("pytest" in run or "ci/lint.sh" in run for run in push_runs)
+        # The push job packages again and pushes only the bytes the test job tested.
+        assert "${{ needs.test.outputs.archive-sha256 }}" in yaml.safe_dump(push)
+        assert any("chart_release package" in run and "sha256sum --check" in run for run in push_runs)
+
+    def test_should_install_only_hash_locked_requirements_in_the_push_job(self):
+        push_runs = [step["run"] for step in RELEASE["jobs"]["push"]["steps"] if "run" in step]
+        installs = [line.strip() for run in push_runs for line in run.splitlines() if "pip install" in line]
+        assert installs, "the push job installs its requirements"
+        for install in installs:
+            assert "--require-hashes" in install, install
+            files = re.findall(r"-r (\S+)", install)
+            assert files and len(files) == len(re.findall(r"\s-r\s|\s--requirement\s", f" {install} ")), install
+            for name in files:
+                entries = locked(REPO_ROOT / name)
+                assert entries and all(version and hashes for version, hashes in entries.values()), name
+        assert installed(push_runs) == {"requirements-pip.txt", "requirements-release.txt"}
+
+    def test_should_push_with_the_helm_sdk_the_tests_ran(self):
+        release = locked(REPO_ROOT / "requirements-release.txt")
+        assert set(release) == {"helm-python-sdk", "pyyaml"}
+        tested = plain_pins(REPO_ROOT / "requirements-test.txt")
+        assert {name: version for name, (version, _) in release.items()} == {name: tested[name] for name in release}
+
+    def test_should_pin_pip_by_version_and_hash(self):
+        entries = locked(REPO_ROOT / "requirements-pip.txt")
+        assert list(entries) == ["pip"]
+        version, hashes = entries["pip"]
+        assert re.fullmatch(r"\d+(\.\d+)+", version) and hashes
+
+    @pytest.mark.parametrize("script", sorted(CI_SCRIPTS))
+    def test_should_install_pinned_pip_in_every_venv_a_script_makes(self, script):
+        text = CI_SCRIPTS[script]
+        assert unpinned_pip(text) == []
+        venvs = len(re.findall(r"-m venv\b", text))
+        assert len(re.findall(r"pip install (?:--quiet )?--require-hashes -r requirements-pip\.txt", text)) == venvs
+
+    @pytest.mark.parametrize("name,runs", JOBS, ids=JOB_IDS)
+    def test_should_install_pinned_pip_before_anything_else_in_a_job(self, name, runs):
+        installs = [line.strip() for run in runs for line in run.splitlines() if "pip install" in line]
+        assert unpinned_pip("\n".join(runs)) == []
+        if installs:
+            assert installs[0] == "python -m pip install --require-hashes -r requirements-pip.txt"
+
+    @pytest.mark.parametrize("where", sorted(CI_SCRIPTS) + [f"{path.name}: run steps" for path in WORKFLOWS])
+    def test_should_check_every_download_against_a_pinned_sha256(self, where):
+        if where in CI_SCRIPTS:
+            shell = CI_SCRIPTS[where]
+        else:
+            shell = "\n".join(step["run"] for _, step in steps(yaml.safe_load(WORKFLOW_TEXTS[where.split(".")[0]]))
+                              if "run" in step)
+        assert unchecked_downloads(shell) == []
+
+    def test_should_pin_the_sha256_of_each_tool_for_amd64_and_arm64(self):
+        table = dict(re.findall(r"^\s*\[([a-z]+-(?:amd64|arm64))\]=([0-9a-f]{64})$", KIND_SETUP, re.M))
+        tools = re.findall(r'^\s*download "\S+" "\S+" "\$\{SHA256\[([a-z]+)-\$arch\]\}"$', KIND_SETUP, re.M)
+        assert sorted(tools) == ["helm", "kind", "kubectl"]
+        assert sorted(table) == sorted(f"{tool}-{arch}" for tool in tools for arch in ("amd64", "arm64"))
+        # The download is kept only after its check: fetched aside, checked, then moved into place.
+        body = re.search(r"^download\(\) \{\n(.*?)^\}", KIND_SETUP, re.M | re.S)[1]
+        assert body.index("curl") < body.index("sha256sum --check") < body.index("mv ")
+        # The helm versions of lint-test's matrix, each with its archive's sha256.
+        matrix = yaml.safe_load(WORKFLOW_TEXTS["lint-test"])["jobs"]["lint-test"]["strategy"]["matrix"]["include"]
+        assert [entry["helm"] for entry in matrix] == ["v3.2.0", "v4.2.3"]
+        assert all(re.fullmatch(r"[0-9a-f]{64}", entry["helm-sha256"]) for entry in matrix)
+
+    def test_should_pin_the_kind_node_image_by_digest(self):
+        image = re.search(r"^KIND_NODE_IMAGE=(\S+)$", KIND_SETUP, re.M)[1]
+        assert re.fullmatch(r"kindest/node:v\d+\.\d+\.\d+@sha256:[0-9a-f]{64}", image)
+        assert '--image "$KIND_NODE_IMAGE"' in KIND_SETUP
+
+    def test_should_hash_lock_every_package_of_the_model_fetch_image(self):
+        lock = locked(MODEL_FETCH / "requirements-locked.txt")
+        assert [name for name, (version, hashes) in lock.items() if not version or not hashes] == []
+        # The same pins as requirements.txt, which the e2e tier and the node tests install.
+        assert {name: version for name, (version, _) in lock.items()} == plain_pins(MODEL_FETCH / "requirements.txt")
+        # The compiled ones name a wheel per architecture at least (amd64 and arm64: GB200 nodes are arm64).
+        assert all(len(lock[name][1]) >= 2 for name in ("hf-xet", "pyyaml"))
+        containerfile = (MODEL_FETCH / "Containerfile").read_text()
+        assert re.search(r"^COPY requirements-locked\.txt /tmp/model-fetch-requirements\.txt$", containerfile, re.M)
+        assert re.search(r"--require-hashes --only-binary :all: -r /tmp/model-fetch-requirements\.txt", containerfile)
+
+    def test_should_find_what_each_rule_looks_for(self, tmp_path):
+        # The checkers above can fail: each finds the fault it is written for, and passes its fixed form.
+        assert unpinned_actions("    - uses: actions/checkout@v4\n") == ["actions/checkout@v4"]
+        assert unpinned_actions(f"    - uses: actions/checkout@{'a' * 40}\n") == [f"actions/checkout@{'a' * 40}"]
+        assert unpinned_actions(f"    - uses: actions/checkout@{'a' * 40}  # v4.2.2\n") == []
+        assert unchecked_downloads('curl -fsSL "$url" | tar -xz') == ['curl -fsSL "$url" | tar -xz']
+        assert unchecked_downloads('curl -fsSLo f "$url"\nchmod +x f') == ['curl -fsSLo f "$url"']
+        assert unchecked_downloads('curl -fsSLo f "$url"\necho "$sum  f" | sha256sum --check') == []
+        assert unchecked_downloads('wget -q "$url"') == ['wget -q "$url"']
+        for line in ("python -m pip install --quiet --upgrade pip", "pip install -U pip setuptools",
+                     "python -m pip install 'pip>=24'", "python -m pip install pip==26.3"):
+            assert unpinned_pip(line) == [line]
+        assert unpinned_pip("python -m pip install --require-hashes -r requirements-pip.txt") == []
+        (tmp_path / "r.txt").write_text("# x \\\na==1.0 \\\n    --hash=sha256:" + "0" * 64 + "\nb==2.0\nc\n")
+        assert locked(tmp_path / "r.txt") == {"a": ("1.0", ["0" * 64]), "b": ("2.0", []), "c": (None, [])}
 
 
 def test_should_keep_the_process_title_in_a_pytest_xdist_worker(worker_id):
