@@ -219,7 +219,7 @@ class TestSupplyChain:
         assert not tiers(push_runs) and not any("pytest" in run or "ci/lint.sh" in run for run in push_runs)
         # The push job packages again and pushes only the bytes the test job tested.
         assert "${{ needs.test.outputs.archive-sha256 }}" in yaml.safe_dump(push)
-        assert any("chart_release package" in run and "sha256sum --check" in run for run in push_runs)
+        assert any("ci.release package" in run and "sha256sum --check" in run for run in push_runs)
 
     def test_should_install_only_hash_locked_requirements_in_the_push_job(self):
         push_runs = [step["run"] for step in RELEASE["jobs"]["push"]["steps"] if "run" in step]
