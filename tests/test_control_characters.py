@@ -11,7 +11,7 @@ import helm_python
 import pytest
 
 from ci.gptoss_ci import gen_schema
-from tests.helpers import CHART_DIR, ChartRenderError, deep_merge, load_values, render_chart
+from tests.helpers import CHART_DIR, ChartRenderError, load_values, render_chart
 from tools.gptoss import plan as plan_tool
 from tools.gptoss.cli import escape_controls
 from tools.gptoss.render import NOTES, NAMESPACE, RELEASE_NAME
@@ -113,24 +113,12 @@ class TestSchema:
         assert rendered["metadata"]["annotations"]["nginx.ingress.kubernetes.io/configuration-snippet"] == snippet
 
 
-def render_without_schema(values_files, values) -> dict[str, str]:
-    """The chart rendered as if its schema let the values through (a copy without values.schema.json): what NOTES and
-    tools/plan.py would show if a control character got past it."""
-    return _schemaless_chart().render(load_values(values_files, values), name=RELEASE_NAME, namespace=NAMESPACE,
-                                      is_install=True)
-
-
-_CHART = {}
-
-
-def _schemaless_chart() -> helm_python.Chart:
-    if "chart" not in _CHART:
-        import tempfile
-        folder = tempfile.mkdtemp(prefix="gpt-oss-no-schema-")
-        copy = shutil.copytree(CHART_DIR, f"{folder}/{CHART_DIR.name}",
-                               ignore=shutil.ignore_patterns("values.schema.json"))
-        _CHART["chart"] = helm_python.Chart.load(copy)
-    return _CHART["chart"]
+def render_without_schema(folder, values_files, values) -> dict[str, str]:
+    """The chart rendered as if its schema let the values through (a copy in `folder` without values.schema.json): what
+    NOTES and tools/plan.py would show if a control character got past it."""
+    copy = shutil.copytree(CHART_DIR, folder / CHART_DIR.name, ignore=shutil.ignore_patterns("values.schema.json"))
+    return helm_python.Chart.load(copy).render(load_values(values_files, values), name=RELEASE_NAME, namespace=NAMESPACE,
+                                               is_install=True)
 
 
 # Past the schema: the privileged-pods WARNING after an ingress host that ends in "black on black", and a KEDA query
@@ -145,8 +133,8 @@ HIDING = {"security": {"allowPrivileged": True}, "securityContext": {"container"
 
 class TestEscapedOutput:
     @pytest.fixture(scope="class")
-    def manifests(self):
-        return render_without_schema(["agg.yaml"], HIDING)
+    def manifests(self, tmp_path_factory):
+        return render_without_schema(tmp_path_factory.mktemp("no-schema"), ["agg.yaml"], HIDING)
 
     def test_should_escape_every_control_character_in_notes(self, manifests):
         notes = manifests[NOTES]
