@@ -6,6 +6,8 @@ values.schema.yaml is a JSON schema written in YAML, with a description on every
   values.yaml         the comment directly above each key: that key's description (the values are not touched)
   README.md           the values reference between its markers: key, type, default (from values.yaml),
                       description and allowed values of every leaf
+The JSON also gets the control-character rules (CONTROL_RULES below): no string value, anywhere, may carry C0 or C1
+control characters or DEL, naming the key; the source does not spell them out.
 --check writes nothing and exits 1 naming each file that drifted; ci/lint.sh and tests/docs/test_docs.py run it.
 --port JSON prints what another values.schema.json (another branch's, say) adds or changes, as YAML for the source.
 The source is refused (exit 2) when a key has no description, an object with properties is not closed
@@ -37,6 +39,34 @@ COMMENT_WIDTH = 118
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 KEY_LINE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z0-9_./-]+):(?: |$)")
 
+# --- control characters (issue 55) -------------------------------------------------------------------------------
+# No string value may carry a control character: C0 (U+0000-U+001F), DEL (U+007F) or C1 (U+0080-U+009F). Values
+# reach NOTES.txt, tools/plan.py and error messages, where an escape sequence (ESC [ 30;40m) or a carriage return
+# hides or forges text, such as the chart's own WARNING lines. The generator adds the rule to every string of the
+# JSON, so a key added to the source is covered without a word; Helm's error names the key.
+SINGLE_LINE = r"^[^\x00-\x1f\x7f-\x9f]*$"
+# Where Kubernetes takes multi-line text and the chart passes it through whole (toYaml writes it escaped): an
+# annotation's value (an ingress controller's configuration snippet), and every string inside a free-form map (a
+# KEDA trigger's multi-line PromQL query, a script in workers.componentFields). Tab and line feed only: a carriage
+# return rewrites the line a terminal shows.
+TEXT = r"^[^\x00-\x08\x0b-\x1f\x7f-\x9f]*$"
+CONTROL = r"[\x00-\x1f\x7f-\x9f]"
+FREE_FORM = "freeFormText"
+# Keys whose value may carry a credential: URLs (user:password@host). Helm's schema error quotes the value that fails a
+# `pattern` (or a `format`), password included, before any template runs; so these keys have no pattern and no format
+# (the source is refused with one), their control-character rule is a `not`, whose error names the key and quotes
+# nothing, and their form is checked by the chart's gpt-oss.checkValues.urls, which masks the credentials
+# (templates/validation/_check-urls.tpl lists the same keys; tests/chart/validation/test_credential_errors.py compares the two).
+URL_KEYS = (
+    "model.tiktoken.url", "modelCache.huggingface.endpoint", "modelCache.s3.endpoint", "modelCache.oci.tokenService",
+    "modelCache.proxy.httpsProxy", "modelCache.proxy.httpProxy", "frontend.urlOverride",
+    "frontend.autoscaling.prometheusAddress", "workers.worker.autoscaling.prometheusAddress",
+    "workers.prefill.autoscaling.prometheusAddress", "workers.decode.autoscaling.prometheusAddress",
+    "trtllmServe.autoscaling.prometheusAddress", "planner.prometheusEndpoint",
+)
+# Keywords whose errors quote the value (santhosh-tekuri/jsonschema v6, Helm 4's validator): none on a URL key.
+QUOTING_KEYWORDS = ("pattern", "format", "const")
+
 
 class SchemaError(Exception):
     """The source cannot be turned into the generated files as it is."""
@@ -66,14 +96,84 @@ def problems(schema: dict) -> list[str]:
                 found.append(f"{path}: an object with properties needs additionalProperties: false")
             if "properties" not in node and "additionalProperties" not in node:
                 found.append(f"{path}: a free-form map must declare additionalProperties (true or a schema)")
+        if path in URL_KEYS:
+            found += [f"{path}: a URL key has no {keyword} (Helm's error would quote the value, credentials included; "
+                      "the chart checks its form: templates/validation/_check-urls.tpl)"
+                      for keyword in QUOTING_KEYWORDS if keyword in node]
+    found += [f"{path}: not a key of the schema" for path in URL_KEYS if path not in dict(properties(schema))]
     return found
 
 
+def _types(node: dict) -> list:
+    kind = node.get("type", [])
+    return kind if isinstance(kind, list) else [kind]
+
+
+def control_rules(node: dict, path: str = "", text: bool = False) -> None:
+    """Add the control-character rules to `node` and every subschema under it, in place.
+
+    A string gets SINGLE_LINE (TEXT where multi-line text is legitimate: `text`) as its `pattern`, or, beside a
+    pattern of its own, in `allOf`; a URL key gets `not` CONTROL, which quotes nothing. A map's keys get SINGLE_LINE
+    (`propertyNames`), and a free-form map (additionalProperties: true) refers to FREE_FORM, which holds every
+    string and key inside it, however deep, to TEXT and SINGLE_LINE.
+    """
+    if "string" in _types(node):
+        if path in URL_KEYS:
+            node["not"] = {"pattern": CONTROL}
+        elif "pattern" in node:
+            node["allOf"] = node.get("allOf", []) + [{"pattern": TEXT if text else SINGLE_LINE}]
+        elif "enum" not in node:
+            node["pattern"] = TEXT if text else SINGLE_LINE
+    for key, child in (node.get("properties") or {}).items():
+        control_rules(child, f"{path}.{key}" if path else key)
+    if isinstance(node.get("items"), dict):
+        control_rules(node["items"], f"{path}[]", text)
+    extra = node.get("additionalProperties")
+    if extra is True:
+        node["allOf"] = node.get("allOf", []) + [{"$ref": f"#/definitions/{FREE_FORM}"}]
+    elif isinstance(extra, dict):
+        node["propertyNames"] = {"pattern": SINGLE_LINE}
+        control_rules(extra, f"{path}.*", text or path.rpartition(".")[2] == "annotations")
+
+
+def free_form_definition() -> dict:
+    """Every string inside a free-form map is TEXT, every key SINGLE_LINE, at any depth (for other types the
+    keywords do not apply)."""
+    ref = {"$ref": f"#/definitions/{FREE_FORM}"}
+    return {"pattern": TEXT, "propertyNames": {"pattern": SINGLE_LINE}, "items": ref, "additionalProperties": ref}
+
+
+def without_control_rules(node):
+    """A JSON schema with what control_rules adds taken out again (to compare it with the source: --port)."""
+    if isinstance(node, list):
+        return [without_control_rules(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    generated = [{"pattern": SINGLE_LINE}, {"pattern": TEXT}, {"$ref": f"#/definitions/{FREE_FORM}"}]
+    out = {}
+    for key, value in node.items():
+        if ((key == "pattern" and value in (SINGLE_LINE, TEXT)) or (key == "not" and value == {"pattern": CONTROL})
+                or (key == "propertyNames" and value == {"pattern": SINGLE_LINE})):
+            continue
+        if key == "allOf" and isinstance(value, list):
+            value = [item for item in value if item not in generated]
+            if not value:
+                continue
+        if key == "definitions" and isinstance(value, dict):
+            value = {name: item for name, item in value.items() if name != FREE_FORM}
+            if not value:
+                continue
+        out[key] = without_control_rules(value)
+    return out
+
+
 def json_schema(schema: dict) -> dict:
-    """The schema Helm reads: the source with every description on one line."""
+    """The schema Helm reads: the source with every description on one line, and the control-character rules."""
     out = copy.deepcopy(schema)
     for _, node in properties(out):
         node["description"] = text(node["description"])
+    control_rules(out)
+    out.setdefault("definitions", {})[FREE_FORM] = free_form_definition()
     return out
 
 
@@ -256,6 +356,7 @@ def port(other: dict, schema: dict) -> list[str]:
     differ (descriptions aside, which the source words) are named with both spellings; keys only here are named.
     """
     out = []
+    other = without_control_rules(other)
     mine, theirs = dict(properties(schema)), dict(properties(other))
     for path, node in theirs.items():
         parent = path.rpartition(".")[0]

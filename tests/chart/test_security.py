@@ -377,9 +377,6 @@ DIGEST = "sha256:" + "5" * 64
 PRIVILEGE_ALLOWED = ("; allowed: the defaults (UID 1000, runAsNonRoot, allowPrivilegeEscalation=false, capabilities.drop=[ALL], "
                      "RuntimeDefault seccomp), or security.allowPrivileged=true to render them anyway (NOTES and tools/plan.py "
                      "then warn)")
-URL_CREDENTIALS = ("has credentials in it (user:password@): they would be stored in plain text in the release and in every "
-                   "object that carries the URL; allowed: the URL without them (a proxy that needs them: "
-                   "modelCache.proxy.existingSecret, a Secret holding the whole URL)")
 API_PEERS = ("the chart opens that egress only to the peers you name (the API server's endpoints are no pods: kubectl get "
              "endpointslices -n default -l kubernetes.io/service-name=kubernetes); allowed: NetworkPolicyPeers, e.g. "
              "[{ipBlock: {cidr: 10.0.0.10/32}}]")
@@ -405,9 +402,6 @@ SECURITY_REFUSALS = [
             "(ghcr.io/gpt-oss-chart/model-fetch:0.7.0), smokeTest.image "
             "(docker.io/library/python:3.12.8-slim-bookworm); allowed: a tag of the form <tag>@sha256:<64 hex> or "
             'sha256:<64 hex> in each (docs/security.md, "Pinning images"), or security.requireImageDigests=false'),
-    Refusal("proxy-with-credentials", "agg.yaml",
-            {"modelCache": {"proxy": {"httpsProxy": "http://user:secret@proxy.example.com:3128"}}},
-            "modelCache.proxy.httpsProxy=http://***@proxy.example.com:3128 " + URL_CREDENTIALS),
     Refusal("proxy-two-ways", "agg.yaml",
             {"modelCache": {"proxy": {"existingSecret": "corp-proxy", "httpsProxy": "http://proxy.example.com:3128"}}},
             'modelCache.proxy.existingSecret=corp-proxy and modelCache.proxy.httpsProxy="http://proxy.example.com:3128" / '

@@ -20,6 +20,10 @@ from .values import merge_values
 RELEASE_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 # A namespace is a DNS-1123 label (Kubernetes' validation of Namespace names).
 NAMESPACE_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+# C0 and C1 control characters and DEL: a value that reaches a terminal with ESC [30;40m or a carriage return can hide
+# or rewrite what a tool prints (the chart's own WARNING lines). The schema refuses them in every value; what the tools
+# print goes through escape_controls all the same.
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class UsageError(Exception):
@@ -89,9 +93,15 @@ def write(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def escape_controls(text: str, keep: str = "") -> str:
+    """`text` with every control character but those in `keep` written as its Python escape (\\x1b, \\r, \\x9b)."""
+    return CONTROL_CHARACTERS.sub(lambda match: match[0] if match[0] in keep else repr(match[0])[1:-1], text)
+
+
 def refuse(message: str, status: int) -> int:
-    """Print `Error: <message>` on standard error, as Helm does, and return the exit status."""
-    print(f"Error: {message}", file=sys.stderr)
+    """Print `Error: <message>` on standard error, as Helm does (control characters escaped, the message's own line
+    breaks kept), and return the exit status."""
+    print(f"Error: {escape_controls(message, keep=chr(10))}", file=sys.stderr)
     return status
 
 

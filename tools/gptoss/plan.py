@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 
-from .cli import HelmLikeParser, UsageError, add_values_options, one_line, refuse, release_and_values, write
+from .cli import (HelmLikeParser, UsageError, add_values_options, escape_controls, one_line, refuse, release_and_values,
+                  write)
 from .manifests import template_output
 from .objects import dgd_components, dgd_workers, find, plan_document, plan_quantization
 from .render import NAMESPACE, RELEASE_NAME, ChartRenderError, parse_manifests, render_manifests
@@ -40,7 +41,9 @@ def plan(values_files=(), values: dict | None = None, name: str = RELEASE_NAME, 
     lines += monitoring_lines(objects)
     lines += benchmark_lines(objects, name, namespace)
     lines += warning_lines(objects, predicted)
-    return "\n".join(lines)
+    # One line each: a control character a value brought in (a line feed among them) is shown escaped, so no value
+    # can hide or forge a line, such as a WARNING.
+    return "\n".join(escape_controls(line) for line in lines)
 
 
 def runtime_lines(objects: list[dict]) -> list[str]:
@@ -323,13 +326,13 @@ def main(argv=None) -> int:
         return refuse(one_line(error), 2)
     try:
         if args.manifests:
-            write(template_output(render_manifests([], values, name=name, namespace=namespace)))
+            write(escape_controls(template_output(render_manifests([], values, name=name, namespace=namespace)), "\t\n"))
             return 0
         write(plan([], values, name=name, namespace=namespace, predicted=args.predict) + "\n")
         if args.predict:
             from .predict import PredictionError, format_prediction, predict
             try:
-                write(format_prediction(predict([], values, name=name, namespace=namespace)) + "\n")
+                write(escape_controls(format_prediction(predict([], values, name=name, namespace=namespace)), "\n") + "\n")
             except PredictionError as error:
                 return refuse(one_line(error), 2)
     except ChartRenderError as error:

@@ -223,3 +223,21 @@ Usage: {{ $warnings = concat $warnings (include "gpt-oss.safetyWarnings" . | fro
 {{- end }}
 {{- toYaml $warnings }}
 {{- end }}
+
+{{/*
+Text for a terminal (NOTES.txt): every control character but tab and line feed (C0, DEL, C1) written as an escape
+(\x1b, \u009b), so no value can hide or rewrite what NOTES shows (ESC [30;40m over a WARNING). The schema refuses
+them in every value; this is the second guard.
+Usage: {{ include "gpt-oss.escapeControls" $text }}
+*/}}
+{{- define "gpt-oss.escapeControls" -}}
+{{- $text := toString . }}
+{{- if regexMatch `[\x00-\x08\x0b-\x1f\x7f-\x{9f}]` $text }}
+{{- range $code := until 160 }}
+{{- if and (or (lt $code 32) (ge $code 127)) (ne $code 9) (ne $code 10) }}
+{{- $text = replace (printf "%c" $code) (printf (ternary `\x%02x` `\u%04x` (lt $code 128)) $code) $text }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $text }}
+{{- end }}

@@ -1,9 +1,9 @@
-{{- /* Security rules: what values may give pods, images pinned on request, no credentials in URLs, network egress named. */}}
+{{- /* Security rules: what values may give pods, images pinned on request, a proxy given one way, network egress named. */}}
 
 {{/*
 Security (docs/security.md): no privilege beyond the restricted Pod Security profile unless security.allowPrivileged,
-every image pinned by digest under security.requireImageDigests, no credentials in a URL (a Secret holds a proxy's),
-and NetworkPolicies that name the Kubernetes API's peers when a pod of the release calls it.
+every image pinned by digest under security.requireImageDigests, a proxy from a Secret or from values (credentials
+in a URL: gpt-oss.checkValues.urls), and NetworkPolicies that name the Kubernetes API's peers when a pod of the release calls it.
 Usage: {{ include "gpt-oss.checkValues.security" . }}
 */}}
 {{- define "gpt-oss.checkValues.security" -}}
@@ -28,24 +28,6 @@ Usage: {{ include "gpt-oss.checkValues.security" . }}
 {{- end }}
 {{- end }}
 {{- $mc := .Values.modelCache }}
-{{- $urls := dict "modelCache.proxy.httpsProxy" $mc.proxy.httpsProxy "modelCache.proxy.httpProxy" $mc.proxy.httpProxy
-  "modelCache.huggingface.endpoint" $mc.huggingface.endpoint "modelCache.s3.endpoint" $mc.s3.endpoint
-  "modelCache.oci.tokenService" $mc.oci.tokenService "model.tiktoken.url" .Values.model.tiktoken.url
-  "frontend.urlOverride" .Values.frontend.urlOverride "planner.prometheusEndpoint" .Values.planner.prometheusEndpoint
-  "frontend.autoscaling.prometheusAddress" .Values.frontend.autoscaling.prometheusAddress
-  "workers.worker.autoscaling.prometheusAddress" .Values.workers.worker.autoscaling.prometheusAddress
-  "workers.prefill.autoscaling.prometheusAddress" .Values.workers.prefill.autoscaling.prometheusAddress
-  "workers.decode.autoscaling.prometheusAddress" .Values.workers.decode.autoscaling.prometheusAddress
-  "trtllmServe.autoscaling.prometheusAddress" .Values.trtllmServe.autoscaling.prometheusAddress }}
-{{- range $key := keys $urls | sortAlpha }}
-{{- $url := urlParse (get $urls $key) }}
-{{- /* Rule: no URL carries credentials (user:password@): values and rendered objects are not secret. */}}
-{{- if $url.userinfo }}
-{{- fail (printf (print "%s=%s://***@%s has credentials in it (user:password@): they would be stored in plain text in the "
-  "release and in every object that carries the URL; allowed: the URL without them (a proxy that needs them: "
-  "modelCache.proxy.existingSecret, a Secret holding the whole URL)") $key $url.scheme $url.host) }}
-{{- end }}
-{{- end }}
 {{- /* Rule: the proxy comes from a Secret or from values, not both. */}}
 {{- if and $mc.proxy.existingSecret (or $mc.proxy.httpsProxy $mc.proxy.httpProxy) }}
 {{- fail (printf (print "modelCache.proxy.existingSecret=%s and modelCache.proxy.httpsProxy=%q / httpProxy=%q are both set: "

@@ -6,10 +6,12 @@ reverse order; tests/chart/validation/test_check_values.py checks it), so a refu
 computes anything from values that break a rule. The concerns live beside this file, one `_check-<concern>.tpl`
 each, every rule under a one-line comment; a concern's helpers that decide nothing sit in `_value-helpers.tpl`.
 A new concern: a new define `gpt-oss.checkValues.<concern>` in its `_check-<concern>.tpl`, and one include line
-at the end of the list below. The order is the order of the checks: the first broken rule is reported.
+at the end of the list below. The order is the order of the checks: the first broken rule is reported. The URL rules
+come first: no rule or helper reads a URL before they refused its credentials, masked.
 Usage: {{ include "gpt-oss.checkValues" . }}
 */}}
 {{- define "gpt-oss.checkValues" -}}
+{{- include "gpt-oss.checkValues.urls" . }}
 {{- include "gpt-oss.checkValues.gpu" . }}
 {{- include "gpt-oss.checkValues.autoscaling" . }}
 {{- include "gpt-oss.checkValues.trtllmServe" . }}

@@ -33,3 +33,13 @@ Usage: {{ $bytes := include "gpt-oss.quantityBytes" "200Gi" }}
 {{- printf "%.0f" (mulf (float64 $number) (float64 (get $factors $suffix))) }}
 {{- end }}
 {{- end }}
+
+{{/*
+A URL value as a message may show it: what comes before its last "@" after the scheme (user:password) and after a "?"
+or "#" (a query's tokens) replaced by ***, so no error quotes a credential.
+Usage: {{ include "gpt-oss.maskedUrl" "http://user:secret@proxy:3128" }} (http://***@proxy:3128)
+*/}}
+{{- define "gpt-oss.maskedUrl" -}}
+{{- $userinfoMasked := regexReplaceAll `(?s)^([A-Za-z][A-Za-z0-9+.-]*://)?.*@` (toString .) "${1}***@" }}
+{{- regexReplaceAll `(?s)([?#]).*$` $userinfoMasked "${1}***" }}
+{{- end }}
