@@ -127,7 +127,8 @@ KUBE_DNS = [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name"
 API_SERVER = NETWORK_POLICY_ON["apiServer"]["to"]
 NATS = [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "nats"}}}]
 ETCD = [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "etcd"}}}]
-PROMETHEUS = [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]
+PROMETHEUS = [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
+               "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]
 RELEASE = {"app.kubernetes.io/name": "gpt-oss", "app.kubernetes.io/instance": "gpt-oss"}
 
 
@@ -175,7 +176,8 @@ class TestNetworkPolicy:
         assert serving["egress"][1:] == [{"to": API_SERVER, "ports": tcp(443, 6443)}]
 
     def test_should_let_prometheus_scrape_the_podmonitor_ports_and_the_planner_read_prometheus(self):
-        policies = self.policies({"monitoring": {"podMonitor": {"enabled": True}}, "planner": {"enabled": True}})
+        policies = self.policies({"monitoring": {"podMonitor": {"enabled": True}}, "planner": {"enabled": True},
+                                  "networkPolicy": {"prometheus": {"to": PROMETHEUS}}})
         assert policies["gpt-oss-serving"]["ingress"][1] == {"from": PROMETHEUS, "ports": [
             {"port": "http", "protocol": "TCP"}, {"port": "system", "protocol": "TCP"}]}
         assert policies["gpt-oss-planner"] == {
@@ -207,7 +209,8 @@ class TestNetworkPolicy:
         assert render_chart(["trtllm-serve-max-throughput.yaml"], values, show_only=[NETWORK_POLICIES])
 
     def test_should_select_pods_by_the_labels_the_chart_puts_on_them(self):
-        objects = render_chart(["disagg-k8s.yaml"], {"networkPolicy": NETWORK_POLICY_ON, "planner": {"enabled": True}})
+        objects = render_chart(["disagg-k8s.yaml"], {"networkPolicy": {**NETWORK_POLICY_ON, "prometheus": {"to": PROMETHEUS}},
+                                                     "planner": {"enabled": True}})
         labels = {name: spec_labels for name, spec_labels in _pod_labels(objects)}
         assert {labels[n]["app.kubernetes.io/component"] for n in labels} >= {"frontend", "worker", "planner", "model-download",
                                                                           "smoke-test", "benchmark"}
@@ -387,6 +390,8 @@ ARTIFACTS = ("overlaps the model's folder openai/gpt-oss-120b on the cache (/mod
              "mounts its folder writable, so it could change the weights and the ready marker every worker trusts; allowed: a "
              "folder beside it, e.g. perf (the default)")
 MULTI_ATTACH = ", so pods would wait in ContainerCreating (Multi-Attach error); allowed: modelCache.accessMode=ReadWriteMany, or "
+PROMETHEUS_PEERS = ("allowed: NetworkPolicyPeers such as [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: "
+                    "monitoring}}, podSelector: {matchLabels: {app.kubernetes.io/name: prometheus}}}]")
 SECURITY_REFUSALS = [
     Refusal("privileged-container", "agg.yaml", {"securityContext": {"container": {"privileged": True}}},
             "securityContext gives every pod the chart defines more than the restricted Pod Security profile allows: "
@@ -414,6 +419,22 @@ SECURITY_REFUSALS = [
             {"networkPolicy": {"enabled": True}, "inferencePool": {"enabled": True}},
             "networkPolicy.enabled=true needs networkPolicy.apiServer.to, the Kubernetes API's peers: the endpoint picker "
             "calls it, and " + API_PEERS, extra=True),
+    Refusal("network-policy-without-prometheus-peers", "agg.yaml",
+            {"networkPolicy": NETWORK_POLICY_ON, "monitoring": {"podMonitor": {"enabled": True}}},
+            "networkPolicy.enabled=true with monitoring.podMonitor.enabled=true (it scrapes the serving pods) needs "
+            "networkPolicy.prometheus.to, Prometheus' peers, each naming its namespace; " + PROMETHEUS_PEERS),
+    Refusal("network-policy-without-prometheus-peers-planner", "disagg-k8s.yaml",
+            {"networkPolicy": NETWORK_POLICY_ON, "planner": {"enabled": True}},
+            "networkPolicy.enabled=true with planner.enabled=true (the planner reads it) needs networkPolicy.prometheus.to, "
+            "Prometheus' peers, each naming its namespace; " + PROMETHEUS_PEERS, extra=True),
+    Refusal("prometheus-peer-of-any-namespace", "trtllm-serve-low-latency.yaml",
+            {"networkPolicy": {**NETWORK_POLICY_ON, "prometheus": {"to": [
+                {"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]}}},
+            'networkPolicy.prometheus.to[0] names no namespace: {"namespaceSelector":{},"podSelector":{"matchLabels":'
+            '{"app.kubernetes.io/name":"prometheus"}}}; a pod of any namespace that carries these labels would reach the '
+            "metrics ports, and the frontend's and trtllm-serve's metrics share their API port; allowed: a "
+            "namespaceSelector with matchLabels kubernetes.io/metadata.name: <Prometheus' namespace> (beside a "
+            "podSelector), a podSelector alone (the release's namespace), or an ipBlock"),
 ]
 PATH_REFUSALS = [
     Refusal("model-the-revision-is-not-of", "agg.yaml", {"model": {"id": "openai/gpt-oss-20b"}},

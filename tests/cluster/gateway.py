@@ -365,10 +365,16 @@ class ExtProcGateway:
 
 def picker_metrics(timeout: float = 5) -> str:
     """The picker's own Prometheus text (its metrics port, in its namespace)."""
+    return picker_get("/metrics", timeout)[1]
+
+
+def picker_get(path: str, timeout: float = 5) -> tuple[int, str]:
+    """(status, body) of a GET on the picker's metrics port (9090: /metrics, and /debug/pprof/ where profiling is on)."""
     connection = http.client.HTTPConnection(PICKER_ADDRESS, PICKER_METRICS_PORT, timeout=timeout)
     try:
-        connection.request("GET", "/metrics")
-        return connection.getresponse().read().decode(errors="replace")
+        connection.request("GET", path)
+        answer = connection.getresponse()
+        return answer.status, answer.read().decode(errors="replace")
     finally:
         connection.close()
 

@@ -165,6 +165,9 @@ def served_through(node, hub, traefik, cluster_access, k8s, dynamo_started, tmp_
             run.seconds["traefik"] = round(time.monotonic() - run.started, 1)
             run.facts["picks"] = pick_under_load(run, k8s, namespace.name, epp, gateway)
             run.seconds["picker"] = round(time.monotonic() - run.started, 1)
+            # What its metrics port serves, as the chart runs it (--enable-pprof=false, no metrics authentication).
+            run.facts["picker_port"] = {path: gw.picker_get(path)[0]
+                                        for path in ("/metrics", "/debug/pprof/", "/debug/pprof/goroutine")}
 
         # No pool: the HTTPRoute names the Service. The rollout this starts (the servers stop serving their metrics)
         # keeps a Ready server throughout, so nothing waits for it.
@@ -326,6 +329,13 @@ class TestEndpointPicker:
             assert got and loaded not in got, f"picked {got} while {loaded} was loaded"
         assert picks.loaded.keys() == picks.queue_seen.keys() and len(set(
             p for got in picks.loaded.values() for p in got)) == 2, picks
+
+    def test_should_serve_its_metrics_and_no_profiles_on_its_metrics_port(self, served_through):
+        """v1.5.0 serves /debug/pprof/ on 9090 by default, without authentication (issue 55); the chart's
+        --enable-pprof=false leaves /metrics alone there."""
+        require(served_through, "picker_port")
+        assert served_through.facts["picker_port"] == {"/metrics": 200, "/debug/pprof/": 404,
+                                                      "/debug/pprof/goroutine": 404}
 
     def test_should_accept_the_rendered_arguments_and_config_file(self, served_through, record_property):
         """v1.5.0 exits on the metric flags the upstream chart passes for trtllm-serve; the chart's arguments and

@@ -12,6 +12,10 @@ pod for (a Dynamo worker, NATS and etcd: the operator and the platform are not h
 the labels the chart renders for that role (a `sleep`, or a Python listener). The download Jobs themselves run
 and finish under the policies, from the fake Hub (the chart's Hub mirror on the node's address).
 
+Prometheus is a pod with its labels (app.kubernetes.io/name=prometheus) in the platform namespace, the one the
+releases' networkPolicy.prometheus names; the same labels in the releases' own namespaces make impostors, which
+must reach neither the worker's system port nor trtllm-serve's port (where its metrics share the API).
+
 Beyond each release's own pods: a pod with no label of the chart, a pod labelled as another release
 (app.kubernetes.io/instance: other) in the same namespace, the other release's pods in the other namespace, pods in a
 "platform" namespace (NATS and etcd stand-ins, and a client there: the trtllm-serve release names that namespace in
@@ -47,7 +51,8 @@ from tests.cluster import node as real
 from tests.cluster.conftest import CACHE_SIZE, Release
 from tests.cluster.test_node import (CA_CONFIGMAP, DYNAMO_TARGET, NODE, TRTLLM_SERVE_TARGET, crd_storing,
                                      frontend_stand_in, helm_test, hub, node, node_values, wait_job, wait_ready)
-from tests.helpers import CHART_DIR, REPO_ROOT, RELEASE_NAME, deep_merge, dgd_pods, find, skip_for_missing_part
+from tests.helpers import (CHART_DIR, REPO_ROOT, RELEASE_NAME, controllers, deep_merge, dgd_pods, find,
+                           skip_for_missing_part)
 from tests.helpers.cleanup import cleaned_up
 from tools.gptoss.yaml_text import load_yaml
 
@@ -59,6 +64,9 @@ CLIENT_LABEL = "gpt-oss.test/client"
 CLIENTS = [{"podSelector": {"matchLabels": {CLIENT_LABEL: "allowed"}}},
            {"namespaceSelector": {"matchLabels": {CLIENT_LABEL: "allowed"}}}]
 WORKER_PORTS = (9090, 8000)  # the worker's system port (DYN_SYSTEM_PORT), and the frontend's port
+# The worker's ports by the names the PodMonitor and its NetworkPolicy rule use (monitoring.podMonitor.workerPort).
+WORKER_PORT_NAMES = {"system": 9090}
+PROMETHEUS_LABELS = {"app.kubernetes.io/name": "prometheus"}
 NATS_PORT, ETCD_PORT = 4222, 2379
 ANY_ADDRESS = [{"ipBlock": {"cidr": "0.0.0.0/0"}}]
 SYNC_SECONDS = 30  # bound on kube-router applying a changed policy
@@ -102,6 +110,10 @@ PATHS = [
     Path_("frontend-resolves-its-service", "dynamo/frontend", "dns", 53, True, "DNS, for every pod of the release",
           kind="dns"),
     Path_("dynamo-download-to-hub", "dynamo/download", "hub", 8780, True, "the download Job's egress: its source's ports"),
+    Path_("prometheus-to-worker-system", "platform/prometheus", "dynamo/worker", 9090, True,
+          "networkPolicy.prometheus: its peer (Prometheus' labels in the namespace it names) scrapes the system port"),
+    Path_("prometheus-to-server-metrics", "platform/prometheus", "serve/server", 8000, True,
+          "networkPolicy.prometheus: its peer scrapes trtllm-serve's metrics, which share the API port"),
     # --- what they close -----------------------------------------------------------------------------------
     Path_("unlabelled-to-server", "serve/unlabelled", "serve/server", 8000, False, "not among networkPolicy.clients"),
     Path_("other-release-to-server", "serve/other-release", "serve/server", 8000, False,
@@ -122,6 +134,10 @@ PATHS = [
           "another release's pod (app.kubernetes.io/instance: other), same namespace"),
     Path_("other-namespace-to-worker", "serve/server", "dynamo/worker", 9090, False,
           "another release's pod, in another namespace"),
+    Path_("prometheus-impostor-to-worker", "serve/prometheus-impostor", "dynamo/worker", 9090, False,
+          "Prometheus' labels in a namespace the Prometheus peer does not name"),
+    Path_("prometheus-impostor-to-server", "dynamo/prometheus-impostor", "serve/server", 8000, False,
+          "Prometheus' labels in a namespace the Prometheus peer does not name: the metrics' port is the API's"),
     Path_("smoke-test-to-worker", "dynamo/smoke-test", "dynamo/worker", 9090, False, "the test hooks reach the entry only"),
     Path_("download-to-worker", "dynamo/download", "dynamo/worker", 9090, False, "the download Job reaches its source only"),
     Path_("download-to-nats", "dynamo/download", "platform/nats", NATS_PORT, False,
@@ -198,6 +214,14 @@ def widen_download_egress(policies: list[dict]) -> None:
             policy["spec"]["egress"] = [{"to": ANY_ADDRESS}]
 
 
+def widen_prometheus_to_any_namespace(policies: list[dict]) -> None:
+    """The Prometheus peer as the chart's default was before issue 55: Prometheus' labels in any namespace."""
+    for policy in policies:
+        for rule in policy["spec"].get("ingress") or []:
+            if any((peer.get("podSelector") or {}).get("matchLabels") == PROMETHEUS_LABELS for peer in rule.get("from") or []):
+                rule["from"] = [{"namespaceSelector": {}, "podSelector": {"matchLabels": PROMETHEUS_LABELS}}]
+
+
 def widen_clients(policies: list[dict]) -> None:
     for policy in policies:
         for rule in policy["spec"].get("ingress") or []:
@@ -220,6 +244,8 @@ MUTATIONS = [
     Mutation("serving-egress-to-any-address", "dynamo", widen_serving_egress, "worker-to-test-host-8080"),
     Mutation("download-egress-to-any-address", "serve", widen_download_egress, "download-to-test-host-8080"),
     Mutation("clients-any-address", "serve", widen_clients, "unlabelled-to-server"),
+    Mutation("prometheus-peer-of-any-namespace", "dynamo", widen_prometheus_to_any_namespace,
+             "prometheus-impostor-to-worker"),
 ]
 
 
@@ -287,9 +313,10 @@ LISTENER = ("import asyncio, sys\n"
             "asyncio.run(main())\n")
 
 
-def stand_in_pod(name: str, labels: dict, role: str, ports: tuple[int, ...] = ()) -> dict:
+def stand_in_pod(name: str, labels: dict, role: str, ports: tuple[int, ...] = (), named: dict | None = None) -> dict:
     """A pod with `labels` (and PROBE_LABEL: role): a Python listener on `ports`, else a `sleep`, under PodSecurity
-    restricted, in the download Job's image (the node has it: Debian's python3 and coreutils)."""
+    restricted, in the download Job's image (the node has it: Debian's python3 and coreutils). `named`: container
+    ports by name, for the policy rules that name a port (the PodMonitors' `system`)."""
     image = real.IMAGES.rendered_images()["download"]
     command = (["python3", "-c", LISTENER, *map(str, ports)] if ports else ["sleep", "3600"])
     return {"apiVersion": "v1", "kind": "Pod",
@@ -299,6 +326,8 @@ def stand_in_pod(name: str, labels: dict, role: str, ports: tuple[int, ...] = ()
                      "containers": [{"name": "main", "image": image,
                                      "imagePullPolicy": "Never", "command": command,
                                      "securityContext": RESTRICTED_CONTAINER,
+                                     **({"ports": [{"name": n, "containerPort": port} for n, port in named.items()]}
+                                        if named else {}),
                                      "resources": {"requests": {"cpu": "10m", "memory": "16Mi"},
                                                    "limits": {"memory": "96Mi"}}}]}}
 
@@ -399,11 +428,13 @@ def policy_values(flow: str, platform: str) -> dict:
     platform_pods = lambda name: [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": platform}},  # noqa: E731
                                    "podSelector": {"matchLabels": {"app.kubernetes.io/name": name}}}]
     peers = {"dns": [{"ipBlock": {"cidr": f"{NODE.GATEWAY}/32"}}], "nats": platform_pods("nats"),
-             "etcd": platform_pods("etcd"), "apiServer": [{"ipBlock": {"cidr": f"{NODE.GATEWAY}/32"}}]}
+             "etcd": platform_pods("etcd"), "apiServer": [{"ipBlock": {"cidr": f"{NODE.GATEWAY}/32"}}],
+             "prometheus": platform_pods("prometheus")}
     for key, to in peers.items():
         if key in known:
             values[key] = {"to": to}
-    return {"networkPolicy": values}
+    # PodMonitors on: the chart lets the Prometheus peer scrape their ports (issue 55: only in the namespace it names).
+    return {"networkPolicy": values, "monitoring": {"podMonitor": {"enabled": True}}}
 
 
 # --- the engine, the platform, the releases ---------------------------------------------------------------
@@ -471,6 +502,13 @@ def wait_running(k8s: kube.Kube, pods: list[Pod]) -> None:
 
 @pytest.fixture(scope="module")
 def setup(engine, node, hub, cluster_access, k8s, crd_source, operator_present) -> Setup:
+    # The releases render PodMonitors (policy_values): their CRD, from prometheus-operator's pinned module.
+    try:
+        podmonitor = [crd for crd in controllers.crds(controllers.PROMETHEUS_OPERATOR)
+                      if crd["metadata"]["name"] == "podmonitors.monitoring.coreos.com"]
+    except LookupError as error:
+        skip_for_missing_part(f"the PodMonitor CRD comes from prometheus-operator's module: {error}")
+    controllers.install_crds(cluster_access.api_client, cluster_access.kubeconfig, podmonitor, "monitoring-crds")
     platform = create_namespace(k8s, "gpt-oss-node-platform-", {CLIENT_LABEL: "allowed"})
     made = Setup(node.state, {"serve": Flow("serve", TRTLLM_SERVE_TARGET), "dynamo": Flow("dynamo", DYNAMO_TARGET)},
                  platform)
@@ -518,7 +556,12 @@ def install(k8s: kube.Kube, cluster_access, hub, made: Setup) -> None:
     worker_labels = next(pod["metadata"]["labels"] for pod in dgd_pods(find(dynamo.objects, "DynamoGraphDeployment"))
                          .values() if pod["metadata"]["labels"].get("app.kubernetes.io/component") == "worker")
     stand_ins += [("dynamo/worker", dynamo.namespace.name,
-                   stand_in_pod("policy-worker", worker_labels, "worker", WORKER_PORTS)),
+                   stand_in_pod("policy-worker", worker_labels, "worker", WORKER_PORTS, WORKER_PORT_NAMES)),
+                  ("platform/prometheus", made.platform, stand_in_pod("prometheus", PROMETHEUS_LABELS, "prometheus")),
+                  ("serve/prometheus-impostor", serve.namespace.name,
+                   stand_in_pod("policy-prometheus-impostor", PROMETHEUS_LABELS, "prometheus-impostor")),
+                  ("dynamo/prometheus-impostor", dynamo.namespace.name,
+                   stand_in_pod("policy-prometheus-impostor", PROMETHEUS_LABELS, "prometheus-impostor")),
                   ("platform/client", made.platform, stand_in_pod("policy-client", {}, "client")),
                   ("platform/nats", made.platform,
                    stand_in_pod("nats", {"app.kubernetes.io/name": "nats"}, "nats", (NATS_PORT,))),

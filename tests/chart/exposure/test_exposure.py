@@ -440,7 +440,7 @@ class TestEndpointPickerNetworkPolicy:
         server_labels = find(objects, "Deployment", "gpt-oss-trtllm-serve")["spec"]["template"]["metadata"]["labels"]
         picker = find(objects, "NetworkPolicy", "gpt-oss-endpoint-picker")["spec"]
         assert matches(picker["podSelector"]["matchLabels"], picker_labels)
-        assert {p["port"] for p in picker["ingress"][0]["ports"]} == {9002, 9003, 9090}
+        assert [{p["port"] for p in rule["ports"]} for rule in picker["ingress"]] == [{9002, 9003}]  # 9090: nobody
         to_server, to_api = picker["egress"]
         assert matches(to_server["to"][0]["podSelector"]["matchLabels"], server_labels)
         assert to_server["ports"] == [{"port": 8000, "protocol": "TCP"}]
@@ -450,6 +450,22 @@ class TestEndpointPickerNetworkPolicy:
         assert matches(scrape["podSelector"]["matchLabels"], server_labels)
         assert matches(scrape["ingress"][0]["from"][0]["podSelector"]["matchLabels"], picker_labels)
         assert scrape["ingress"][0]["ports"] == [{"port": 8000, "protocol": "TCP"}]
+
+
+    def test_should_admit_only_the_prometheus_peers_to_the_metrics_port_and_serve_no_profiles(self):
+        # v1.5.0 serves /debug/pprof/ beside /metrics on 9090 unless told not to; the port admits Prometheus only.
+        peers = [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
+                  "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]
+        objects = render_chart(["trtllm-serve-low-latency.yaml"], {**POOL, "networkPolicy": {
+            **NETWORK_POLICY_ON, "clients": [{"podSelector": {"matchLabels": {"role": "gateway"}}}],
+            "prometheus": {"to": peers}}})
+        picker = find(objects, "NetworkPolicy", "gpt-oss-endpoint-picker")["spec"]
+        assert picker["ingress"] == [
+            {"ports": [{"port": 9002, "protocol": "TCP"}, {"port": 9003, "protocol": "TCP"}],
+             "from": [{"podSelector": {"matchLabels": {"role": "gateway"}}}]},
+            {"from": peers, "ports": [{"port": 9090, "protocol": "TCP"}]}]
+        args = find(objects, "Deployment", "gpt-oss-trtllm-serve-epp")["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert "--enable-pprof=false" in args and "--metrics-endpoint-auth=false" in args
 
 
 NEW_KINDS = {"Ingress", "HTTPRoute", "InferencePool", "PodDisruptionBudget", "ServiceAccount", "Role", "RoleBinding",

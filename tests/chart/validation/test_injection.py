@@ -38,7 +38,8 @@ DIGEST = "sha256:" + "5" * 64
 API_SERVER = [{"ipBlock": {"cidr": "10.0.0.10/32"}}]
 COMPONENTS = {
     "networkPolicy": {"enabled": True, "clients": [{"namespaceSelector": {"matchLabels": {"team": "apps"}}}],
-                      "apiServer": {"to": API_SERVER}, "downloadEgressTo": [{"ipBlock": {"cidr": "192.0.2.0/24"}}]},
+                      "apiServer": {"to": API_SERVER}, "downloadEgressTo": [{"ipBlock": {"cidr": "192.0.2.0/24"}}],
+                      "prometheus": {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]}},
     "monitoring": {"podMonitor": {"enabled": True, "labels": {"release": "kube-prometheus"}},
                    "prometheusRule": {"enabled": True, "labels": {"release": "kube-prometheus"}}},
     "ingress": {"enabled": True, "className": "nginx", "annotations": {"nginx.ingress.kubernetes.io/proxy-read-timeout": "3600"},

@@ -29,7 +29,10 @@ app.kubernetes.io/component: endpoint-picker
 Arguments of the endpoint picker: its pool and its config file. No metric flags: v1.5.0 refuses them ("flag
 "total-queued-requests-metric" is deprecated and cannot be used; configure metrics via engineConfigs in
 EndpointPickerConfig instead", for each of the queue, running, KV-cache, LoRA and cache-info flags): the metric names
-and path are in the config (gpt-oss.endpointPicker.config).
+and path are in the config (gpt-oss.endpointPicker.config). Its metrics port (9090) serves /metrics without
+authentication (the picker's authentication needs token and access reviews, cluster-scoped grants the chart does not
+make) and no profiling (--enable-pprof=false: v1.5.0 serves /debug/pprof/ there by default); with networkPolicy on,
+only the Prometheus peers reach it.
 Usage: {{ include "gpt-oss.endpointPicker.args" . | nindent 12 }}
 */}}
 {{- define "gpt-oss.endpointPicker.args" -}}
@@ -45,6 +48,7 @@ Usage: {{ include "gpt-oss.endpointPicker.args" . | nindent 12 }}
 - /config/default-plugins.yaml
 - --tracing=false
 - --metrics-endpoint-auth=false
+- --enable-pprof=false
 {{- end }}
 
 {{/*

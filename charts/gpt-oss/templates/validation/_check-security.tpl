@@ -45,4 +45,26 @@ Usage: {{ include "gpt-oss.checkValues.security" . }}
   "-n default -l kubernetes.io/service-name=kubernetes); allowed: NetworkPolicyPeers, e.g. [{ipBlock: {cidr: 10.0.0.10/32}}]")
   $callers) }}
 {{- end }}
+{{- $readers := list }}
+{{- if .Values.monitoring.podMonitor.enabled }}{{ $readers = append $readers "monitoring.podMonitor.enabled=true (it scrapes the serving pods)" }}{{ end }}
+{{- if and (eq .Values.runtime "dynamo") .Values.planner.enabled }}{{ $readers = append $readers "planner.enabled=true (the planner reads it)" }}{{ end }}
+{{- /* Rule: with the policies on, Prometheus is a peer the values name, when a PodMonitor or the planner needs it. */}}
+{{- if and $np.enabled $readers (not $np.prometheus.to) }}
+{{- fail (printf (print "networkPolicy.enabled=true with %s needs networkPolicy.prometheus.to, Prometheus' peers, each naming "
+  "its namespace; allowed: NetworkPolicyPeers such as [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: "
+  "monitoring}}, podSelector: {matchLabels: {app.kubernetes.io/name: prometheus}}}]") (join " and " $readers)) }}
+{{- end }}
+{{- /* Rule: a Prometheus peer names its namespace: the metrics it reaches share the API port. */}}
+{{- if $np.enabled }}
+{{- range $index, $peer := $np.prometheus.to }}
+{{- $named := dig "namespaceSelector" "matchLabels" "kubernetes.io/metadata.name" "" $peer }}
+{{- $selectsNamespaces := hasKey $peer "namespaceSelector" }}
+{{- if not (or (hasKey $peer "ipBlock") (and $selectsNamespaces $named) (and (not $selectsNamespaces) (hasKey $peer "podSelector"))) }}
+{{- fail (printf (print "networkPolicy.prometheus.to[%d] names no namespace: %s; a pod of any namespace that carries these "
+  "labels would reach the metrics ports, and the frontend's and trtllm-serve's metrics share their API port; allowed: a "
+  "namespaceSelector with matchLabels kubernetes.io/metadata.name: <Prometheus' namespace> (beside a podSelector), a "
+  "podSelector alone (the release's namespace), or an ipBlock") $index (toJson $peer)) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
