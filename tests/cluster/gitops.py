@@ -72,8 +72,26 @@ class ScratchRepo:
         return self.head()
 
 
+# The examples' AppProject (the one file of examples/argocd that is not an Application) and the repository the shipped
+# files name, which the local override replaces.
+PROJECT = "appproject.yaml"
+SHIPPED_REPO = "https://github.com/your-org/gpt-oss.git"
+
+
 def load_example(name: str) -> dict:
     return yaml.safe_load((EXAMPLES / name).read_text())
+
+
+def application_files() -> list[str]:
+    """The examples' Application files, by name (every YAML file of examples/argocd but the AppProject)."""
+    return sorted(path.name for path in EXAMPLES.glob("*.yaml") if load_example(path.name)["kind"] == "Application")
+
+
+def local_project(repo_url: str) -> dict:
+    """The examples' AppProject as shipped, but for the one repository it allows: the override's repoURL."""
+    project = copy.deepcopy(load_example(PROJECT))
+    project["spec"]["sourceRepos"] = [repo_url if url == SHIPPED_REPO else url for url in project["spec"]["sourceRepos"]]
+    return project
 
 
 def local_application(name: str, repo_url: str, revision: str = BRANCH) -> dict:
