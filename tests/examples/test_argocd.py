@@ -193,8 +193,8 @@ class TestProject:
     def test_should_allow_no_cluster_scoped_kind_but_the_applications_namespaces(self):
         spec = project()["spec"]
         namespaces = sorted(load_application(name)["spec"]["destination"]["namespace"] for name in APPLICATIONS)
-        # CreateNamespace=true and managedNamespaceMetadata apply the Namespace; Argo CD v3.6 checks it against this list
-        # like any object (controller/sync.go validateSyncPermissions), by name since v3.6 (name matched as a glob).
+        # CreateNamespace=true and managedNamespaceMetadata apply the Namespace; Argo CD v3.6 checks it against this
+        # list like any object (controller/sync.go validateSyncPermissions), by name (matched as a glob).
         assert sorted(spec["clusterResourceWhitelist"], key=str) == sorted(
             ({"group": "", "kind": "Namespace", "name": namespace} for namespace in namespaces), key=str), spec[
                 "clusterResourceWhitelist"]
