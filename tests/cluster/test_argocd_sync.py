@@ -285,11 +285,13 @@ def destination(k8s):
     (the chart's PVC names none: the cluster's default). The namespaces are Argo CD's to create (CreateNamespace=true,
     with the Pod Security labels of managedNamespaceMetadata); this deletes them at the end."""
     volumes = []
-    for objects in [rendered(name) for name in APPLICATIONS] + [render_application(team_b_application("file:///"))]:
+    team_b_app = team_b_application("file:///")
+    for namespace, objects in [(namespace_of(name), rendered(name)) for name in APPLICATIONS] + [
+            (team_b_app["spec"]["destination"]["namespace"], render_application(team_b_app))]:
         claim = next(o for o in objects if o["kind"] == "PersistentVolumeClaim")
-        volume = kube.model_cache_volume(claim["metadata"]["namespace"], claim["metadata"]["name"],
+        volume = kube.model_cache_volume(namespace, claim["metadata"]["name"],
                                          claim["spec"]["resources"]["requests"]["storage"])
-        volume["metadata"]["name"] = f"argocd-{claim['metadata']['namespace']}-{claim['metadata']['name']}"
+        volume["metadata"]["name"] = f"argocd-{namespace}-{claim['metadata']['name']}"
         del volume["spec"]["storageClassName"]
         k8s.core.create_persistent_volume(volume)
         volumes.append(volume["metadata"]["name"])
