@@ -9,6 +9,7 @@ import json
 import subprocess
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
@@ -72,8 +73,26 @@ class ScratchRepo:
         return self.head()
 
 
+# The examples' AppProject (the one file of examples/argocd that is not an Application) and the repository the shipped
+# files name, which the local override replaces.
+PROJECT = "appproject.yaml"
+SHIPPED_REPO = "https://github.com/your-org/gpt-oss.git"
+
+
 def load_example(name: str) -> dict:
     return yaml.safe_load((EXAMPLES / name).read_text())
+
+
+def application_files() -> list[str]:
+    """The examples' Application files, by name (every YAML file of examples/argocd but the AppProject)."""
+    return sorted(path.name for path in EXAMPLES.glob("*.yaml") if load_example(path.name)["kind"] == "Application")
+
+
+def local_project(repo_url: str) -> dict:
+    """The examples' AppProject as shipped, but for the one repository it allows: the override's repoURL."""
+    project = copy.deepcopy(load_example(PROJECT))
+    project["spec"]["sourceRepos"] = [repo_url if url == SHIPPED_REPO else url for url in project["spec"]["sourceRepos"]]
+    return project
 
 
 def local_application(name: str, repo_url: str, revision: str = BRANCH) -> dict:
@@ -93,22 +112,26 @@ def timestamp(value: str | None) -> datetime.datetime | None:
     return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
 
-class Recorder:
-    """Every event the API server sends for the watched kinds in one namespace, with its resourceVersion: on one etcd
-    that is the store's revision, one counter for every object, so it orders creations and status changes of
-    different kinds."""
+def namespace_set(namespaces: str | Iterable[str]) -> frozenset[str]:
+    return frozenset([namespaces] if isinstance(namespaces, str) else namespaces)
 
-    def __init__(self, api_client, namespace: str, kinds: list[tuple[str, str]]):
+
+class Recorder:
+    """Every event the API server sends for the watched kinds in the given namespaces (one watch per kind across the
+    cluster, the others' events dropped), with its resourceVersion: on one etcd that is the store's revision, one
+    counter for every object, so it orders creations and status changes of different kinds."""
+
+    def __init__(self, api_client, namespaces: str | Iterable[str], kinds: list[tuple[str, str]]):
         from kubernetes.dynamic import DynamicClient
         self.client = DynamicClient(api_client)
-        self.namespace = namespace
+        self.namespaces = namespace_set(namespaces)
         self.events: list[dict] = []
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.threads = []
         for api_version, kind in kinds:
             resource = self.client.resources.get(api_version=api_version, kind=kind)
-            start = resource.get(namespace=namespace).metadata.resourceVersion
+            start = resource.get().metadata.resourceVersion
             thread = threading.Thread(target=self._watch, args=(resource, start), daemon=True)
             thread.start()
             self.threads.append(thread)
@@ -116,18 +139,20 @@ class Recorder:
     def _watch(self, resource, version: str) -> None:
         while not self.stopping.is_set():
             try:
-                for event in self.client.watch(resource, namespace=self.namespace, resource_version=version,
-                                               timeout=5):
+                for event in self.client.watch(resource, resource_version=version, timeout=5):
                     obj = event["raw_object"]
                     version = obj["metadata"]["resourceVersion"]
+                    if obj["metadata"].get("namespace") not in self.namespaces:
+                        continue
                     with self.lock:
                         self.events.append({"type": event["type"], "kind": obj["kind"], "object": obj,
-                                            "rv": int(version), "name": obj["metadata"]["name"]})
+                                            "rv": int(version), "name": obj["metadata"]["name"],
+                                            "namespace": obj["metadata"]["namespace"]})
                     if self.stopping.is_set():
                         return
             except Exception as error:  # a watch that expired (410) restarts from the newest state it saw
                 if getattr(error, "status", None) == 410:
-                    version = resource.get(namespace=self.namespace).metadata.resourceVersion
+                    version = resource.get().metadata.resourceVersion
                 time.sleep(0.2)
 
     def stop(self) -> None:
@@ -139,15 +164,16 @@ class Recorder:
         with self.lock:
             return sorted(self.events, key=lambda e: e["rv"])
 
-    def created(self, kind: str, name: str) -> int | None:
+    def created(self, kind: str, name: str, namespace: str) -> int | None:
         """The resourceVersion the object was first created at."""
-        return next((e["rv"] for e in self.snapshot()
-                     if e["type"] == "ADDED" and (e["kind"], e["name"]) == (kind, name)), None)
+        return next((e["rv"] for e in self.snapshot() if e["type"] == "ADDED"
+                     and (e["kind"], e["name"], e["namespace"]) == (kind, name, namespace)), None)
 
-    def first(self, kind: str, name: str, check) -> int | None:
+    def first(self, kind: str, name: str, namespace: str, check) -> int | None:
         """The resourceVersion at which the object first satisfied check(object)."""
         return next((e["rv"] for e in self.snapshot()
-                     if (e["kind"], e["name"]) == (kind, name) and e["type"] != "DELETED" and check(e["object"])), None)
+                     if (e["kind"], e["name"], e["namespace"]) == (kind, name, namespace)
+                     and e["type"] != "DELETED" and check(e["object"])), None)
 
 
 def job_complete(job: dict) -> bool:
@@ -185,16 +211,19 @@ REAPED = {f"gpt-oss-{profile}-{index}" for profile, spec in json.loads(
     (REPO_ROOT / "ci" / "cluster" / "gpu-node-profiles.json").read_text())["profiles"].items() for index in range(spec["nodes"])}
 
 
-def act_as_kubelet(k8s: kube.Kube, namespace: str) -> list[str]:
+def act_as_kubelet(k8s: kube.Kube, namespaces: str | Iterable[str]) -> list[str]:
     """The kubelet's part on API-only nodes, for every pod the scheduler bound: a Job's pod is reported as run to
     completion (exit 0), so the real Job controller completes the Job; any other pod as running and Ready, so the real
     Deployment controller counts it available. Nothing runs: the download and the servers are the node tier's
     (tests/cluster/test_node.py); here only how Argo CD and the controllers handle these objects is under test.
     Returns the pods acted on."""
     acted = []
-    for pod in k8s.core.list_namespaced_pod(namespace).items:
+    watched = namespace_set(namespaces)
+    for pod in k8s.core.list_pod_for_all_namespaces().items:
+        if pod.metadata.namespace not in watched:
+            continue
         try:
-            if act_on_pod(k8s, namespace, pod):
+            if act_on_pod(k8s, pod.metadata.namespace, pod):
                 acted.append(pod.metadata.name)
         except Exception as error:  # a pod deleted since the list (a cascade, the reaper) is no kubelet's error
             if not kube.is_not_found(error):

@@ -1,4 +1,5 @@
-"""examples/argocd: one Application per overlay, and sync waves that download before serving."""
+"""examples/argocd: one Application per overlay, each in a namespace of its own under the scoped AppProject beside them,
+and sync waves that download before serving."""
 from __future__ import annotations
 
 import copy
@@ -13,7 +14,9 @@ import yaml
 from tests.helpers import CHART_DIR, DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, RUNTIMES, VALUES_DIR, dump, find, render_chart
 
 ARGOCD_DIR = REPO_ROOT / "examples" / "argocd"
-APPLICATIONS = sorted(path.name for path in ARGOCD_DIR.glob("*.yaml"))
+PROJECT = "appproject.yaml"  # the examples' AppProject; every other file is an Application
+APPLICATIONS = sorted(path.name for path in ARGOCD_DIR.glob("*.yaml") if path.name != PROJECT)
+POD_SECURITY_ENFORCE = "pod-security.kubernetes.io/enforce"
 WAVE = "argocd.argoproj.io/sync-wave"
 HOOK = "helm.sh/hook"
 
@@ -96,8 +99,23 @@ class TestApplications:
         spec = load_application(name)["spec"]
         assert spec["destination"]["namespace"], f"{name}: no destination namespace"
         options = spec["syncPolicy"]["syncOptions"]
-        for option in ("CreateNamespace=true", "ServerSideApply=true", "RespectIgnoreDifferences=true"):
+        for option in ("CreateNamespace=true", "ServerSideApply=true", "RespectIgnoreDifferences=true",
+                       "FailOnSharedResource=true"):
             assert option in options, f"{name}: {option} missing from {options}"
+
+    @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
+    def test_should_deploy_into_a_namespace_of_its_own_enforcing_restricted_pod_security(self, name):
+        app = load_application(name)
+        # Named after the Application (its release), so two Applications never share one.
+        assert app["spec"]["destination"] == {"server": "https://kubernetes.default.svc",
+                                              "namespace": app["metadata"]["name"]}, app["spec"]["destination"]
+        # Argo CD applies these labels to the namespace it creates (CreateNamespace=true), and keeps them.
+        labels = app["spec"]["syncPolicy"]["managedNamespaceMetadata"]["labels"]
+        assert labels == {POD_SECURITY_ENFORCE: "restricted", f"{POD_SECURITY_ENFORCE}-version": "latest"}, labels
+
+    def test_should_give_every_application_another_namespace(self):
+        namespaces = [load_application(name)["spec"]["destination"]["namespace"] for name in APPLICATIONS]
+        assert len(set(namespaces)) == len(namespaces), namespaces
 
     @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
     def test_should_skip_helm_test_hooks(self, name):
@@ -132,6 +150,63 @@ class TestApplications:
             assert path in paths
         # Ignoring replicas without an autoscaler would stop Git's replica changes from applying.
         assert not any("replicas" in path for path in paths), paths
+
+
+def project() -> dict:
+    return yaml.safe_load((ARGOCD_DIR / PROJECT).read_text())
+
+
+def rendered_kinds() -> set[tuple[str, str]]:
+    """(group, kind) of every object a sync applies, over every overlay and every optional component on (the injection
+    test's cases, and the HPA an autoscaler renders with scaler=hpa)."""
+    from tests.chart.validation.test_injection import CASES, case_values
+    renders = [render_chart([overlay]) for overlay in OVERLAYS]
+    for runtime, source in CASES:
+        overlay = "agg.yaml" if runtime == "dynamo" else "trtllm-serve-low-latency.yaml"
+        renders.append(render_chart([overlay], case_values(runtime, source)))
+    renders.append(render_chart(["trtllm-serve-low-latency.yaml"],
+                                {"trtllmServe": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}))
+    return {(o["apiVersion"].rpartition("/")[0], o["kind"]) for objects in renders for o in synced(objects)}
+
+
+class TestProject:
+    """appproject.yaml: the examples' own AppProject, scoped to what they need (issue 55): Argo CD's `default` project
+    allows any repository, any destination and every cluster-scoped kind."""
+
+    def test_should_be_the_project_of_every_application(self):
+        app_project = project()
+        assert (app_project["apiVersion"], app_project["kind"]) == ("argoproj.io/v1alpha1", "AppProject")
+        assert app_project["metadata"] == {"name": "gpt-oss", "namespace": "argocd"}
+        assert {load_application(name)["spec"]["project"] for name in APPLICATIONS} == {"gpt-oss"}
+
+    def test_should_allow_only_the_repository_the_applications_render_from(self):
+        repos = {load_application(name)["spec"]["source"]["repoURL"] for name in APPLICATIONS}
+        assert project()["spec"]["sourceRepos"] == sorted(repos) and "*" not in repos
+
+    def test_should_allow_only_each_applications_namespace(self):
+        destinations = [load_application(name)["spec"]["destination"] for name in APPLICATIONS]
+        allowed = project()["spec"]["destinations"]
+        assert sorted(allowed, key=str) == sorted(destinations, key=str), allowed
+        # No glob: every entry one namespace on one cluster (Argo CD matches these as globs).
+        assert not any(set("*?[") & set(entry["namespace"] + entry["server"]) for entry in allowed), allowed
+
+    def test_should_allow_no_cluster_scoped_kind_but_the_applications_namespaces(self):
+        spec = project()["spec"]
+        namespaces = sorted(load_application(name)["spec"]["destination"]["namespace"] for name in APPLICATIONS)
+        # CreateNamespace=true and managedNamespaceMetadata apply the Namespace; Argo CD v3.6 checks it against this
+        # list like any object (controller/sync.go validateSyncPermissions), by name (matched as a glob).
+        assert sorted(spec["clusterResourceWhitelist"], key=str) == sorted(
+            ({"group": "", "kind": "Namespace", "name": namespace} for namespace in namespaces), key=str), spec[
+                "clusterResourceWhitelist"]
+        assert not {"clusterResourceBlacklist", "namespaceResourceBlacklist", "sourceNamespaces"} & set(spec)
+
+    def test_should_allow_exactly_the_namespaced_kinds_the_chart_renders(self):
+        allowed = {(entry["group"], entry["kind"]) for entry in project()["spec"]["namespaceResourceWhitelist"]}
+        assert len(allowed) == len(project()["spec"]["namespaceResourceWhitelist"])
+        rendered = rendered_kinds()
+        assert allowed == rendered, {"allowed, never rendered": allowed - rendered,
+                                     "rendered, not allowed": rendered - allowed}
+        assert ("", "Secret") not in allowed and ("", "Pod") not in allowed
 
 
 class TestSyncWaves:
@@ -186,11 +261,12 @@ class TestLocalOverride:
         assert command, "docs/gitops.md no longer shows the sed override"
         return command.group(1).replace("\\\n", " ")
 
-    @pytest.mark.parametrize("name", APPLICATIONS, ids=APPLICATIONS)
+    @pytest.mark.parametrize("name", APPLICATIONS + [PROJECT], ids=APPLICATIONS + [PROJECT])
     def test_should_give_the_documented_override_by_sed(self, name):
-        from tests.cluster.gitops import local_application
+        from tests.cluster.gitops import local_application, local_project
         command = self.documented_command().replace("examples/argocd/agg.yaml", f"examples/argocd/{name}")
         overridden = yaml.safe_load(subprocess.run(["bash", "-c", command], cwd=REPO_ROOT, check=True,
                                                    capture_output=True, text=True).stdout)
-        assert overridden == local_application(name, "file:///srv/git/gpt-oss.git", "main")
-        assert overridden != load_application(name)
+        local = "file:///srv/git/gpt-oss.git"
+        assert overridden == (local_project(local) if name == PROJECT else local_application(name, local, "main"))
+        assert overridden != (project() if name == PROJECT else load_application(name))

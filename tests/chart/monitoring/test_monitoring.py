@@ -181,12 +181,22 @@ class TestDashboard:
         assert "KV-cache use per worker" not in titles({})
         assert "KV-cache use per worker" in titles(PUBLISHING)
 
-    def test_should_honour_the_namespace_value(self):
+    def test_should_honour_the_namespace_value_the_allowed_namespaces_name(self):
         values = {"monitoring": {"dashboard": {"enabled": True, "namespace": "monitoring",
+                                               "allowedNamespaces": ["monitoring"],
                                                "annotations": {"grafana_folder": "LLM"}}}}
         [configmap] = render_chart(["agg.yaml"], values, show_only=[DASHBOARD])
         assert configmap["metadata"]["namespace"] == "monitoring"
         assert configmap["metadata"]["annotations"] == {"grafana_folder": "LLM"}
+
+    def test_should_take_the_release_namespace_named_and_a_disabled_dashboard_without_an_allowance(self):
+        # Named explicitly, the release's own namespace (kube-system too, for a release installed there) needs no
+        # allowance; a disabled dashboard writes nothing anywhere.
+        for namespace in ("llm", "kube-system"):
+            [configmap] = render_chart(["agg.yaml"], {"monitoring": {"dashboard": {"enabled": True, "namespace": namespace}}},
+                                       show_only=[DASHBOARD], namespace=namespace)
+            assert configmap["metadata"]["namespace"] == namespace
+        assert render_chart(["agg.yaml"], {"monitoring": {"dashboard": {"namespace": "kube-system"}}}, show_only=[DGD])
 
 
 class TestAlerts:
@@ -294,6 +304,21 @@ MONITORING_REFUSALS = [
             "monitoring.cost.enabled=true needs the price of one GB200 GPU-hour (gpu.type=GB200), and "
             "monitoring.cost.gpuHourPrice has none ({\"B200\":5.5}); set monitoring.cost.gpuHourPrice.GB200 to what you pay, "
             "e.g. --set monitoring.cost.gpuHourPrice.GB200=5.5: the chart invents no price"),
+    # Where the dashboard may be written (issue 55): the release namespace (llm here), or one allowedNamespaces names.
+    Refusal("dashboard-in-a-kube-namespace", "agg.yaml",
+            {"monitoring": {"dashboard": {"enabled": True, "namespace": "kube-system",
+                                          "allowedNamespaces": ["kube-system"]}}},
+            "monitoring.dashboard.namespace=kube-system is one of Kubernetes' own namespaces (kube-*), outside the release "
+            "namespace llm: the chart writes no object there, monitoring.dashboard.allowedNamespaces or not; set "
+            "monitoring.dashboard.namespace=\"\" (the release namespace), or the namespace of your Grafana's dashboard "
+            "sidecar"),
+    Refusal("dashboard-outside-the-release-namespace", "agg.yaml",
+            {"monitoring": {"dashboard": {"enabled": True, "namespace": "team-a", "allowedNamespaces": ["monitoring"]}}},
+            "monitoring.dashboard.namespace=team-a writes the dashboard's ConfigMap outside the release namespace llm, and "
+            "monitoring.dashboard.allowedNamespaces ([\"monitoring\"]) does not name it; set "
+            "monitoring.dashboard.namespace=\"\" (the release namespace), or name team-a in "
+            "monitoring.dashboard.allowedNamespaces (under Argo CD, the Application's AppProject must allow it as a "
+            "destination too: examples/argocd/appproject.yaml)"),
     *(Refusal(f"pool-on-older-release-{tag}", "trtllm-serve-low-latency.yaml",
               {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": tag}, "allowUnlistedRelease": True}},
               f"trtllmServe.image.tag={tag} is TensorRT-LLM 1.2", extra=True) for tag in ["1.2.1", "1.2.0rc6"]),

@@ -55,7 +55,8 @@ COMPONENTS = {
 }
 RUNTIMES = {
     "dynamo": {"frontend": {"autoscaling": {"enabled": True}},
-               "monitoring": {"dashboard": {"enabled": True, "namespace": "grafana", "annotations": {"folder": "llm"}},
+               "monitoring": {"dashboard": {"enabled": True, "namespace": "grafana", "allowedNamespaces": ["grafana"],
+                                            "annotations": {"folder": "llm"}},
                               "cost": {"enabled": True, "gpuHourPrice": {"GB200": 5.5}}},
                "planner": {"enabled": True, "rbac": {"create": True}, "image": {"tag": "1.7.0"}},
                "workers": {"extraArgs": ["--log-level", "info"], "nodeSelector": {"pool": "gpu"},

@@ -2,7 +2,8 @@
 
 {{/*
 Rules of what the scalers, the planner and the endpoint picker read (issue 24): each reads only metrics the
-configured release serves, and the planner only runs when it can decide.
+configured release serves, and the planner only runs when it can decide; and where the dashboard may be written (issue
+55): the release namespace, or one monitoring.dashboard.allowedNamespaces names, never a kube-* one.
 Usage: {{ include "gpt-oss.checkValues.monitoring" . }}
 */}}
 {{- define "gpt-oss.checkValues.monitoring" -}}
@@ -39,6 +40,24 @@ Usage: {{ include "gpt-oss.checkValues.monitoring" . }}
   "workers.%s.attentionDP=false, or scale the role with workers.%s.autoscaling instead of the planner") $key $key $key $key) }}
 {{- end }}
 {{- end }}
+{{- end }}
+{{- end }}
+{{- $dashboard := .Values.monitoring.dashboard }}
+{{- if and $dashboard.enabled $dashboard.namespace (ne $dashboard.namespace .Release.Namespace) }}
+{{- /* Rule: the dashboard is never written into one of Kubernetes' own namespaces (kube-*) but the release's. */}}
+{{- if hasPrefix "kube-" $dashboard.namespace }}
+{{- fail (printf (print "monitoring.dashboard.namespace=%s is one of Kubernetes' own namespaces (kube-*), outside the release "
+  "namespace %s: the chart writes no object there, monitoring.dashboard.allowedNamespaces or not; set "
+  "monitoring.dashboard.namespace=\"\" (the release namespace), or the namespace of your Grafana's dashboard sidecar")
+  $dashboard.namespace .Release.Namespace) }}
+{{- end }}
+{{- /* Rule: the dashboard leaves the release namespace only for a namespace monitoring.dashboard.allowedNamespaces names. */}}
+{{- if not (has $dashboard.namespace $dashboard.allowedNamespaces) }}
+{{- fail (printf (print "monitoring.dashboard.namespace=%s writes the dashboard's ConfigMap outside the release namespace %s, "
+  "and monitoring.dashboard.allowedNamespaces (%s) does not name it; set monitoring.dashboard.namespace=\"\" (the release "
+  "namespace), or name %s in monitoring.dashboard.allowedNamespaces (under Argo CD, the Application's AppProject must "
+  "allow it as a destination too: examples/argocd/appproject.yaml)")
+  $dashboard.namespace .Release.Namespace (toJson $dashboard.allowedNamespaces) $dashboard.namespace) }}
 {{- end }}
 {{- end }}
 {{- $cost := .Values.monitoring.cost }}
