@@ -38,8 +38,11 @@ CONFIG = REPO / ".checkov.yaml"
 
 # Besides every overlay as it ships: one target per runtime with every optional component on, so the pods
 # only they render (the SLA planner, the endpoint picker) are scanned too.
-# NetworkPolicies need the Kubernetes API's peers when a pod calls it (an address made up for the scan).
-NETWORK_POLICY = {"enabled": True, "apiServer": {"to": [{"ipBlock": {"cidr": "10.0.0.10/32"}}]}}
+# NetworkPolicies need the Kubernetes API's peers when a pod calls it (an address made up for the scan), and
+# Prometheus' (in a namespace it names) where PodMonitors or the planner need it.
+NETWORK_POLICY = {"enabled": True, "apiServer": {"to": [{"ipBlock": {"cidr": "10.0.0.10/32"}}]},
+                  "prometheus": {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
+                                         "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]}}
 OPTIONAL_COMPONENTS = {
     "networkPolicy": NETWORK_POLICY,
     "monitoring": {"podMonitor": {"enabled": True}},

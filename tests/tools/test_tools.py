@@ -388,7 +388,9 @@ def helm_release_manifest(overlay: str, values: dict) -> str:
 
 
 EVERY_KIND = {"ingress": {"enabled": True, "hosts": [{"host": "a.example.com", "paths": [{"path": "/", "pathType": "Prefix"}]}]},
-              "networkPolicy": NETWORK_POLICY_ON, "planner": {"enabled": True, "rbac": {"create": True}},
+              "networkPolicy": {**NETWORK_POLICY_ON, "prometheus": {"to": [
+                  {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]}},
+              "planner": {"enabled": True, "rbac": {"create": True}},
               "frontend": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}
 
 

@@ -121,6 +121,15 @@ class TestObjectWaivers:
         assert targets["agg.yaml + optional components"]["planner"]["enabled"] is True
         assert targets["trtllm-serve-low-latency.yaml + optional components"]["inferencePool"]["enabled"] is True
 
+    def test_should_render_every_scan_target_with_the_chart_s_rules(self, tmp_path):
+        # CI's scan renders these values: a rule the chart gains must not leave them behind (the Prometheus peer did).
+        script = load_scan_script()
+        combined = [target for target in script.SCAN_TARGETS if " + " in target]
+        assert len(combined) == 5
+        for index, target in enumerate(combined):
+            script.write_scan_input(target, tmp_path / str(index))
+            assert (tmp_path / str(index) / "chart.yaml").stat().st_size > 10_000, target
+
     def test_should_scan_the_pods_each_model_source_changes(self):
         targets = load_scan_script().SCAN_TARGETS
         sources = {t: v["modelCache"] for t, v in targets.items() if "modelCache" in v}
