@@ -365,9 +365,16 @@ class TestLeastPrivilege:
             assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
                                           "name": binding["metadata"]["name"]}
             [subject] = binding["subjects"]
+            if binding["metadata"]["name"] == "gpt-oss-planner":
+                # The account the operator runs every planner pod as, whatever the DGD says (operator 1.5.0-dev
+                # internal/dynamo/graph.go): the chart sets none on the planner and makes none.
+                assert subject == {"kind": "ServiceAccount", "name": "planner-serviceaccount", "namespace": "llm"}
+                assert "gpt-oss/Planner" in accounts.get(None, []), accounts
+                assert not [o for o in objects if o["kind"] == "ServiceAccount" and "planner" in o["metadata"]["name"]]
+                continue
             assert subject == {"kind": "ServiceAccount", "name": binding["metadata"]["name"], "namespace": "llm"}
             assert find(objects, "ServiceAccount", subject["name"])
-            # One component's pods run as that account: the planner, or the endpoint picker.
+            # One component's pods run as that account: the endpoint picker.
             assert len(accounts[subject["name"]]) == 1, accounts
 
 
