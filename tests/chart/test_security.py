@@ -7,10 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.helpers import (CHART_DIR, DOWNLOAD_JOB, DYNAMO_LINE_RELEASES, NETWORK_POLICIES, NETWORK_POLICY_ON, OVERLAYS,
-                           REPO_ROOT, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_components, find, refusal_params,
-                           render_chart, render_error, render_notes)
+                           REPO_ROOT, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_components, find, plan_document,
+                           planner_grant_in_docs, refusal_params, render_chart, render_error, render_notes,
+                           skip_for_missing_part)
 
 API_VERSIONS = ["nvidia.com/v1beta1"]
 
@@ -309,6 +311,25 @@ def planner_calls(folder: Path) -> dict[tuple, str]:
     return calls
 
 
+def operator_planner_grant() -> set[tuple]:
+    """(API group, resource, verb) of the planner ClusterRole of the operator's platform chart (the shared archive,
+    components/operator/templates/planner.yaml; cluster-wide mode, planner.powerAwareness off as by default), which the
+    operator binds to planner-serviceaccount in every namespace with a DGD (internal/rbac/manager.go)."""
+    import tarfile
+    from ci.cluster import dynamo_operator as OPERATOR
+    try:
+        source = OPERATOR.read_source()
+    except OPERATOR.SourceMissing as missing:
+        skip_for_missing_part(str(missing))
+    with tarfile.open(OPERATOR.source_dir() / source.archive(OPERATOR.PLATFORM_ARCHIVE)) as archive:
+        text = archive.extractfile(f"{OPERATOR.PLATFORM_CHART}/components/operator/templates/planner.yaml").read().decode()
+    cluster_wide = text[text.index("{{- else }}"):]
+    cluster_wide = cluster_wide[:cluster_wide.index("{{- if .Values.planner.powerAwareness.enabled }}")]
+    documents = yaml.safe_load_all("\n".join(line for line in cluster_wide.splitlines() if "{{" not in line))
+    [role] = [d for d in documents if d and d.get("kind") == "ClusterRole"]
+    return granted(role)
+
+
 def granted(role: dict) -> set[tuple]:
     return {(group, resource, verb) for rule in role["rules"] for group in rule["apiGroups"]
             for resource in rule["resources"] for verb in rule["verbs"]}
@@ -352,6 +373,29 @@ class TestLeastPrivilege:
             tuple(sorted(f"gpt-oss-{w.lower()}" for w in workers))}
         assert all(n for r, n in names if r.startswith("dynamograph"))  # by name, never every DGD of the namespace
 
+    def test_should_state_the_planner_accounts_grant_as_the_operator_and_the_chart_give_it(self):
+        """docs/security.md's table of what planner-serviceaccount may do: the operator's rows are its platform chart's
+        planner ClusterRole (the shared archive: what the operator binds to that account), the chart's rows what its Role
+        adds; NOTES' and the plan's statement of the operator's grant is the same (tests/cluster/test_operator.py asks
+        the API server each row under the real operator)."""
+        rows = planner_grant_in_docs()
+        by = {who: {(group, resource, verb) for group, resource, verbs, _, w in rows if w == who for verb in verbs}
+              for who in ("the operator", "the chart")}
+        operator = operator_planner_grant()
+        assert by["the operator"] == operator
+        objects, roles = self.rbac("disagg-k8s.yaml")
+        assert by["the chart"] == granted(roles["gpt-oss-planner"]) - operator
+        assert {resource for _, resource, _, which, _ in rows if which == "named"} == {
+            "dynamographdeploymentscalingadapters/scale", "dynamographdeploymentscalingadapters"}
+        stated = plan_document(objects)["planner"]
+        assert (stated["account"], stated["role"]) == ("planner-serviceaccount", "gpt-oss-planner")
+        in_plan = set()
+        for part in stated["operatorGrant"].split("; "):
+            resource, verbs = re.sub(r" \(.*\)$", "", part).split(" ", 1)
+            group = "discovery.k8s.io" if resource == "endpointslices" else "nvidia.com"
+            in_plan |= {(group, resource, verb) for verb in verbs.split(", ")}
+        assert in_plan == operator
+
     def test_should_grant_the_endpoint_picker_reads_only(self):
         _, roles = self.rbac("trtllm-serve-low-latency.yaml")
         assert granted(roles["gpt-oss-trtllm-serve-epp"]) == PICKER_CALLS
@@ -368,9 +412,16 @@ class TestLeastPrivilege:
             assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
                                           "name": binding["metadata"]["name"]}
             [subject] = binding["subjects"]
+            if binding["metadata"]["name"] == "gpt-oss-planner":
+                # The account the operator runs every planner pod as, whatever the DGD says (operator 1.5.0-dev
+                # internal/dynamo/graph.go): the chart sets none on the planner and makes none.
+                assert subject == {"kind": "ServiceAccount", "name": "planner-serviceaccount", "namespace": "llm"}
+                assert "gpt-oss/Planner" in accounts.get(None, []), accounts
+                assert not [o for o in objects if o["kind"] == "ServiceAccount" and "planner" in o["metadata"]["name"]]
+                continue
             assert subject == {"kind": "ServiceAccount", "name": binding["metadata"]["name"], "namespace": "llm"}
             assert find(objects, "ServiceAccount", subject["name"])
-            # One component's pods run as that account: the planner, or the endpoint picker.
+            # One component's pods run as that account: the endpoint picker.
             assert len(accounts[subject["name"]]) == 1, accounts
 
 

@@ -149,5 +149,11 @@ class TestPlanner:
         rbac = client.RbacAuthorizationV1Api(k8s.api_client)
         role = rbac.read_namespaced_role("gpt-oss-planner", release.namespace)
         assert any("dynamographdeploymentscalingadapters/scale" in rule.resources for rule in role.rules)
-        assert rbac.read_namespaced_role_binding("gpt-oss-planner", release.namespace).role_ref.name == "gpt-oss-planner"
-        assert k8s.core.read_namespaced_service_account("gpt-oss-planner", release.namespace)
+        binding = rbac.read_namespaced_role_binding("gpt-oss-planner", release.namespace)
+        assert binding.role_ref.name == "gpt-oss-planner"
+        # Bound to the account the operator runs the planner pod as (tests/cluster/test_operator.py asks the API server
+        # what it may do under the real operator); the chart makes no ServiceAccount of its own for it.
+        assert [(s.kind, s.name, s.namespace) for s in binding.subjects] == [
+            ("ServiceAccount", "planner-serviceaccount", release.namespace)]
+        assert not [a.metadata.name for a in k8s.core.list_namespaced_service_account(release.namespace).items
+                    if "planner" in a.metadata.name]

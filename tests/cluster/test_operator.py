@@ -27,7 +27,8 @@ from tests.helpers import controllers as CONTROLLERS
 from tests.cluster import kube
 from tests.cluster import operator as OPERATOR
 from tests.cluster.conftest import Release, create_namespace, delete_namespace
-from tests.helpers import DYNAMO_OVERLAYS, deep_merge, find, load_chart, load_values, skip_for_missing_part
+from tests.helpers import (DYNAMO_OVERLAYS, deep_merge, find, load_chart, load_values, planner_grant_in_docs,
+                           skip_for_missing_part)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.node]  # the operator runs as a pod on the kubelet node
 
@@ -656,21 +657,126 @@ class TestOperatorWindow:
                 f"(dynamo.releaseLine={line}); allowed: dynamo.releaseLine=1.6") in str(refused.value)
 
 
+# What the planner may do, as docs/security.md ("The planner's account") states it row by row: (API group, resource,
+# verbs, which objects, granted by). The operator's rows: its platform chart's planner ClusterRole, which it binds to
+# planner-serviceaccount in the DGD's namespace; the chart's: Role gpt-oss-planner (planner.rbac.create).
+PLANNER_GRANT = [
+    ("nvidia.com", "dynamographdeployments", ("get", "list", "create", "update", "patch"), "every", "the operator"),
+    ("nvidia.com", "dynamographdeploymentscalingadapters/scale", ("patch",), "every", "the operator"),
+    ("nvidia.com", "dynamographdeploymentscalingadapters/scale", ("get",), "named", "the chart"),
+    ("nvidia.com", "dynamographdeploymentscalingadapters", ("get",), "named", "the chart"),
+    ("nvidia.com", "dynamoworkermetadatas", ("get", "list", "watch", "create", "update", "patch", "delete"), "every",
+     "the operator"),
+    ("discovery.k8s.io", "endpointslices", ("get", "list", "watch"), "every", "the operator"),
+    ("", "pods", ("list",), "every", "the chart"),
+]
+# What that account may not do (docs/security.md: "Nothing else"), each asked as it.
+PLANNER_DENIED = [
+    ("nvidia.com", "dynamographdeployments", "delete", "gpt-oss"),
+    ("nvidia.com", "dynamographdeployments", "watch", ""),
+    ("nvidia.com", "dynamographdeploymentscalingadapters", "patch", "gpt-oss-trtllmdecodeworker"),
+    ("nvidia.com", "dynamographdeploymentscalingadapters/scale", "update", "gpt-oss-trtllmdecodeworker"),
+    ("nvidia.com", "dynamocomponentdeployments", "patch", "gpt-oss-frontend"),
+    ("", "pods", "get", "gpt-oss-frontend"),
+    ("", "pods", "patch", "gpt-oss-frontend"),
+    ("", "pods", "create", ""),
+    ("", "secrets", "get", "gpt-oss-token"),
+    ("", "serviceaccounts", "create", ""),
+    ("rbac.authorization.k8s.io", "rolebindings", "create", ""),
+]
+PLANNER_ADAPTERS = ["gpt-oss-trtllmprefillworker", "gpt-oss-trtllmdecodeworker"]  # disagg-k8s's roles the planner scales
+
+
+def access_review(k8s: kube.Kube, namespace: str, account: str, group: str, resource: str, verb: str,
+                  name: str) -> bool:
+    """What the API server answers for `account` of `namespace` (a SubjectAccessReview, as for its token)."""
+    from kubernetes import client
+    resource, _, subresource = resource.partition("/")
+    review = client.V1SubjectAccessReview(spec=client.V1SubjectAccessReviewSpec(
+        user=f"system:serviceaccount:{namespace}:{account}",
+        groups=["system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"],
+        resource_attributes=client.V1ResourceAttributes(namespace=namespace, verb=verb, group=group,
+                                                        resource=resource, subresource=subresource or None,
+                                                        name=name or None)))
+    return bool(client.AuthorizationV1Api(k8s.api_client).create_subject_access_review(review).status.allowed)
+
+
+@pytest.fixture(scope="module")
+def planner_release(dynamo_operator, cluster_access, k8s, controllers) -> dict:
+    """disagg-k8s with the SLA planner and planner.rbac.create under the real operator: the planner Deployment and pod
+    the operator made, its account's bindings, and what the API server answers for that account."""
+    if not controllers:
+        pytest.fail("the planner pod needs kube-controller-manager to be made from the operator's Deployment")
+    namespace = create_namespace(k8s)
+    release = Release(cluster_access.kubeconfig, namespace, kube.API_VERSIONS[0])
+    seen: dict = {"namespace": namespace}
+    try:
+        release.helm.install(load_chart(), release.name, load_values(["disagg-k8s.yaml"], deep_merge(
+            OPERATOR_VALUES, {"planner": {"enabled": True, "rbac": {"create": True}}})), namespace=namespace,
+            timeout=180, wait="hookOnly")
+        seen["deployment"] = kube.wait_for("the operator's planner Deployment", lambda: next(
+            (k8s._dict(d) for d in k8s.apps.list_namespaced_deployment(namespace).items
+             if (d.metadata.labels or {}).get("nvidia.com/dynamo-component") == "Planner"), None), timeout=120,
+            explain=lambda: k8s.describe_events(namespace))
+        seen["pod"] = kube.wait_for("the planner pod", lambda: next(iter(
+            k8s.pods(namespace, "nvidia.com/dynamo-component=Planner")), None), timeout=120,
+            explain=lambda: k8s.describe_events(namespace))
+        account = seen["pod"]["spec"]["serviceAccountName"]
+        bindings = {b.metadata.name: k8s._dict(b) for b in k8s.rbac.list_namespaced_role_binding(namespace).items}
+        seen["bindings"] = {name: b for name, b in bindings.items() if any(
+            s.get("kind") == "ServiceAccount" and s.get("name") == account for s in b.get("subjects") or [])}
+        answers = {}
+        for group, resource, verbs, which, _ in PLANNER_GRANT:
+            for verb in verbs:
+                names = (PLANNER_ADAPTERS[1], "another-release-adapter") if which == "named" else (
+                    ("",) if verb in ("list", "watch", "create") else ("another-release",))
+                for name in names:
+                    answers[(group, resource, verb, name)] = access_review(k8s, namespace, account, group, resource,
+                                                                           verb, name)
+        for group, resource, verb, name in PLANNER_DENIED:
+            answers[(group, resource, verb, name)] = access_review(k8s, namespace, account, group, resource, verb, name)
+        seen["answers"] = answers
+    except Exception as error:
+        seen["error"] = f"{type(error).__name__}: {error}"
+    yield seen
+    release.close()
+    delete_namespace(k8s, namespace)
+
+
 class TestPlannerUnderTheOperator:
-    def test_should_give_the_planner_pod_the_charts_grace_period(self, dynamo_operator, cluster_access, k8s):
+    def test_should_give_the_planner_pod_the_charts_grace_period(self, planner_release):
         """The operator gives a planner component 60 s unless the DGD says otherwise; the chart's grace period wins."""
-        namespace = create_namespace(k8s)
-        release = Release(cluster_access.kubeconfig, namespace, kube.API_VERSIONS[0])
-        try:
-            release.helm.install(load_chart(), release.name, load_values(["disagg-k8s.yaml"], deep_merge(
-                OPERATOR_VALUES, {"planner": {"enabled": True}})), namespace=namespace, timeout=180, wait="hookOnly")
-            planner = kube.wait_for("the operator's planner Deployment", lambda: next(
-                (k8s._dict(d) for d in k8s.apps.list_namespaced_deployment(namespace).items
-                 if (d.metadata.labels or {}).get("nvidia.com/dynamo-component") == "Planner"), None), timeout=120,
-                explain=lambda: k8s.describe_events(namespace))
-        finally:
-            release.close()
-            delete_namespace(k8s, namespace)
-        spec = planner["spec"]["template"]["spec"]
+        assert "error" not in planner_release, planner_release.get("error")
+        spec = planner_release["deployment"]["spec"]["template"]["spec"]
         assert spec["terminationGracePeriodSeconds"] == GRACE
-        assert spec["serviceAccountName"] == "planner-serviceaccount"  # the operator's, left behind on uninstall
+
+    def test_should_run_the_planner_as_the_operators_account_with_the_charts_role_bound_to_it(self, planner_release):
+        """The operator sets planner-serviceaccount on the planner pod (the chart sets none) and binds it to its own
+        planner ClusterRole; the chart's Role is bound to that same account, so it is what the planner really gets."""
+        assert "error" not in planner_release, planner_release.get("error")
+        assert planner_release["pod"]["spec"]["serviceAccountName"] == "planner-serviceaccount"
+        refs = {name: (b["roleRef"]["kind"], b["roleRef"]["name"]) for name, b in planner_release["bindings"].items()}
+        assert refs == {"planner-serviceaccount-binding": ("ClusterRole", "dynamo-operator-planner"),
+                        "gpt-oss-planner": ("Role", "gpt-oss-planner")}, refs
+
+    def test_should_state_in_the_docs_what_the_api_server_allows_the_planners_account(self, planner_release):
+        """docs/security.md's table is PLANNER_GRANT, and the API server answers each row for the planner pod's real
+        account: allowed on every object (another release's DGD too) or on the named adapters only; and nothing of
+        PLANNER_DENIED."""
+        assert planner_grant_in_docs() == PLANNER_GRANT
+        assert "error" not in planner_release, planner_release.get("error")
+        answers = planner_release["answers"]
+        wrong = {}
+        for group, resource, verbs, which, _ in PLANNER_GRANT:
+            for verb in verbs:
+                if which == "named":
+                    expected = {PLANNER_ADAPTERS[1]: True, "another-release-adapter": False}
+                else:
+                    expected = {"" if verb in ("list", "watch", "create") else "another-release": True}
+                for name, allowed in expected.items():
+                    if answers[(group, resource, verb, name)] != allowed:
+                        wrong[(group, resource, verb, name)] = answers[(group, resource, verb, name)]
+        for key in PLANNER_DENIED:
+            if answers[key]:
+                wrong[key] = True
+        assert not wrong, f"the API server answers otherwise than docs/security.md states: {wrong}"

@@ -86,6 +86,24 @@ def dynamo_line_values(line: str) -> dict:
     return {"dynamo": {"releaseLine": line}}
 
 
+def planner_grant_in_docs() -> list[tuple]:
+    """The table under "The planner's account" in docs/security.md, row by row: (API group, resource, verbs, "every" or
+    "named", who grants it). tests/cluster/test_operator.py asks the API server each row; test_security.py checks the
+    rows against the operator's platform chart and the chart's Role."""
+    text = (REPO_ROOT / "docs" / "security.md").read_text()
+    section = text[text.index("### The planner's account"):]
+    section = section[:section.index("\n#", 1)]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        match = re.fullmatch(r"`([a-z/]+)` \((?:`([a-z0-9.]+)`|core)\)", cells[0]) if len(cells) == 4 else None
+        if match:
+            verbs = tuple(re.findall(r"`([a-z]+)`", cells[1]))
+            rows.append((match.group(2) or "", match.group(1), verbs, "named" if "by name" in cells[2] else "every",
+                         cells[3]))
+    return rows
+
+
 def skip_for_missing_part(reason: str) -> None:
     """Skip a test whose part (a control plane, a node, a controller, a package) is missing; with CI=true fail:
     CI builds or installs every part itself (.ci/run), so a missing one is a broken run, not a reason to skip."""

@@ -250,6 +250,12 @@ def scaling_lines(objects: list[dict]) -> list[str]:
                          f"ITL {config['itl_ms']} ms, GPU budget {config['min_gpu_budget']}..{config['max_gpu_budget']}, "
                          f"min {config['min_endpoint']} replica(s) per worker role"
                          + (f", aiconfigurator {aic['system']} ISL {aic['isl']} / OSL {aic['osl']}" if aic else ""))
+            identity = plan_document(objects).get("planner") or {}
+            if identity:
+                lines.append(f"    runs as ServiceAccount {identity['account']} (the operator sets it on every planner pod of "
+                             f"the namespace), with the operator's grant, which the chart cannot narrow: "
+                             f"{identity['operatorGrant']}" + (f"; and the chart's Role {identity['role']} (planner.rbac.create)"
+                                                               if identity["role"] else ""))
     return lines
 
 

@@ -3,8 +3,8 @@
 {{/*
 The plan as a reader gets it, computed once per render (NOTES.txt formats it; the ConfigMap <fullname>-plan carries
 it for tools/plan.py and tools/predict.py): GPUs, layout, each role's shape and quantization, decode slots, the
-admission gate's capacity, benchmark, sizing warnings, and the TensorRT-LLM release that runs ("" for an unversioned
-image).
+admission gate's capacity, benchmark, sizing warnings, the TensorRT-LLM release that runs ("" for an unversioned
+image), and with the SLA planner the account it runs as and what it may do (gpt-oss.planner.identity).
 Usage: {{ $doc := include "gpt-oss.planDocument" . | fromYaml }}
 */}}
 {{- define "gpt-oss.planDocument" -}}
@@ -33,5 +33,8 @@ Usage: {{ include "gpt-oss.computePlanDocument" . }} (templates read it through 
   "roles" $roles "decodeSlots" (int $plan.decodeSlots) "admissionCapacity" (int $plan.admissionCapacity) "benchmark" $benchmark
   "warnings" (include "gpt-oss.warnings" . | fromYamlArray) "trtllmRelease" (include "gpt-oss.trtllmRelease" .)
   "engineKeys" (pick (include "gpt-oss.engineKeyList" . | fromYaml) "release" "list" "summary") }}
+{{- if and .Values.planner.enabled (not $trtllmServe) }}
+{{- $_ := set $doc "planner" (include "gpt-oss.planner.identity" . | fromYaml) }}
+{{- end }}
 {{- toYaml $doc }}
 {{- end }}

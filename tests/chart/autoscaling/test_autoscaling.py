@@ -19,6 +19,7 @@ from tests.helpers import (CHART_DIR, DGD, DYNAMO_OVERLAYS, HPA, OVERLAYS, REPO_
                            TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_components, dgd_workers, find,
                            load_values, refusal_params, render_chart, render_notes)
 from tests.helpers.schemas import _strict, crd_file, dgd_errors, kubernetes_errors
+from tools.gptoss.plan import scaling_lines
 from tools.gptoss.yaml_text import load_yaml
 
 # The literal queries below are the 1.2 line's names (docs/monitoring.md; the 1.6 line's: tests/chart/monitoring/test_dynamo_metrics.py).
@@ -349,7 +350,7 @@ class TestPlanner:
     def test_should_render_namespaced_rbac_only_on_request(self):
         assert not [o for o in render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True}}) if o["kind"] in PLANNER_KINDS]
         objects = render_chart(["disagg-k8s.yaml"], {"planner": {"enabled": True, "rbac": {"create": True}}})
-        account, role, binding = (find(objects, kind, "gpt-oss-planner") for kind in ("ServiceAccount", "Role", "RoleBinding"))
+        role, binding = (find(objects, kind, "gpt-oss-planner") for kind in ("Role", "RoleBinding"))
         rules = {(group, resource): (rule["verbs"], rule.get("resourceNames")) for rule in role["rules"]
                  for group in rule["apiGroups"] for resource in rule["resources"]}
         # Its own DGD and its roles' adapters by name (tests/chart/test_security.py checks the verbs against its source).
@@ -358,12 +359,36 @@ class TestPlanner:
         assert rules[("nvidia.com", "dynamographdeployments")] == (["get"], ["gpt-oss"])
         assert rules[("discovery.k8s.io", "endpointslices")] == (["list", "watch"], None)
         assert rules[("", "pods")] == (["list"], None)  # read only: the planner never patches a pod
-        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpt-oss-planner", "namespace": "llm"}]
+        # Bound to the account the operator runs every planner pod as (its graph.go sets serviceAccountName on the
+        # planner's pod template whatever the DGD says): the chart makes no ServiceAccount and sets none.
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "planner-serviceaccount", "namespace": "llm"}]
         assert binding["roleRef"]["name"] == role["metadata"]["name"]
+        assert not [o for o in objects if o["kind"] == "ServiceAccount" and "planner" in o["metadata"]["name"]]
         pod = dgd_components(find(objects, "DynamoGraphDeployment"))["Planner"]["pod_spec"]
-        assert pod["serviceAccountName"] == account["metadata"]["name"]
-        for obj in (account, role, binding):
+        assert "serviceAccountName" not in pod
+        for obj in (role, binding):
             assert kubernetes_errors(obj, "1.29.0") == []
+        # tools/plan.py's planner lines (from the plan document): the account, the operator's grant, the chart's Role.
+        assert scaling_lines(objects)[1] == (
+            "    runs as ServiceAccount planner-serviceaccount (the operator sets it on every planner pod of the namespace), "
+            "with the operator's grant, which the chart cannot narrow: dynamographdeployments get, list, create, update, "
+            "patch (every DGD of the namespace); dynamographdeploymentscalingadapters/scale patch (every adapter); "
+            "dynamoworkermetadatas get, list, watch, create, update, patch, delete; endpointslices get, list, watch; and "
+            "the chart's Role gpt-oss-planner (planner.rbac.create)")
+
+    def test_should_state_the_planners_account_and_the_operators_grant_in_notes_and_the_plan(self):
+        """The account the operator runs the planner as, and the grant the chart cannot narrow, as docs/security.md
+        ("The planner's account") states them; the chart's Role only with planner.rbac.create."""
+        grant = ("the operator's grant, which the chart cannot narrow: dynamographdeployments get, list, create, update, "
+                 "patch (every DGD of the namespace); dynamographdeploymentscalingadapters/scale patch (every adapter); "
+                 "dynamoworkermetadatas get, list, watch, create, update, patch, delete; endpointslices get, list, watch")
+        notes = render_notes(["disagg-k8s.yaml"], {"planner": {"enabled": True}})
+        assert ("    runs as ServiceAccount planner-serviceaccount (the operator sets it on every planner pod of the "
+                "namespace), with the operator's\n    grant, which the chart cannot narrow: dynamographdeployments get,") in notes
+        assert "endpointslices get, list, watch\n  Benchmark:" in notes  # no chart Role without planner.rbac.create
+        with_role = render_notes(["disagg-k8s.yaml"], {"planner": {"enabled": True, "rbac": {"create": True}}})
+        assert "endpointslices get, list, watch; and the chart's Role gpt-oss-planner (planner.rbac.create)\n" in with_role
+        assert grant.replace("the operator's grant", "grant") in with_role.replace("operator's\n    grant", "grant")
 
 
 class TestReadout:

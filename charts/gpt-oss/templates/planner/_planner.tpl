@@ -9,6 +9,24 @@ Usage: {{ include "gpt-oss.planner.name" . }}
 {{- end }}
 
 {{/*
+The account the planner pod really runs as, and what it may do: the Dynamo operator sets serviceAccountName
+planner-serviceaccount on every planner pod whatever the DGD says (1.5.0-dev internal/dynamo/graph.go, planner
+components; component_planner.go's base pod spec), and binds that account, in every namespace with a DGD, to its
+planner ClusterRole (internal/rbac/manager.go EnsureServiceAccountWithRBAC: RoleBinding planner-serviceaccount-binding;
+the platform chart's components/operator/templates/planner.yaml holds the rules; namespace-restricted mode: the same
+rules as Role planner-role). That grant is the operator's: the chart cannot narrow it. planner.rbac.create adds the
+chart's Role (what the planner calls beyond it), bound to that same account. docs/security.md, "Least privilege".
+Usage: {{ $identity := include "gpt-oss.planner.identity" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.planner.identity" -}}
+account: planner-serviceaccount
+role: {{ ternary (include "gpt-oss.planner.name" .) "" (and .Values.planner.rbac.create true) | quote }}
+operatorGrant: {{ print "dynamographdeployments get, list, create, update, patch (every DGD of the namespace); "
+  "dynamographdeploymentscalingadapters/scale patch (every adapter); dynamoworkermetadatas get, list, watch, create, "
+  "update, patch, delete; endpointslices get, list, watch" | quote }}
+{{- end }}
+
+{{/*
 Planner image: planner.image, else Dynamo's dedicated planner image (the release line's images.planner, beside
 the runtime image, same version; every line the chart renders for has it, from Dynamo 1.1.0).
 Usage: {{ include "gpt-oss.planner.image" . }}
@@ -110,9 +128,7 @@ podSpec:
   {{- include "gpt-oss.podSecurityContext" $root | nindent 2 }}
   # The chart's grace period, as on the frontend and workers (the operator would give the planner 60 s).
   terminationGracePeriodSeconds: {{ int (include "gpt-oss.gracefulShutdown" $root | fromYaml).terminationGracePeriodSeconds }}
-  {{- if $root.Values.planner.rbac.create }}
-  serviceAccountName: {{ include "gpt-oss.planner.name" $root }}
-  {{- end }}
+  # No serviceAccountName: the operator sets planner-serviceaccount on every planner pod (gpt-oss.planner.identity).
   {{- with $root.Values.dynamo.imagePullSecrets }}
   imagePullSecrets: {{ toYaml . | nindent 4 }}
   {{- end }}
