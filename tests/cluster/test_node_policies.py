@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from kubernetes.client import ApiextensionsV1Api
 
 from ci.cluster import control_plane, go_parts
 from ci.cluster.node import policies as POLICIES
@@ -67,6 +68,7 @@ WORKER_PORTS = (9090, 8000)  # the worker's system port (DYN_SYSTEM_PORT), and t
 # The worker's ports by the names the PodMonitor and its NetworkPolicy rule use (monitoring.podMonitor.workerPort).
 WORKER_PORT_NAMES = {"system": 9090}
 PROMETHEUS_LABELS = {"app.kubernetes.io/name": "prometheus"}
+PODMONITOR_CRD = "podmonitors.monitoring.coreos.com"
 NATS_PORT, ETCD_PORT = 4222, 2379
 ANY_ADDRESS = [{"ipBlock": {"cidr": "0.0.0.0/0"}}]
 SYNC_SECONDS = 30  # bound on kube-router applying a changed policy
@@ -502,18 +504,31 @@ def wait_running(k8s: kube.Kube, pods: list[Pod]) -> None:
 
 @pytest.fixture(scope="module")
 def setup(engine, node, hub, cluster_access, k8s, crd_source, operator_present) -> Setup:
-    # The releases render PodMonitors (policy_values): their CRD, from prometheus-operator's pinned module.
+    # The releases render PodMonitors (policy_values): their CRD, from prometheus-operator's pinned module, for this
+    # module only. Left in place, monitoring.coreos.com/v1 would be served to the node group's next modules, and the
+    # Dynamo platform chart renders a ServiceMonitor wherever that group-version is (the operator tests' install failed:
+    # no matches for kind "ServiceMonitor").
     try:
         podmonitor = [crd for crd in controllers.crds(controllers.PROMETHEUS_OPERATOR)
-                      if crd["metadata"]["name"] == "podmonitors.monitoring.coreos.com"]
+                      if crd["metadata"]["name"] == PODMONITOR_CRD]
     except LookupError as error:
         skip_for_missing_part(f"the PodMonitor CRD comes from prometheus-operator's module: {error}")
+    ext = ApiextensionsV1Api(cluster_access.api_client)
+    had_podmonitors = PODMONITOR_CRD in {c.metadata.name for c in ext.list_custom_resource_definition().items}
     controllers.install_crds(cluster_access.api_client, cluster_access.kubeconfig, podmonitor, "monitoring-crds")
     platform = create_namespace(k8s, "gpt-oss-node-platform-", {CLIENT_LABEL: "allowed"})
     made = Setup(node.state, {"serve": Flow("serve", TRTLLM_SERVE_TARGET), "dynamo": Flow("dynamo", DYNAMO_TARGET)},
                  platform)
     crd = kube.DgdCrd(cluster_access.api_client, crd_source, operator_present)
-    with crd_storing(crd, kube.API_VERSIONS[0]), cleaned_up(lambda: made.close(k8s)):
+
+    def remove_podmonitor_crd():
+        if had_podmonitors:
+            return
+        ext.delete_custom_resource_definition(PODMONITOR_CRD)
+        kube.wait_for(f"CRD {PODMONITOR_CRD} deleted", lambda: PODMONITOR_CRD not in {
+            c.metadata.name for c in ext.list_custom_resource_definition().items}, timeout=120, interval=1)
+
+    with crd_storing(crd, kube.API_VERSIONS[0]), cleaned_up(lambda: made.close(k8s), remove_podmonitor_crd):
         install(k8s, cluster_access, hub, made)
         yield made
 
