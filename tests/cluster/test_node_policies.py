@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from kubernetes.client import ApiextensionsV1Api
 
 from ci.cluster import control_plane, go_parts
 from ci.cluster.node import policies as POLICIES
@@ -513,6 +512,7 @@ def setup(engine, node, hub, cluster_access, k8s, crd_source, operator_present) 
                       if crd["metadata"]["name"] == PODMONITOR_CRD]
     except LookupError as error:
         skip_for_missing_part(f"the PodMonitor CRD comes from prometheus-operator's module: {error}")
+    from kubernetes.client import ApiextensionsV1Api  # the cluster tier's (docs tests read PATHS without it)
     ext = ApiextensionsV1Api(cluster_access.api_client)
     had_podmonitors = PODMONITOR_CRD in {c.metadata.name for c in ext.list_custom_resource_definition().items}
     controllers.install_crds(cluster_access.api_client, cluster_access.kubeconfig, podmonitor, "monitoring-crds")
