@@ -27,14 +27,19 @@ def shared_dir(environ=None) -> Path:
     return Path(environ.get("GPT_OSS_SHARED_DIR") or REPO.parent / "shared")
 
 
+def verb_listing(room: str, verbs: dict[str, tuple[str, str]]) -> str:
+    """The verbs of a room's --help: one line each, with its help."""
+    return f"verbs (`python -m ci.{room} VERB --help` for each):\n" + "\n".join(
+        f"  {name:<22}{text}" for name, (_, text) in verbs.items())
+
+
 def run_verbs(room: str, summary: str, verbs: dict[str, tuple[str, str]], argv: list[str] | None = None) -> int:
     """A room's entry point: `python -m ci.<room> VERB ARGS...` calls main(ARGS) of the verb's module, imported only
     then (a verb's optional requirements do not burden the others' --help). verbs: name -> (module, one-line help)."""
     argv = sys.argv[1:] if argv is None else argv
-    listing = "\n".join(f"  {name:<22}{text}" for name, (_, text) in verbs.items())
     parser = argparse.ArgumentParser(prog=f"python -m ci.{room}", description=summary,
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog=f"verbs (`python -m ci.{room} VERB --help` for each):\n{listing}")
+                                     epilog=verb_listing(room, verbs))
     parser.add_argument("verb", choices=list(verbs), metavar="VERB", help="one of the verbs below")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the verb's own arguments")
     if not argv or argv[0] in ("-h", "--help"):

@@ -6,7 +6,7 @@ import importlib
 import importlib.util
 import sys
 
-from ci import run_verbs
+from ci import run_verbs, verb_listing
 
 VERBS = {
     "schema": ("ci.generate.schema", "values.schema.json, the values.yaml comments and the README's values table"),
@@ -30,8 +30,7 @@ def every(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m ci.generate", description=__doc__.splitlines()[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="verbs (`python -m ci.generate VERB --help` for each):\n"
-               + "\n".join(f"  {name:<22}{text}" for name, (_, text) in VERBS.items())
+        epilog=verb_listing("generate", VERBS)
                + f"\n\nWithout a verb: {', '.join(EVERY)} ({', '.join(SLOW)} only with --slow; those needing "
                  f"aiconfigurator only where requirements-predict.txt is installed). Not in it: {NOT_IN_EVERY}.")
     parser.add_argument("--check", action="store_true",

@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from tests.helpers import (CHART_DIR, DOWNLOAD_JOB, DYNAMO_LINE_RELEASES, NETWORK_POLICIES, NETWORK_POLICY_ON, OVERLAYS,
-                           REPO_ROOT, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_components, find, plan_document,
+                           PROMETHEUS_PEERS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_components, find,
+                           plan_document,
                            planner_grant_in_docs, refusal_params, render_chart, render_error, render_notes,
                            skip_for_missing_part)
 
@@ -129,8 +130,7 @@ KUBE_DNS = [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name"
 API_SERVER = NETWORK_POLICY_ON["apiServer"]["to"]
 NATS = [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "nats"}}}]
 ETCD = [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "etcd"}}}]
-PROMETHEUS = [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
-               "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]
+PROMETHEUS = PROMETHEUS_PEERS
 RELEASE = {"app.kubernetes.io/name": "gpt-oss", "app.kubernetes.io/instance": "gpt-oss"}
 
 

@@ -73,6 +73,9 @@ REFUSED_AT = f"execution error at ({CHART_DIR.name}/{CHECK_VALUES}:4:4): "
 # NetworkPolicies on, with the Kubernetes API's peer they need whenever a pod of the release calls it (an address the
 # tests make up: TEST-NET-style, nothing listens there).
 NETWORK_POLICY_ON = {"enabled": True, "apiServer": {"to": [{"ipBlock": {"cidr": "10.0.0.10/32"}}]}}
+# Prometheus' pods in the namespace they run in: the peer networkPolicy.prometheus.to needs with PodMonitors or the planner.
+PROMETHEUS_PEERS = [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
+                     "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]
 
 
 

@@ -22,7 +22,7 @@ import helm_python
 import pytest
 import yaml
 
-from tests.helpers import NETWORK_POLICY_ON, OVERLAYS, REPO_ROOT, load_chart, load_values, render_chart, render_manifests
+from tests.helpers import NETWORK_POLICY_ON, OVERLAYS, PROMETHEUS_PEERS, REPO_ROOT, load_chart, load_values, render_chart, render_manifests
 from tools.gptoss.manifests import template_output
 from tools.gptoss.values import ValuesError, merge_values
 
@@ -388,8 +388,7 @@ def helm_release_manifest(overlay: str, values: dict) -> str:
 
 
 EVERY_KIND = {"ingress": {"enabled": True, "hosts": [{"host": "a.example.com", "paths": [{"path": "/", "pathType": "Prefix"}]}]},
-              "networkPolicy": {**NETWORK_POLICY_ON, "prometheus": {"to": [
-                  {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]}},
+              "networkPolicy": {**NETWORK_POLICY_ON, "prometheus": {"to": PROMETHEUS_PEERS}},
               "planner": {"enabled": True, "rbac": {"create": True}},
               "frontend": {"autoscaling": {"enabled": True, "scaler": "hpa"}}}
 

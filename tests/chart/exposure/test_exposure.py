@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from tests.helpers import (CHART_DIR, NETWORK_POLICY_ON, DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, HTTP_ROUTE, INGRESS_TEMPLATE, OVERLAYS, PDBS,
-                           PICKER_CONFIG, PICKER_DEPLOYMENT, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused,
+                           PICKER_CONFIG, PICKER_DEPLOYMENT, PROMETHEUS_PEERS, TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused,
                            dgd_components, dgd_pods, find, refusal_params, render_chart, render_notes)
 from tests.helpers.schemas import KUBERNETES_VERSIONS, crd_errors, kubernetes_errors
 
@@ -454,8 +454,7 @@ class TestEndpointPickerNetworkPolicy:
 
     def test_should_admit_only_the_prometheus_peers_to_the_metrics_port_and_serve_no_profiles(self):
         # v1.5.0 serves /debug/pprof/ beside /metrics on 9090 unless told not to; the port admits Prometheus only.
-        peers = [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
-                  "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]
+        peers = PROMETHEUS_PEERS
         objects = render_chart(["trtllm-serve-low-latency.yaml"], {**POOL, "networkPolicy": {
             **NETWORK_POLICY_ON, "clients": [{"podSelector": {"matchLabels": {"role": "gateway"}}}],
             "prometheus": {"to": peers}}})
