@@ -6,7 +6,13 @@ so the package imports as `gptoss` here, as `tools.gptoss` in the tests; its mod
 """
 import sys
 
-from gptoss import missing_module
+try:
+    from gptoss import missing_module, run
+except ModuleNotFoundError:  # python -I or -P: this file's folder, and so tools/gptoss, is not on sys.path
+    print(f"Error: {sys.executable} does not look for modules beside tools/plan.py (python -I or -P): run "
+          ".venv/bin/python tools/plan.py (set up the venv once: python3 -m venv .venv && .venv/bin/pip install -r "
+          "requirements-test.txt)", file=sys.stderr)
+    raise SystemExit(2) from None
 
 try:
     from gptoss.plan import main
@@ -15,4 +21,4 @@ except ModuleNotFoundError as error:
     raise SystemExit(2) from None
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run(main, "tools/plan.py"))

@@ -7,7 +7,13 @@ package imports as `gptoss` (tools/plan.py says more).
 import os
 import sys
 
-from gptoss import missing_module
+try:
+    from gptoss import missing_module, run
+except ModuleNotFoundError:  # python -I or -P: this file's folder, and so tools/gptoss, is not on sys.path
+    print(f"Error: {sys.executable} does not look for modules beside tools/predict.py (python -I or -P): run "
+          ".venv/bin/python tools/predict.py (set up the venv once: python3 -m venv .venv && .venv/bin/pip install -r "
+          "requirements-test.txt)", file=sys.stderr)
+    raise SystemExit(2) from None
 
 try:
     from gptoss.predict import main
@@ -17,4 +23,4 @@ except ModuleNotFoundError as error:
 
 if __name__ == "__main__":
     os.environ.setdefault("AICONFIGURATOR_LOG_LEVEL", "ERROR")
-    raise SystemExit(main())
+    raise SystemExit(run(main, "tools/predict.py"))

@@ -14,3 +14,30 @@ def missing_module(error: ModuleNotFoundError, script: str) -> str:
     return (f"Error: {sys.executable} has no module {error.name!r}, which {script} needs: set up the project's venv "
             f"once (python3 -m venv .venv && .venv/bin/pip install -r requirements-test.txt) and run "
             f".venv/bin/python {script}")
+
+
+# The exit code of a tool that stopped on an exception it does not expect (a bug), and of one stopped by Ctrl-C.
+INTERNAL_ERROR = 3
+INTERRUPTED = 130
+# Set (to anything but empty) to get the traceback of such an exception instead of its one line.
+DEBUG_VARIABLE = "GPT_OSS_DEBUG"
+
+
+def run(main, script: str) -> int:
+    """main() of a tools/ script, with a last resort: each tool answers what it expects (a refusal, an unreachable
+    URL) in one `Error:` line itself; anything else is a bug, shown in one line naming the exception and how to get its
+    traceback (GPT_OSS_DEBUG=1), exit code 3. Ctrl-C ends in one line too, exit code 130."""
+    import os
+    import sys
+    try:
+        return main()
+    except KeyboardInterrupt:
+        print("Error: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except Exception as error:  # noqa: BLE001 -- the last resort; re-raised with GPT_OSS_DEBUG=1
+        if os.environ.get(DEBUG_VARIABLE):
+            raise
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(error))[:300]
+        print(f"Error: {script} stopped on an unexpected {type(error).__name__}: {text} (a bug in the tool: run it again "
+              f"with {DEBUG_VARIABLE}=1 for the traceback, and report it)", file=sys.stderr)
+        return INTERNAL_ERROR

@@ -29,12 +29,17 @@ from typing import Any, Callable, Iterable
 
 import helm_python
 
+from .inputs import MAX_VALUES_BYTES, InputError, check_file, read_file, size_words
+
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 VALUES_DIR = REPO_ROOT / "values"
 
-# A values file larger than this is refused: no overlay comes near it (they are a few KiB), and Helm stores the
-# values in the release's Secret, which the API server caps at 1 MiB.
-MAX_FILE_BYTES = 1 << 20
+# A values file (or a --set-file file) larger than this is refused: no overlay comes near it (they are a few KiB), and
+# Helm stores the values in the release's Secret, which the API server caps at 1 MiB.
+MAX_FILE_BYTES = MAX_VALUES_BYTES
+# What -f and --set-file read (inputs.py): FIFOs, sockets and devices are refused before an open can wait on them.
+VALUES_FILE_ALLOWED = f"a regular file of at most {size_words(MAX_FILE_BYTES)}, or - for standard input"
+SET_FILE_ALLOWED = f"a regular file of at most {size_words(MAX_FILE_BYTES)}"
 # Values nested deeper than this are refused (a pod spec passed through whole is about 12 levels under its key);
 # Helm's YAML library stops at 10000, far past what Python's recursion can hold.
 MAX_DEPTH = 100
@@ -100,20 +105,18 @@ def read_values_file(path: str | os.PathLike) -> dict:
 
 
 def _read_bounded(given, resolved: Path | str) -> bytes:
-    """At most MAX_FILE_BYTES + 1 bytes of a file or of standard input (so /dev/zero ends too)."""
+    """At most MAX_FILE_BYTES + 1 bytes of standard input, or a regular file of at most MAX_FILE_BYTES (checked with
+    os.stat before it is opened: a FIFO, a socket or a device such as /dev/zero is refused, never read)."""
     if resolved == "-":
         stream = getattr(sys.stdin, "buffer", None)
         return stream.read(MAX_FILE_BYTES + 1) if stream else sys.stdin.read(MAX_FILE_BYTES + 1).encode()
-    try:
-        with open(resolved, "rb") as file:
-            return file.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
+    if not os.path.exists(resolved) and not os.path.islink(resolved):
         raise ValuesError(f"open {given}: no such file or directory; the overlays, which -f also takes by name, are in "
-                          f"{_shown(VALUES_DIR)}/: {', '.join(overlays())}") from None
-    except IsADirectoryError:
-        raise ValuesError(f"read {given}: is a directory") from None
-    except OSError as error:
-        raise ValuesError(f"open {given}: {(error.strerror or str(error)).lower()}") from None
+                          f"{_shown(VALUES_DIR)}/: {', '.join(overlays())}")
+    try:
+        return read_file(resolved, f"values file {given}", MAX_FILE_BYTES, VALUES_FILE_ALLOWED)
+    except InputError as error:
+        raise ValuesError(str(error)) from None
 
 
 def _shown(path: Path) -> str:
@@ -211,11 +214,35 @@ def merge_values(values_files: Iterable[str] = (), set_json: Iterable[str] = (),
                                        ("--set-string", helm_python.parse_set_string_values, set_string),
                                        ("--set-file", helm_python.parse_set_file, set_file)):
         for value in expressions:
+            if option == "--set-file":
+                _check_set_files(value)
             try:
                 base = _parse_into(parse, value, base)
             except ValuesError as error:
                 raise ValuesError(f"failed parsing {option} data: {error}") from None
     return base
+
+
+def _check_set_files(expression: str) -> None:
+    """Every file a --set-file expression names, checked with os.stat before Helm's reader opens it (Helm reads a
+    FIFO or /dev/zero until it waits forever or runs out of memory). The expression's paths are what Helm's
+    --set-string parser makes of it; an expression that parser refuses is left to Helm's own refusal."""
+    try:
+        paths = _from_helm(helm_python.parse_set_string_values, expression, "")
+    except ValuesError:
+        return
+    level: list[tuple[str, Any]] = [(key, value) for key, value in paths.items()]
+    while level:
+        key, value = level.pop(0)
+        if isinstance(value, dict):
+            level += [(f"{key}.{child}", item) for child, item in value.items()]
+        elif isinstance(value, list):
+            level += [(f"{key}[{index}]", item) for index, item in enumerate(value)]
+        elif isinstance(value, str) and os.path.lexists(value):  # a missing file: Helm's own message
+            try:
+                check_file(value, f"--set-file {key}={value}", MAX_FILE_BYTES, SET_FILE_ALLOWED)
+            except InputError as error:
+                raise ValuesError(str(error)) from None
 
 
 def _not_json(name: str):
