@@ -21,21 +21,37 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
+import stat
 import sys
 import tarfile
 import tempfile
+import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
-import yaml
+try:
+    from gptoss import missing_module, run
+except ModuleNotFoundError:  # python -I or -P: this file's folder, and so tools/gptoss, is not on sys.path
+    print(f"Error: {sys.executable} does not look for modules beside tools/mirror-model.py (python -I or -P): run "
+          ".venv/bin/python tools/mirror-model.py (set up the venv once: python3 -m venv .venv && .venv/bin/pip "
+          "install -r requirements-test.txt)", file=sys.stderr)
+    raise SystemExit(2) from None
 
-# The chart's own module (the download Job runs it too), linked into tools/gptoss: one implementation of the
-# manifest and the clients. Python puts this file's folder first on sys.path, so the package is `gptoss` here.
-from gptoss import model_copy
-from gptoss.model_copy import MANIFEST, TIKTOKEN_PATH, CopyError
+try:
+    import yaml
+
+    # The chart's own module (the download Job runs it too), linked into tools/gptoss: one implementation of the
+    # manifest and the clients. Python puts this file's folder first on sys.path, so the package is `gptoss` here.
+    from gptoss import inputs, model_copy
+    from gptoss.model_copy import MANIFEST, TIKTOKEN_PATH, CopyError
+except ModuleNotFoundError as error:
+    print(missing_module(error, "tools/mirror-model.py"), file=sys.stderr)
+    raise SystemExit(2) from None
 
 REPO = Path(__file__).resolve().parent.parent
 CHART = REPO / "charts" / "gpt-oss"
@@ -44,6 +60,27 @@ CHART = REPO / "charts" / "gpt-oss"
 OWN_LAYER = 64 * 1024 * 1024
 ARCHITECTURES = ("amd64", "arm64")
 S3_PART = 8 * 1024 * 1024
+# Bounds on what is read into memory: o200k_base.tiktoken is ~3.5 MB, a CA bundle a few KiB.
+MAX_VOCABULARY = 16 * 1024 * 1024
+MAX_CA_BUNDLE = 1024 * 1024
+DESTINATIONS = "a folder (made if missing; or file:///path), s3://BUCKET/PREFIX, or oci://REGISTRY/REPOSITORY[:TAG]"
+SET_UP = "set up the project's venv once (python3 -m venv .venv && .venv/bin/pip install -r requirements-test.txt)"
+# Names a refusal lists at most (a folder that is not the revision may miss all of its files).
+SHOWN = 5
+
+
+class UsageError(Exception):
+    """A command line the tool cannot run (a bad option, destination or path argument): exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and no abbreviations, as tools/plan.py's."""
+
+    def __init__(self, **kwargs):
+        super().__init__(allow_abbrev=False, **kwargs)
+
+    def error(self, message: str):
+        raise UsageError(message)
 
 
 def log(message: str) -> None:
@@ -59,10 +96,14 @@ def chart_defaults() -> dict:
 
 # --- the files of the revision --------------------------------------------------------------------------------
 
+def hub_endpoint(args) -> str:
+    return (args.endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+
+
 def from_hub(args, work: Path) -> tuple[Path, list[dict]]:
     """The revision's files from the Hub into the work folder, each checked against the Hub's size and hash;
     a rerun with the same --work-dir resumes where the last one stopped."""
-    endpoint = (args.endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    endpoint = hub_endpoint(args)
     token = os.environ.get("HF_TOKEN") or None
     folder = work / "hub"
     entries = model_copy.hub_entries(endpoint, args.model, args.revision, args.ignore, token)
@@ -78,20 +119,73 @@ def from_hub(args, work: Path) -> tuple[Path, list[dict]]:
     return folder, [{"path": e["path"], "size": e["size"], "sha256": e["sha256"]} for e in entries]
 
 
+def revision_record(args, folder: Path) -> tuple[list[dict], str]:
+    """The files of the revision --from-dir claims to hold, each with its size and hash, and who lists them: the
+    folder's model-manifest.json (a copy this tool or the chart's Job made, naming --model@--revision), else the
+    Hub's listing of that commit (which never changes)."""
+    manifest_path = folder / MANIFEST
+    if os.path.lexists(manifest_path):
+        data = inputs.read_file(manifest_path, f"--from-dir {folder}: {MANIFEST}", model_copy.MAX_MANIFEST)
+        manifest = model_copy.read_manifest(data, str(manifest_path), args.model, args.revision)
+        return [{**f, "listed_by": MANIFEST} for f in manifest["files"]], str(manifest_path)
+    endpoint = hub_endpoint(args)
+    try:
+        entries = model_copy.hub_entries(endpoint, args.model, args.revision, args.ignore,
+                                         os.environ.get("HF_TOKEN") or None)
+    except (CopyError, OSError) as error:
+        raise CopyError(f"cannot check --from-dir {folder} against {args.model}@{args.revision}: {error}; allowed: a "
+                        "Hub that lists the revision's files (--endpoint URL of a mirror, or HF_ENDPOINT), or a folder "
+                        f"holding the {MANIFEST} of a copy of that revision") from None
+    return entries, f"the Hub's listing at {endpoint}"
+
+
+def listed(names: list[str]) -> str:
+    """At most SHOWN names, then how many more."""
+    return ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+
+
 def from_dir(args) -> tuple[Path, list[dict]]:
-    folder = Path(args.from_dir)
-    if not folder.is_dir():
-        raise CopyError(f"--from-dir {folder} is not a folder")
-    existing = folder / MANIFEST
-    if existing.is_file():
-        model_copy.read_manifest(existing.read_bytes(), str(existing), args.model, args.revision)
-    log(f"hashing the files of {folder} (skipping {args.ignore})")
-    names = [n for n in model_copy.folder_files(folder, args.ignore) if n != TIKTOKEN_PATH]
-    if not names:
-        raise CopyError(f"{folder} holds no files of a model")
-    files = [{"path": n, "size": (folder / n).stat().st_size, "sha256": model_copy.sha256_file(folder / n)}
-             for n in names]
-    return folder, files
+    """The files of --from-dir, checked against the revision's record (revision_record): every file it lists
+    present, a regular file of its size (all checked before any is hashed), then of its hash. Files it does not
+    list are not copied."""
+    folder = Path(args.from_dir).resolve()
+    record, where = revision_record(args, folder)
+    record = [entry for entry in record if entry["path"] != TIKTOKEN_PATH]  # the vocabulary comes from --tiktoken
+    if not record:
+        raise CopyError(f"{where} lists no files of {args.model}@{args.revision}")
+    missing, wrong = [], []
+    for entry in record:
+        try:
+            info = os.lstat(folder / entry["path"])
+        except (FileNotFoundError, NotADirectoryError):
+            missing.append(entry["path"])
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            wrong.append(f"{entry['path']} ({inputs.kind(info.st_mode)})")
+        elif info.st_size != entry["size"]:
+            wrong.append(f"{entry['path']} ({info.st_size} bytes, listed {entry['size']})")
+    total = sum(entry["size"] for entry in record)
+    what = (f"--from-dir {folder} is not {args.model}@{args.revision} as {where} lists it ({len(record)} files, "
+            f"{total} bytes)")
+    allowed = (f"allowed: a folder holding every file of that revision at its size (ignore patterns {args.ignore}), "
+               "e.g. what `hf download` or this tool wrote")
+    if missing or wrong:
+        parts = ([f"missing {len(missing)}: {listed(missing)}"] if missing else []) + (
+            [f"wrong size or kind {len(wrong)}: {listed(wrong)}"] if wrong else [])
+        raise CopyError(f"{what}: " + "; ".join(parts) + f"; {allowed}")
+    unlisted = [n for n in model_copy.folder_files(folder, args.ignore)
+                if n != TIKTOKEN_PATH and n not in {entry["path"] for entry in record}]
+    if unlisted:
+        log(f"not copied, not files of {args.model}@{args.revision}: {listed(unlisted)}")
+    log(f"hashing the {len(record)} files of {folder} ({total} bytes) against {where}")
+    problems = []
+    for entry in record:
+        problem = model_copy.check_file(folder / entry["path"], entry, root=folder)
+        if problem:
+            problems.append(f"{entry['path']} ({problem})")
+    if problems:
+        raise CopyError(f"{what}: different content {len(problems)}: {listed(problems)}; {allowed}")
+    return folder, [{"path": e["path"], "size": e["size"], "sha256": e["sha256"]} for e in record]
 
 
 def vocabulary(args, work: Path) -> Path | None:
@@ -101,10 +195,16 @@ def vocabulary(args, work: Path) -> Path | None:
     source = args.tiktoken
     if "://" in source:
         log(f"fetching {source}")
-        with urllib.request.urlopen(source, timeout=300) as response:
-            data = response.read()
+        try:
+            with urllib.request.urlopen(source, timeout=60) as response:
+                data = model_copy.read_limited(response, MAX_VOCABULARY, f"the vocabulary at {source}")
+        except (urllib.error.URLError, OSError) as error:
+            reason = getattr(error, "reason", None) or error
+            raise CopyError(f"cannot fetch the vocabulary --tiktoken {source} ({reason}); allowed: a reachable URL, "
+                            "--tiktoken FILE (a copy of o200k_base.tiktoken), or --no-tiktoken (then set "
+                            "model.tiktoken.url to a URL the pods reach)") from None
     else:
-        data = Path(source).read_bytes()
+        data = inputs.read_file(source, f"--tiktoken {source}", MAX_VOCABULARY)
     digest = hashlib.sha256(data).hexdigest()
     if digest != args.tiktoken_sha256:
         raise CopyError(f"{source} has sha256 {digest}, but the chart pins {args.tiktoken_sha256} "
@@ -123,6 +223,10 @@ def to_folder(destination: Path, sources: dict[str, Path], manifest: bytes) -> d
         target = destination / relative
         if target.resolve() == source.resolve():
             continue
+        found = model_copy._lstat(target)
+        if found is not None and not stat.S_ISREG(found.st_mode):  # a link would be written through
+            raise CopyError(f"{target} is {inputs.kind(found.st_mode)}, where the copy writes the file {relative}; "
+                            f"allowed: a destination folder whose {relative} is a regular file or absent")
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
     (destination / MANIFEST).write_bytes(manifest)
@@ -238,15 +342,90 @@ def values_for(destination: str, args, result: dict, manifest_sha256: str) -> di
     return {"model": {"id": args.model, "revision": args.revision}, "modelCache": cache}
 
 
+# The chart's wording in model_copy's messages (the Job reads values), as this tool's options.
+TOOL_WORDS = {
+    "check modelCache.huggingface.endpoint, modelCache.proxy and modelCache.caBundle":
+        "check --endpoint (or HF_ENDPOINT), the proxy variables (HTTPS_PROXY) and --ca-bundle",
+    "check model.id, model.revision and modelCache.huggingface.endpoint": "check --model, --revision and --endpoint",
+    "check the token of huggingface.tokenSecret": "check HF_TOKEN",
+    "but model.id and model.revision ask for": "but --model and --revision ask for",
+}
+
+
+def tool_words(message: str) -> str:
+    for chart, tool in TOOL_WORDS.items():
+        message = message.replace(chart, tool)
+    return message
+
+
+def destination_folder(destination: str) -> Path | None:
+    """The folder a destination names (a path or file:///path), None for s3:// and oci://; any other scheme, and a
+    destination that exists but is not a folder, is refused (UsageError)."""
+    if destination.startswith(("s3://", "oci://")):
+        return None
+    if "://" in destination:
+        parts = urllib.parse.urlsplit(destination)
+        if parts.scheme != "file":
+            raise UsageError(f"destination {destination}: {parts.scheme}:// is not a destination this tool writes "
+                             f"to; allowed: {DESTINATIONS}")
+        if parts.netloc not in ("", "localhost") or not parts.path.startswith("/") or parts.query or parts.fragment:
+            raise UsageError(f"destination {destination}: a file:// URL names a local absolute path "
+                             f"(file:///path); allowed: {DESTINATIONS}")
+        folder = Path(urllib.parse.unquote(parts.path))
+    else:
+        folder = Path(destination)
+    if os.path.lexists(folder):
+        info = os.stat(folder) if os.path.exists(folder) else os.lstat(folder)
+        if not stat.S_ISDIR(info.st_mode):
+            raise UsageError(f"destination {destination}: {inputs.kind(info.st_mode)} exists there, not a folder; "
+                             f"allowed: {DESTINATIONS}")
+    return folder
+
+
+def needs_module(name: str, why: str) -> None:
+    """Refuse (UsageError) before any work when the interpreter lacks an optional module a destination or option
+    needs."""
+    if importlib.util.find_spec(name) is None:
+        raise UsageError(f"{sys.executable} has no module {name!r}, which {why} needs: pip install {name} into the "
+                         f"interpreter you run (images/model-fetch/requirements.txt pins the version the chart uses), "
+                         f"or {SET_UP} and add it there")
+
+
+def check_arguments(args) -> Path | None:
+    """Every path argument and optional module checked before any download or write (os.stat, never an open); the
+    destination folder (None for s3:// and oci://). Raises UsageError or inputs.InputError."""
+    folder = destination_folder(args.destination)
+    if args.destination.startswith("s3://"):
+        needs_module("boto3", "an s3:// destination")
+    if args.from_dir:
+        inputs.check_folder(args.from_dir, f"--from-dir {args.from_dir}",
+                            "a folder holding the files of the revision (and, from an earlier copy, its "
+                            f"{MANIFEST})")
+    if args.work_dir and os.path.lexists(args.work_dir):
+        inputs.check_folder(args.work_dir, f"--work-dir {args.work_dir}", "a folder, or a path to make one at")
+    if not args.no_tiktoken and "://" in args.tiktoken:
+        scheme = urllib.parse.urlsplit(args.tiktoken).scheme
+        if scheme not in ("http", "https"):
+            raise UsageError(f"--tiktoken {args.tiktoken}: {scheme}:// is not fetched; allowed: an https:// or "
+                             "http:// URL, or the path of a file")
+    elif not args.no_tiktoken:
+        inputs.check_file(args.tiktoken, f"--tiktoken {args.tiktoken}", MAX_VOCABULARY)
+    if args.ca_bundle:
+        inputs.check_file(args.ca_bundle, f"--ca-bundle {args.ca_bundle}", MAX_CA_BUNDLE)
+        needs_module("certifi", "--ca-bundle")
+    return folder
+
+
 def main(argv=None) -> int:
     defaults = chart_defaults()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser = Parser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+                    epilog=__doc__)
     parser.add_argument("destination")
     parser.add_argument("--model", default=defaults["model"])
     parser.add_argument("--revision", default=defaults["revision"])
     parser.add_argument("--ignore", action="append", help="repeatable; default: the chart's ignorePatterns")
-    parser.add_argument("--from-dir", help="a folder holding the revision's files, instead of the Hub")
+    parser.add_argument("--from-dir", help="a folder holding the revision's files, instead of the Hub; checked against "
+                                           f"its {MANIFEST} or the Hub's listing of the revision")
     parser.add_argument("--endpoint", help="a Hub mirror (default HF_ENDPOINT or https://huggingface.co)")
     parser.add_argument("--tiktoken", default=defaults["tiktoken_url"], help="URL or file of o200k_base.tiktoken")
     parser.add_argument("--tiktoken-sha256", default=defaults["tiktoken_sha256"])
@@ -259,20 +438,28 @@ def main(argv=None) -> int:
     parser.add_argument("--ca-bundle", help="PEM file of a private CA to trust besides the public roots")
     parser.add_argument("--work-dir", help="scratch space (a Hub download, image layers); default a temp folder")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    args = parser.parse_args(argv)
-    args.ignore = args.ignore if args.ignore is not None else defaults["ignore"]
-    if args.ca_bundle:
-        roots = Path(__import__("certifi").where()).read_text()
+    try:
+        args = parser.parse_args(argv)
+        args.ignore = args.ignore if args.ignore is not None else defaults["ignore"]
+        folder = check_arguments(args)
+        ca_bundle = inputs.read_file(args.ca_bundle, f"--ca-bundle {args.ca_bundle}", MAX_CA_BUNDLE) \
+            if args.ca_bundle else None
+    except (UsageError, inputs.InputError) as error:
+        log(f"Error: {error}")
+        return 2
+    if ca_bundle is not None:
+        roots = Path(__import__("certifi").where()).read_bytes()
         bundle = Path(tempfile.mkdtemp()) / "ca-bundle.pem"
-        bundle.write_text(roots + "\n" + Path(args.ca_bundle).read_text())
+        bundle.write_bytes(roots + b"\n" + ca_bundle)
         for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "AWS_CA_BUNDLE"):
             os.environ[name] = str(bundle)
     work = Path(args.work_dir or tempfile.mkdtemp(prefix="mirror-model-"))
-    work.mkdir(parents=True, exist_ok=True)
     try:
-        folder, files = from_dir(args) if args.from_dir else from_hub(args, work)
-        sources = {f["path"]: folder / f["path"] for f in files}
+        work.mkdir(parents=True, exist_ok=True)
+        # The vocabulary first: a URL nothing answers is refused before ~65 GB are downloaded or hashed.
         tiktoken = vocabulary(args, work)
+        source, files = from_dir(args) if args.from_dir else from_hub(args, work)
+        sources = {f["path"]: source / f["path"] for f in files}
         if tiktoken is not None:
             sources[TIKTOKEN_PATH] = tiktoken
             files.append({"path": TIKTOKEN_PATH, "size": tiktoken.stat().st_size,
@@ -287,9 +474,12 @@ def main(argv=None) -> int:
         elif destination.startswith("oci://"):
             result = to_oci(destination, args, sources, manifest, manifest_sha256, work)
         else:
-            result = to_folder(Path(destination.removeprefix("file://")), sources, manifest)
-    except CopyError as error:
-        log(f"refused: {error}")
+            result = to_folder(folder, sources, manifest)
+    except (CopyError, inputs.InputError) as error:
+        log(f"Error: {tool_words(str(error))}")
+        return 1
+    except OSError as error:  # the network or the disk (URLError, a timeout, a full or read-only disk)
+        log(f"Error: {getattr(error, 'reason', None) or error}")
         return 1
     finally:
         if not args.work_dir:
@@ -308,4 +498,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main, "tools/mirror-model.py"))

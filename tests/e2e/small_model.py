@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from tests.helpers import REPO_ROOT
+from tools.gptoss import model_copy
 
 MODEL = "openai/gpt-oss-120b"
 REVISION = "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
@@ -44,7 +45,13 @@ def make(folder: Path) -> dict[str, bytes]:
 
 def mirror(source: Path, destination: str, *options: str, env: dict | None = None, revision: str = REVISION,
            timeout: float = 300) -> tuple[int, dict, str]:
-    """tools/mirror-model.py --from-dir `source` to `destination`: (exit code, its JSON result, its log)."""
+    """tools/mirror-model.py --from-dir `source` to `destination`: (exit code, its JSON result, its log).
+
+    The stand-in is no revision the Hub lists, and --from-dir checks a folder against the revision it claims: the
+    stand-in gets the record of `revision` (its model-manifest.json, as an earlier copy's) before each run."""
+    files = [{"path": name, "size": (source / name).stat().st_size, "sha256": model_copy.sha256_file(source / name)}
+             for name in model_copy.folder_files(source, ["original/*", "metal/*"])]
+    (source / model_copy.MANIFEST).write_bytes(model_copy.manifest_bytes(MODEL, revision, files))
     command = [sys.executable, str(MIRROR), "--from-dir", str(source), "--revision", revision,
                "--tiktoken", str(source.parent / "o200k_base.tiktoken"), "--tiktoken-sha256", VOCABULARY_SHA256,
                "--json", *options, destination]
