@@ -354,14 +354,23 @@ class TestHostileValues:
                  "set-index": "failed parsing --set data: "}
         assert (result.returncode, result.stderr) == (2, f"Error: {where[kind]}values nested deeper than 100 levels\n")
 
-    @pytest.mark.parametrize("source", ["large-file", "dev-zero"])
-    def test_should_bound_the_size_of_a_file_in_one_line(self, tmp_path, run_tool, source):
+    @pytest.mark.parametrize("source", ["large-file", "dev-zero", "standard-input"])
+    def test_should_bound_the_size_of_a_file_in_one_line(self, tmp_path, run_tool, source, monkeypatch):
         path = tmp_path / "large.yaml" if source == "large-file" else Path("/dev/zero")
         if source == "large-file":
             path.write_text("a: " + "x" * (1 << 20) + "\n")
-        result = run_tool("-f", str(path))
-        assert (result.returncode, result.stderr) == (
-            2, f"Error: failed to parse {path}: larger than 1048576 bytes, the most a values file may hold here\n")
+        if source == "standard-input":  # `-f -`: read, at most 1 MiB + 1 byte of it
+            monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"a: " + b"x" * (1 << 20) + b"\n")))
+        result = run_tool("-f", "-" if source == "standard-input" else str(path))
+        allowed = "allowed: a regular file of at most 1 MiB (1048576 bytes), or - for standard input"
+        # A file is refused by its os.stat, before it is opened (tests/tools/test_tool_inputs.py: FIFOs and others).
+        expected = {"large-file": f"values file {path}: 1048580 bytes, larger than 1 MiB (1048576 bytes), the most "
+                                  f"this file may hold here; {allowed}",
+                    "dev-zero": f"values file {path}: a character device, not a regular file: reading it may wait "
+                                f"forever or never end; {allowed}",
+                    "standard-input": "failed to parse -: larger than 1048576 bytes, the most a values file may hold "
+                                      "here"}[source]
+        assert (result.returncode, result.stderr) == (2, f"Error: {expected}\n")
 
     def test_should_refuse_an_argument_that_is_not_utf8_in_one_line(self, run_tool):
         # Python hands a byte that is not UTF-8 in argv over as a surrogate (os.fsdecode(b"a=\xff")).
