@@ -10,12 +10,15 @@ DESTINATION is one of
   oci://REGISTRY/REPOSITORY[:TAG]   [--plain-http] [--username U, password in env REGISTRY_PASSWORD; else
                                     $DOCKER_CONFIG/config.json or ~/.docker/config.json]  (modelCache.source=oci)
 The revision comes from the Hugging Face Hub (HF_ENDPOINT or --endpoint for a mirror; HF_TOKEN when needed),
-checked against the Hub's hashes, or from --from-dir (a folder holding that revision's files). Model id,
+checked against the Hub's hashes, or from --from-dir (a folder holding that revision's files, checked first against
+its model-manifest.json, else the Hub's listing of the revision: names, sizes, then hashes). Model id,
 revision, ignore patterns and the vocabulary (o200k_base.tiktoken, checked against its sha256) default to the
 chart's values.yaml. Every copy gets model-manifest.json: the model id, the revision and each file's path,
 size and sha256; it is written last, so an interrupted copy has none and is refused. The tool prints the
 manifest's sha256 (modelCache.manifestSha256) and, for OCI, the image digest (modelCache.oci.digest), with the
 values to install with. --ca-bundle FILE trusts a private CA besides the public roots. docs/model-sources.md.
+Exit codes (docs/tools.md): 0 copied; 1 the copy cannot be made; 2 a bad command line, destination or path argument,
+or a missing module; 3 a bug (GPT_OSS_DEBUG=1 shows its traceback); each refusal is one `Error:` line on stderr.
 """
 from __future__ import annotations
 

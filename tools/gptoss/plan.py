@@ -12,7 +12,7 @@ the optional requirements-predict.txt). --manifests prints the rendered manifest
 
 Everything the plan prints is read back from the rendered manifests (not from the values), so it shows exactly
 what `helm install` would create. Exit codes: 0 done; 1 the chart refused the values (its message); 2 a bad
-command line or values file (one line on stderr).
+command line or values file (one line on stderr); 3 a bug (one line; GPT_OSS_DEBUG=1 for the traceback).
 """
 from __future__ import annotations
 
