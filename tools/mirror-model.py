@@ -286,8 +286,7 @@ def to_oci(reference: str, args, sources: dict[str, Path], manifest: bytes, mani
     if args.username:
         credentials = (args.username, os.environ.get("REGISTRY_PASSWORD", ""))
     else:
-        config = Path(os.environ.get("DOCKER_CONFIG", Path.home() / ".docker")) / "config.json"
-        credentials = model_copy.docker_credentials(host, [config])
+        credentials = model_copy.docker_credentials(host, [docker_config()])
     registry = model_copy.Registry(host, args.plain_http, credentials)
     manifest_file = work / MANIFEST
     manifest_file.write_bytes(manifest)
@@ -394,12 +393,19 @@ def needs_module(name: str, why: str) -> None:
                          f"or {SET_UP} and add it there")
 
 
+def docker_config() -> Path:
+    """The Docker config file whose credentials an oci:// push uses without --username."""
+    return Path(os.environ.get("DOCKER_CONFIG", Path.home() / ".docker")) / "config.json"
+
+
 def check_arguments(args) -> Path | None:
     """Every path argument and optional module checked before any download or write (os.stat, never an open); the
     destination folder (None for s3:// and oci://). Raises UsageError or inputs.InputError."""
     folder = destination_folder(args.destination)
     if args.destination.startswith("s3://"):
         needs_module("boto3", "an s3:// destination")
+    if args.destination.startswith("oci://") and not args.username and os.path.lexists(docker_config()):
+        inputs.check_file(docker_config(), f"the registry credentials {docker_config()}", MAX_CA_BUNDLE)
     if args.from_dir:
         inputs.check_folder(args.from_dir, f"--from-dir {args.from_dir}",
                             "a folder holding the files of the revision (and, from an earlier copy, its "
