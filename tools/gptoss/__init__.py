@@ -38,6 +38,6 @@ def run(main, script: str) -> int:
         if os.environ.get(DEBUG_VARIABLE):
             raise
         text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(error))[:300]
-        print(f"Error: {script} stopped on an unexpected {type(error).__name__}: {text} (a bug in the tool: run it again "
-              f"with {DEBUG_VARIABLE}=1 for the traceback, and report it)", file=sys.stderr)
+        print(f"Error: {script} stopped on an unexpected {type(error).__name__}: {text} (a bug in the tool: run it "
+              f"again with {DEBUG_VARIABLE}=1 for the traceback, and report it)", file=sys.stderr)
         return INTERNAL_ERROR

@@ -46,7 +46,7 @@ def _stat(path: str | os.PathLike, what: str, allowed: str) -> os.stat_result:
 
 
 def _refuse_mode(mode: int, what: str, allowed: str) -> None:
-    why = {stat.S_IFDIR: "reading it as a file fails"}.get(stat.S_IFMT(mode), "reading it may wait forever or never end")
+    why = "reading it as a file fails" if stat.S_ISDIR(mode) else "reading it may wait forever or never end"
     raise InputError(f"{what}: {kind(mode)}, not a regular file: {why}; allowed: {allowed}")
 
 
