@@ -23,6 +23,7 @@ or a missing module; 3 a bug (GPT_OSS_DEBUG=1 shows its traceback); each refusal
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import hashlib
 import importlib.util
 import json
@@ -176,8 +177,10 @@ def from_dir(args) -> tuple[Path, list[dict]]:
         parts = ([f"missing {len(missing)}: {listed(missing)}"] if missing else []) + (
             [f"wrong size or kind {len(wrong)}: {listed(wrong)}"] if wrong else [])
         raise CopyError(f"{what}: " + "; ".join(parts) + f"; {allowed}")
-    unlisted = [n for n in model_copy.folder_files(folder, args.ignore)
-                if n != TIKTOKEN_PATH and n not in {entry["path"] for entry in record}]
+    names = {entry["path"] for entry in record}
+    unlisted = sorted(name for name, _ in model_copy.walk_files(folder)  # lstat only: nothing else is opened
+                      if name not in names and name != TIKTOKEN_PATH and not model_copy.not_part_of_a_copy(name)
+                      and not any(fnmatch.fnmatch(name, pattern) for pattern in args.ignore))
     if unlisted:
         log(f"not copied, not files of {args.model}@{args.revision}: {listed(unlisted)}")
     log(f"hashing the {len(record)} files of {folder} ({total} bytes) against {where}")
