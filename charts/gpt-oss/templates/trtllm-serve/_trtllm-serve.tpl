@@ -127,7 +127,7 @@ Usage: {{ include "gpt-oss.trtllmServe.env" . | nindent 12 }}
 {{- $_ := set $env "HF_HUB_OFFLINE" "1" }}
 {{- $list := list }}
 {{- range $name := keys $env | sortAlpha }}
-{{- $list = append $list (dict "name" $name "value" (get $env $name | toString)) }}
+{{- $list = append $list (dict "name" $name "value" (include "gpt-oss.scalarString" (get $env $name))) }}
 {{- end }}
 {{- toYaml $list }}
 {{- end }}
