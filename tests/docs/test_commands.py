@@ -308,3 +308,37 @@ class TestFencedCommands:
         problems = problems_of(Command("x:1", "helm install x charts/gpt-oss -f values/agg.yaml -f mine.yaml", "",
                                        (), files), tmp_path)
         assert "modelCache.size=100 is a number" in problems[0]
+
+
+# --- pytest's own options of the project (tests/conftest.py): shown in the form pytest reads -----------------------
+# `pytest --shared-dir ../shared`: before it loads tests/conftest.py, which registers the option, pytest takes
+# `../shared` for a test path, looks for its configuration (pyproject.toml) from there, finds none, and so never loads
+# tests/conftest.py: "unrecognized arguments: --shared-dir". `--shared-dir=../shared` is one word it leaves alone.
+VALUE_OPTIONS = ("--shared-dir", "--crd-source")
+# The option without its `=` on a page (`--shared-dir`, `--shared-dir ../shared`): every page shows the form that works.
+WITHOUT_EQUALS = re.compile(r"(?:--shared-dir|--crd-source)(?!=)")
+
+
+def pytest_root(args: list[str]) -> tuple:
+    """(rootdir, configuration file) pytest settles on for `pytest ARGS` run in the checkout, as pytest does it: its
+    parser before any conftest is loaded, then its search for the configuration (pytest is pinned in
+    requirements-test.txt)."""
+    from _pytest.config import get_config
+    from _pytest.config.findpaths import determine_setup
+    known, unknown = get_config()._parser.parse_known_and_unknown_args(args)
+    root, ini, *_ = determine_setup(inifile=None, override_ini=None, args=known.file_or_dir + unknown,
+                                    rootdir_cmd_arg=None, invocation_dir=REPO_ROOT)
+    return root, ini
+
+
+class TestPytestOptions:
+    def test_should_find_the_configuration_with_the_equals_form_only(self):
+        assert pytest_root(["--shared-dir=../shared", "-m", "not e2e"]) == (REPO_ROOT, REPO_ROOT / "pyproject.toml")
+        assert pytest_root(["--shared-dir", "../shared", "-m", "not e2e"])[1] is None  # why the docs show the =
+
+    def test_should_show_each_value_option_with_its_equals_sign(self):
+        assert len(WITHOUT_EQUALS.findall("pytest --shared-dir ../shared; `--shared-dir=PATH`, --crd-source none")) == 2
+        shown = [(path.relative_to(REPO_ROOT).as_posix(), text[match.start():match.end() + 12])
+                 for pattern in SHOWN_IN for path in sorted(REPO_ROOT.glob(pattern))
+                 for text in [path.read_text()] for match in WITHOUT_EQUALS.finditer(text)]
+        assert shown == []
