@@ -83,23 +83,23 @@ SHELL = {"sh", "bash", "shell", "console"}
 # A YAML fence whose first line is `# NAME.yaml` is a file the page's commands name (`-f airgap.yaml`).
 NAMED_FILE = re.compile(r"\A# (?P<name>[\w.-]+\.ya?ml)\n")
 REFUSED_MARK = re.compile(r"refused: *(?P<message>.+)$")
-# (the words a command starts with, after any NAME=value assignments and the interpreter, a word ending in : / or .
-# standing for any word it begins, *x for any later word that begins with x: why it does not run here)
+# (the words a command starts with, after any NAME=value assignments and the interpreter, `x<...>` standing for any
+# word that begins with x, `*x` for any later word that x stands for: why it does not run here)
 NOT_RUN = [
     (("kubectl",), "needs a cluster"),
     (("kind",), "needs docker and a cluster"),
     (("helm", "test"), "runs the release's test Jobs in a cluster"),
     (("helm", "pull"), "reads a chart registry (network)"),
-    (("helm", "*oci://"), "installs a chart from a registry (network)"),
+    (("helm", "*oci://<chart>"), "installs a chart from a registry (network)"),
     (("crane",), "reads an image registry (network)"),
     (("sudo",), "installs host packages (network, root)"),
     (("pip",), "downloads packages (network)"),
     (("python", "-m", "venv"), "creates a venv (the packages then come from PyPI)"),
     (("python", "tools/mirror-model.py"), "reads the Hub and writes a store or registry (network)"),
-    (("python", "-m", "ci."), "TestCommands runs each with --help (test_should_run_every_ci_command_the_docs_show)"),
+    (("python", "-m", "ci.<room>"), "TestCommands runs each with --help (test_should_run_every_ci_command_the_docs_show)"),
     (("python", "-m", "pytest"), "a test tier: this suite itself"),
     (("pytest",), "a test tier: this suite itself"),
-    (("bash", "ci/"), "CI's own scripts: the linters and every tier"),
+    (("bash", "ci/<script>"), "CI's own scripts: the linters and every tier"),
     (("sed",), "a text edit feeding kubectl (its file is checked by tests/examples)"),
 ]
 CHART = "charts/gpt-oss"
@@ -197,11 +197,13 @@ def program(words: list[str]) -> list[str]:
 
 def not_run(words: list[str]) -> str:
     """Why NOT_RUN leaves the stage out, or ""."""
-    def matches(index: int, word: str) -> bool:
-        if word.startswith("*"):
-            return any(w.startswith(word[1:]) for w in words[index:])
-        return index < len(words) and (words[index] == word or (word.endswith((":", "/", ".")) and
-                                                                words[index].startswith(word)))
+    def fits(word: str, pattern: str) -> bool:
+        return word.startswith(pattern.partition("<")[0]) if "<" in pattern else word == pattern
+
+    def matches(index: int, pattern: str) -> bool:
+        if pattern.startswith("*"):
+            return any(fits(w, pattern[1:]) for w in words[index:])
+        return index < len(words) and fits(words[index], pattern)
     return next((reason for prefix, reason in NOT_RUN if all(matches(i, w) for i, w in enumerate(prefix))), "")
 
 
@@ -342,3 +344,19 @@ class TestPytestOptions:
                  for pattern in SHOWN_IN for path in sorted(REPO_ROOT.glob(pattern))
                  for text in [path.read_text()] for match in WITHOUT_EQUALS.finditer(text)]
         assert shown == []
+
+
+class TestNotRunRules:
+    def test_should_list_every_rule_in_the_testing_doc(self):
+        # docs/testing.md, "Commands in the docs": its table is NOT_RUN, row by row.
+        text = (REPO_ROOT / "docs" / "testing.md").read_text()
+        section = text[text.index("## Commands in the docs"):text.index("## Tiers")]
+        rows = re.findall(r"^\| `([^`]+)` \| (.+) \|$", section, re.M)
+        assert rows == [(" ".join(prefix), reason) for prefix, reason in NOT_RUN]
+
+    def test_should_match_a_rule_by_its_words_only(self):
+        assert not_run(program(["KUBECONFIG=x", "kubectl", "get", "pods"])) == "needs a cluster"
+        assert not_run(program([".venv/bin/python", "-m", "ci.cluster", "crds"])).startswith("TestCommands")
+        assert not_run(["helm", "install", "x", "oci://ghcr.io/o/charts/gpt-oss"]).startswith("installs a chart")
+        assert not_run(["helm", "install", "x", "charts/gpt-oss"]) == ""
+        assert not_run(program(["python", "tools/plan.py"])) == ""
