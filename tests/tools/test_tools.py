@@ -264,13 +264,14 @@ class TestErrors:
         assert "Traceback" not in result.stderr
 
     def test_should_name_set_string_for_a_value_set_typed_where_a_string_is_wanted(self, run_tool):
-        # Issue 53, item 7: a label value --set types as a boolean cannot be taken; the refusal names the form that works.
-        result = run_tool("-f", "values/agg.yaml", "--set", "workers.nodeSelector.pool=true")
+        # Issue 53, item 7: an S3 prefix of digits --set types as a number cannot be taken (it is a path, and 2024 could
+        # be 02024); the refusal names the form that works.
+        result = run_tool("-f", "values/agg.yaml", "--set", "modelCache.s3.prefix=2024")
         assert result.returncode == 1
         assert result.stderr.splitlines()[-2:] == [
-            "- at '/workers/nodeSelector/pool': got boolean, want string",
-            "hint: workers.nodeSelector.pool: --set types true, false, null and integers; --set-string "
-            "workers.nodeSelector.pool=<value> gives the string it wants (or quote it in a values file)"]
+            "- at '/modelCache/s3/prefix': got number, want string",
+            "hint: modelCache.s3.prefix: --set types true, false, null and integers; --set-string "
+            "modelCache.s3.prefix=<value> gives the string it wants (or quote it in a values file)"]
 
     def test_should_name_set_json_for_a_string_where_a_number_is_wanted(self, run_tool):
         result = run_tool("-f", "values/agg.yaml", "--set-string", "benchmark.concurrency=100")

@@ -39,6 +39,19 @@ Usage: {{ include "gpt-oss.scalarString" 8388608 }} (8388608; 0.7 stays 0.7, tru
 {{- end }}
 
 {{/*
+A map of strings (labels, annotations, a node selector), each value --set typed (pool=true, tier=1) written as the
+string Kubernetes wants, so the API server takes it.
+Usage: {{ include "gpt-oss.stringMap" .Values.ingress.annotations | nindent 4 }}
+*/}}
+{{- define "gpt-oss.stringMap" -}}
+{{- $strings := dict }}
+{{- range $key, $value := . }}
+{{- $_ := set $strings $key (include "gpt-oss.scalarString" $value) }}
+{{- end }}
+{{- toYaml $strings }}
+{{- end }}
+
+{{/*
 Standard labels of every object; pass a dict with the root context and a component name.
 Usage: {{ include "gpt-oss.labels" (dict "root" $ "component" "benchmark") }}
 */}}

@@ -5,9 +5,12 @@ form that works. Each case goes through Helm's own --set parser (tools.gptoss.va
 literal in the manifest."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from tests.helpers import (DGD, HPA, SCALED_OBJECT, TRTLLM_SERVE_DEPLOYMENT, ChartRenderError, dgd_workers, find,
+from tests.helpers import (CHART_DIR, DASHBOARD, DGD, HPA, HTTP_ROUTE, INGRESS_TEMPLATE, POD_MONITORS, PROMETHEUS_RULE,
+                           SCALED_OBJECT, TRTLLM_SERVE_DEPLOYMENT, ChartRenderError, deep_merge, dgd_workers, find,
                            render_chart)
 from tools.gptoss.values import merge_values
 
@@ -83,3 +86,62 @@ class TestSetTypedSizes:
         [claim] = render_chart(["agg.yaml"], set_values("modelCache.size=100Gi"),
                                show_only=["templates/model-cache/persistentvolumeclaim.yaml"])
         assert claim["spec"]["resources"]["requests"]["storage"] == "100Gi"
+
+
+# Labels, annotations and node selectors: (id, overlay, the values that render the object, the --set of the key, the
+# template, the object's kind, where the map is in it). Each a label or annotation value Kubernetes takes as a string.
+ROUTE = {"httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway", "namespace": "gateway-system"}]}}
+S3 = {"modelCache": {"source": "s3", "manifestSha256": "a" * 64,
+                     "s3": {"endpoint": "https://minio.storage.svc:9000", "bucket": "models", "serviceAccount": {
+                         "create": True}}}}
+INGRESS = {"ingress": {"enabled": True, "hosts": [{"host": "gpt-oss.example.com",
+                                                    "paths": [{"path": "/", "pathType": "Prefix"}]}]}}
+STRING_MAPS = [
+    ("workers.nodeSelector", "agg.yaml", {}, "workers.nodeSelector.pool=true", DGD, "DynamoGraphDeployment",
+     lambda o: dgd_workers(o)["TRTLLMWorker"]["pod_spec"]["nodeSelector"]),
+    ("trtllmServe.nodeSelector", "trtllm-serve-low-latency.yaml", {}, "trtllmServe.nodeSelector.pool=true",
+     TRTLLM_SERVE_DEPLOYMENT, "Deployment", lambda o: o["spec"]["template"]["spec"]["nodeSelector"]),
+    ("modelCache.download.nodeSelector", "agg.yaml", {}, "modelCache.download.nodeSelector.pool=true",
+     "templates/model-cache/job.yaml", "Job", lambda o: o["spec"]["template"]["spec"]["nodeSelector"]),
+    ("modelCache.s3.serviceAccount.annotations", "agg.yaml", S3, "modelCache.s3.serviceAccount.annotations.pool=true",
+     "templates/model-cache/serviceaccount.yaml", "ServiceAccount", lambda o: o["metadata"]["annotations"]),
+    ("monitoring.podMonitor.labels", "agg.yaml", {"monitoring": {"podMonitor": {"enabled": True}}},
+     "monitoring.podMonitor.labels.pool=true", POD_MONITORS, "PodMonitor", lambda o: o["metadata"]["labels"]),
+    ("monitoring.dashboard.labels", "agg.yaml", {"monitoring": {"dashboard": {"enabled": True}}},
+     "monitoring.dashboard.labels.pool=true", DASHBOARD, "ConfigMap", lambda o: o["metadata"]["labels"]),
+    ("monitoring.dashboard.annotations", "agg.yaml", {"monitoring": {"dashboard": {"enabled": True}}},
+     "monitoring.dashboard.annotations.pool=true", DASHBOARD, "ConfigMap", lambda o: o["metadata"]["annotations"]),
+    ("monitoring.prometheusRule.labels", "agg.yaml", {"monitoring": {"prometheusRule": {"enabled": True}}},
+     "monitoring.prometheusRule.labels.pool=true", PROMETHEUS_RULE, "PrometheusRule", lambda o: o["metadata"]["labels"]),
+    ("ingress.annotations", "agg.yaml", INGRESS, "ingress.annotations.pool=true", INGRESS_TEMPLATE, "Ingress",
+     lambda o: o["metadata"]["annotations"]),
+    ("httpRoute.annotations", "agg.yaml", ROUTE, "httpRoute.annotations.pool=true", HTTP_ROUTE, "HTTPRoute",
+     lambda o: o["metadata"]["annotations"]),
+    ("httpRoute.labels", "agg.yaml", ROUTE, "httpRoute.labels.pool=true", HTTP_ROUTE, "HTTPRoute",
+     lambda o: o["metadata"]["labels"]),
+]
+
+
+class TestSetTypedStringMaps:
+    @pytest.mark.parametrize("overlay,base,expression,template,kind,where", [c[1:] for c in STRING_MAPS],
+                             ids=[c[0] for c in STRING_MAPS])
+    def test_should_write_a_boolean_label_or_annotation_as_a_string(self, overlay, base, expression, template, kind,
+                                                                    where):
+        values = deep_merge(base, set_values(expression))
+        objects = [o for o in render_chart([overlay], values, show_only=[template]) if o["kind"] == kind]
+        assert objects and {where(o)["pool"] for o in objects} == {"true"}
+
+    def test_should_cover_every_label_annotation_node_selector_and_env_map_in_the_schema(self):
+        # A new labels, annotations, nodeSelector or env map in the schema takes --set's types too, and gets a case.
+        schema = json.loads((CHART_DIR / "values.schema.json").read_text())
+
+        def maps(node, path=""):
+            for key, child in (node.get("properties") or {}).items():
+                if key in ("labels", "annotations", "nodeSelector", "env") and isinstance(
+                        child.get("additionalProperties"), dict):
+                    yield f"{path}{key}", child["additionalProperties"]["type"]
+                yield from maps(child, f"{path}{key}.")
+        found = dict(maps(schema))
+        assert {path: kinds for path, kinds in found.items() if set(kinds) != {"string", "number", "boolean"}} == {}
+        env = {"workers.env", "workers.worker.env", "workers.prefill.env", "workers.decode.env", "trtllmServe.env"}
+        assert set(found) == env | {c[0] for c in STRING_MAPS}
