@@ -96,7 +96,7 @@ NOT_RUN = [
     (("pip",), "downloads packages (network)"),
     (("python", "-m", "venv"), "creates a venv (the packages then come from PyPI)"),
     (("python", "tools/mirror-model.py"), "reads the Hub and writes a store or registry (network)"),
-    (("python", "-m", "ci.<room>"), "TestCommands runs each with --help (test_should_run_every_ci_command_the_docs_show)"),
+    (("python", "-m", "ci.<room>"), "answers --help in TestCommands (test_should_run_every_ci_command_the_docs_show)"),
     (("python", "-m", "pytest"), "a test tier: this suite itself"),
     (("pytest",), "a test tier: this suite itself"),
     (("bash", "ci/<script>"), "CI's own scripts: the linters and every tier"),
@@ -234,7 +234,7 @@ def tool_argv(words: list[str], files: dict, tmp_path) -> tuple[str, list[str]] 
 
 
 def run_tool(tool: str, argv: list[str]) -> tuple[int, str, str]:
-    """(exit status, stdout, stderr) of tools/<tool>.py with argv, run in-process (its main, the code the script runs)."""
+    """(exit status, stdout, stderr) of tools/<tool>.py with argv, in-process (its main, the code the script runs)."""
     from tools.gptoss import plan, predict
     main = {"plan": plan.main, "predict": predict.main}[tool]
     out, err = io.StringIO(), io.StringIO()
@@ -356,7 +356,7 @@ class TestNotRunRules:
 
     def test_should_match_a_rule_by_its_words_only(self):
         assert not_run(program(["KUBECONFIG=x", "kubectl", "get", "pods"])) == "needs a cluster"
-        assert not_run(program([".venv/bin/python", "-m", "ci.cluster", "crds"])).startswith("TestCommands")
+        assert not_run(program([".venv/bin/python", "-m", "ci.cluster", "crds"])).startswith("answers --help")
         assert not_run(["helm", "install", "x", "oci://ghcr.io/o/charts/gpt-oss"]).startswith("installs a chart")
         assert not_run(["helm", "install", "x", "charts/gpt-oss"]) == ""
         assert not_run(program(["python", "tools/plan.py"])) == ""

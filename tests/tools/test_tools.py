@@ -277,8 +277,8 @@ class TestErrors:
         result = run_tool("-f", "values/agg.yaml", "--set-string", "benchmark.concurrency=100")
         assert result.returncode == 1
         assert result.stderr.splitlines()[-1] == (
-            "hint: benchmark.concurrency: --set-string, a quoted YAML value and --set of a decimal (3.00) give strings; "
-            "--set-json benchmark.concurrency=<value> gives the integer it wants")
+            "hint: benchmark.concurrency: --set-string, a quoted YAML value and --set of a decimal (3.00) give "
+            "strings; --set-json benchmark.concurrency=<value> gives the integer it wants")
 
     def test_should_add_no_hint_to_another_schema_error(self, run_tool):
         result = run_tool("-f", "values/agg.yaml", "--set", "gpu.type=A100")

@@ -1,8 +1,8 @@
-"""Values typed the way `--set` types them (issue 53, item 7): `--set k=1` is an integer, `--set k=true` a boolean and
-`--set k=3.00` a string (Helm's strvals types true, false, null and integers only). Where the meaning is plain, the chart
-takes the form and writes the string Kubernetes wants; where it is not (a size without its unit), the refusal names the
-form that works. Each case goes through Helm's own --set parser (tools.gptoss.values.merge_values) and checks the
-literal in the manifest."""
+"""Values typed the way `--set` types them (issue 53, item 7): `--set k=1` is an integer, `--set k=true` a boolean
+and `--set k=3.00` a string (Helm's strvals types true, false, null and integers only). Where the meaning is plain,
+the chart takes the form and writes the string Kubernetes wants; where it is not (a size without its unit), the
+refusal names the form that works. Each case goes through Helm's own --set parser (tools.gptoss.values.merge_values)
+and checks the literal in the manifest."""
 from __future__ import annotations
 
 import json
@@ -74,7 +74,8 @@ class TestSetTypedThresholds:
     @pytest.mark.parametrize("threshold", ["0.0005", "-1"])
     def test_should_refuse_a_number_the_decimal_form_refuses(self, threshold):
         # A string takes at most 3 decimals and no sign (the schema's pattern); a number the same (multipleOf, minimum).
-        values = set_values("frontend.autoscaling.enabled=true", set_json=(f"frontend.autoscaling.threshold={threshold}",))
+        values = set_values("frontend.autoscaling.enabled=true",
+                            set_json=(f"frontend.autoscaling.threshold={threshold}",))
         with pytest.raises(ChartRenderError, match="at '/frontend/autoscaling/threshold'"):
             render_chart(["disagg-k8s.yaml"], values, show_only=[SCALED_OBJECT])
 
@@ -112,7 +113,8 @@ STRING_MAPS = [
     ("monitoring.dashboard.annotations", "agg.yaml", {"monitoring": {"dashboard": {"enabled": True}}},
      "monitoring.dashboard.annotations.pool=true", DASHBOARD, "ConfigMap", lambda o: o["metadata"]["annotations"]),
     ("monitoring.prometheusRule.labels", "agg.yaml", {"monitoring": {"prometheusRule": {"enabled": True}}},
-     "monitoring.prometheusRule.labels.pool=true", PROMETHEUS_RULE, "PrometheusRule", lambda o: o["metadata"]["labels"]),
+     "monitoring.prometheusRule.labels.pool=true", PROMETHEUS_RULE, "PrometheusRule",
+     lambda o: o["metadata"]["labels"]),
     ("ingress.annotations", "agg.yaml", INGRESS, "ingress.annotations.pool=true", INGRESS_TEMPLATE, "Ingress",
      lambda o: o["metadata"]["annotations"]),
     ("httpRoute.annotations", "agg.yaml", ROUTE, "httpRoute.annotations.pool=true", HTTP_ROUTE, "HTTPRoute",
