@@ -13,7 +13,8 @@ def pytest_addoption(parser):
         "--shared-dir",
         default=os.environ.get("GPT_OSS_SHARED_DIR", str(REPO_ROOT.parent / "shared")),
         help="folder with dynamo/crds, keda/crds, gateway-api/crds, gateway-api-inference-extension/crds and "
-             "trtllm/llmargs-fields.json (env GPT_OSS_SHARED_DIR; default ../shared)",
+             "trtllm/llmargs-fields.json (env GPT_OSS_SHARED_DIR; default ../shared); write --shared-dir=PATH: pytest "
+             "takes a separate PATH for a test path when it looks for its configuration, and never reads this option",
     )
     parser.addoption("--crd-source", default=None,
                      help="cluster tier: folder with the Dynamo CRDs, or 'none' to rewrite the cluster's own "
@@ -86,7 +87,7 @@ def pytest_configure(config):
 def shared_dir(request) -> Path:
     path = Path(request.config.getoption("--shared-dir"))
     if not (path / "dynamo" / "crds").is_dir():
-        pytest.skip(f"upstream reference files not found at {path} (set --shared-dir or GPT_OSS_SHARED_DIR); "
+        pytest.skip(f"upstream reference files not found at {path} (set --shared-dir=PATH or GPT_OSS_SHARED_DIR); "
                     "a plain clone has none, CI has them")
     return path
 

@@ -263,6 +263,33 @@ class TestErrors:
             "Error: values don't meet the specifications of the schema(s) in the following chart(s):")
         assert "Traceback" not in result.stderr
 
+    def test_should_name_set_string_for_a_value_set_typed_where_a_string_is_wanted(self, run_tool):
+        # Issue 53, item 7: an S3 prefix of digits --set types as a number cannot be taken (it is a path, and 2024 could
+        # be 02024); the refusal names the form that works.
+        result = run_tool("-f", "values/agg.yaml", "--set", "modelCache.s3.prefix=2024")
+        assert result.returncode == 1
+        assert result.stderr.splitlines()[-2:] == [
+            "- at '/modelCache/s3/prefix': got number, want string",
+            "hint: modelCache.s3.prefix: --set types true, false, null and integers; --set-string "
+            "modelCache.s3.prefix=<value> gives the string it wants (or quote it in a values file)"]
+
+    def test_should_name_set_json_for_a_string_where_a_number_is_wanted(self, run_tool):
+        result = run_tool("-f", "values/agg.yaml", "--set-string", "benchmark.concurrency=100")
+        assert result.returncode == 1
+        assert result.stderr.splitlines()[-1] == (
+            "hint: benchmark.concurrency: --set-string, a quoted YAML value and --set of a decimal (3.00) give "
+            "strings; --set-json benchmark.concurrency=<value> gives the integer it wants")
+
+    def test_should_add_no_hint_to_another_schema_error(self, run_tool):
+        result = run_tool("-f", "values/agg.yaml", "--set", "gpu.type=A100")
+        assert "hint:" not in result.stderr and result.stderr.endswith("'H200', 'H100'\n\n")
+
+    def test_should_spell_the_key_as_set_names_it(self):
+        from tools.gptoss.cli import _set_key
+        assert _set_key("/ingress/annotations/nginx.ingress.kubernetes.io~1rewrite-target") == (
+            "ingress.annotations.nginx\\.ingress\\.kubernetes\\.io/rewrite-target")
+        assert _set_key("/exposure/ingress/hosts/0/host") == "exposure.ingress.hosts[0].host"
+
     def test_should_refuse_a_prediction_it_cannot_make_in_one_line(self, run_tool):
         result = run_tool("-f", "values/agg.yaml", "--set", "benchmark.enabled=false", "--predict")
         expected = ("Error: the benchmark Job is not rendered (benchmark.enabled=false): no workload to predict"

@@ -108,3 +108,35 @@ def refuse(message: str, status: int) -> int:
 def one_line(error: Exception) -> str:
     """The message of a refused input on one line."""
     return str(error).replace("\n", "\\n")
+
+
+# Helm's schema error for a value of the wrong type: `- at '/workers/nodeSelector/x': got boolean, want string`.
+WRONG_TYPE = re.compile(r"at '(?P<pointer>/[^']*)': got (?P<got>\w+), want (?P<want>[\w ]+)")
+
+
+def _set_key(pointer: str) -> str:
+    """A JSON pointer (/a/b.c/0) as the key --set names (a.b\\.c[0])."""
+    key = ""
+    for part in pointer.split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if part.isdigit():
+            key += f"[{part}]"
+        else:
+            key += ("." if key else "") + re.sub(r"([.,=\[\]\\])", r"\\\1", part)
+    return key
+
+
+def with_set_form_hint(message: str) -> str:
+    """Helm's schema error, and a hint line for each value of a type --set gives that the key does not take (a number or
+    boolean for a string, a string for a number): the option that gives the type the key wants."""
+    hints = {}
+    for match in WRONG_TYPE.finditer(message):
+        key, got = _set_key(match["pointer"]), match["got"]
+        want = [kind for kind in match["want"].split(" or ") if kind != "null"]
+        if got in ("number", "integer", "boolean") and "string" in want:
+            hints[key] = (f"{key}: --set types true, false, null and integers; --set-string {key}=<value> gives the "
+                          "string it wants (or quote it in a values file)")
+        elif got == "string" and {"number", "integer", "boolean"} & set(want):
+            hints[key] = (f"{key}: --set-string, a quoted YAML value and --set of a decimal (3.00) give strings; "
+                          f"--set-json {key}=<value> gives the {' or '.join(want)} it wants")
+    return message.rstrip() + "".join(f"\nhint: {hint}" for hint in hints.values()) if hints else message

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 
 from .cli import (HelmLikeParser, UsageError, add_values_options, escape_controls, one_line, refuse, release_and_values,
-                  write)
+                  with_set_form_hint, write)
 from .manifests import template_output
 from .objects import dgd_components, dgd_workers, find, plan_document, plan_quantization
 from .render import NAMESPACE, RELEASE_NAME, ChartRenderError, parse_manifests, render_manifests
@@ -342,5 +342,5 @@ def main(argv=None) -> int:
             except PredictionError as error:
                 return refuse(one_line(error), 2)
     except ChartRenderError as error:
-        return refuse(str(error), 1)
+        return refuse(with_set_form_hint(str(error)), 1)
     return 0

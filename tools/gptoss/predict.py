@@ -18,7 +18,8 @@ import math
 import re
 import warnings
 
-from .cli import HelmLikeParser, UsageError, add_values_options, one_line, refuse, release_and_values, write
+from .cli import (HelmLikeParser, UsageError, add_values_options, one_line, refuse, release_and_values,
+                  with_set_form_hint, write)
 from .objects import dgd_workers, find, plan_document
 from .render import CHART_DIR, NAMESPACE, RELEASE_NAME, ChartRenderError, parse_manifests, render_manifests
 from .values import ValuesError
@@ -467,7 +468,7 @@ def main(argv=None) -> int:
     try:
         result = predict([], values, best=not args.no_best, name=name, namespace=namespace)
     except ChartRenderError as error:
-        return refuse(str(error), 1)
+        return refuse(with_set_form_hint(str(error)), 1)
     except PredictionError as error:
         return refuse(one_line(error), 2)
     write((json.dumps(result, indent=1) if args.json else format_prediction(result)) + "\n")

@@ -26,6 +26,32 @@ Usage: {{ include "gpt-oss.fullname" . }}
 {{- end }}
 
 {{/*
+A scalar where Kubernetes wants a string (an env value, a KEDA threshold), as the user wrote it: --set types 1 and
+true, and a values file's numbers reach the template as floats, which toString would write as 8.388608e+06.
+Usage: {{ include "gpt-oss.scalarString" 8388608 }} (8388608; 0.7 stays 0.7, true is true)
+*/}}
+{{- define "gpt-oss.scalarString" -}}
+{{- if and (kindIs "float64" .) (eq (floor .) .) (lt . 1e15) (gt . -1e15) }}
+{{- int64 . }}
+{{- else }}
+{{- toString . }}
+{{- end }}
+{{- end }}
+
+{{/*
+A map of strings (labels, annotations, a node selector), each value --set typed (pool=true, tier=1) written as the
+string Kubernetes wants, so the API server takes it.
+Usage: {{ include "gpt-oss.stringMap" .Values.ingress.annotations | nindent 4 }}
+*/}}
+{{- define "gpt-oss.stringMap" -}}
+{{- $strings := dict }}
+{{- range $key, $value := . }}
+{{- $_ := set $strings $key (include "gpt-oss.scalarString" $value) }}
+{{- end }}
+{{- toYaml $strings }}
+{{- end }}
+
+{{/*
 Standard labels of every object; pass a dict with the root context and a component name.
 Usage: {{ include "gpt-oss.labels" (dict "root" $ "component" "benchmark") }}
 */}}

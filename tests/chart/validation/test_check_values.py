@@ -35,6 +35,14 @@ SIZE_REFUSALS = [
             "memory-backed volume whose pages count against the pod's memory limit, so the pod would be OOM-killed before "
             "/dev/shm is full; allowed: trtllmServe.resources.limits.memory 80Gi or more, or a smaller "
             "trtllmServe.sharedMemorySize"),
+    # --set modelCache.size=100 types a number: bytes to Kubernetes, not the 100Gi meant; the message names the form.
+    Refusal("size-as-a-bare-number", "agg.yaml", {"modelCache": {"size": 100}},
+            "modelCache.size=100 is a number, not a quantity (--set types 100 as one): a size without its unit is bytes "
+            "to Kubernetes; allowed: a quantity with its unit, e.g. --set modelCache.size=100Gi"),
+    Refusal("shared-memory-as-a-bare-number", "trtllm-serve-low-latency.yaml", {"trtllmServe": {"sharedMemorySize": 32}},
+            "trtllmServe.sharedMemorySize=32 is a number, not a quantity", extra=True),
+    Refusal("worker-shared-memory-as-a-bare-number", "agg.yaml", {"workers": {"sharedMemorySize": 80}},
+            "workers.sharedMemorySize=80 is a number, not a quantity", extra=True),
 ]
 SIZE_REFUSALS += [
     Refusal("gpus-in-resources", "agg.yaml", {"workers": {"resources": {"limits": {"nvidia.com/gpu": 2}}}},

@@ -153,7 +153,7 @@ Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- range $k := keys $selector | sortAlpha }}{{ $matchers = append $matchers (printf "%s=%q" $k (get $selector $k)) }}{{ end }}
 {{- $adapterQuery = printf "sum(%s (%s{%s}))" $dedup $metric (join "," $matchers) }}
 {{- end }}
-{{- $threshold := toString (ternary $row.defaultThreshold $a.threshold (kindIs "invalid" $a.threshold)) }}
+{{- $threshold := include "gpt-oss.scalarString" (ternary $row.defaultThreshold $a.threshold (kindIs "invalid" $a.threshold)) }}
 {{- $scaler := dict "name" $row.name "key" $row.key "valuesKey" $row.valuesKey "scaler" $a.scaler "target" $row.target "minReplicas"
   (int $a.minReplicas) "maxReplicas" (int $a.maxReplicas) "gpusAtMin" (mul $row.gpusPerReplica (int $a.minReplicas)) "gpusAtMax"
   (mul $row.gpusPerReplica (int $a.maxReplicas)) "threshold" $threshold "scrape" $scrape }}

@@ -86,7 +86,7 @@ Usage: {{ include "gpt-oss.workerEnv" (dict "root" $ "role" $role) }}
 {{- $_ := set $env "HF_HUB_OFFLINE" "1" }}
 {{- $list := list }}
 {{- range $name := keys $env | sortAlpha }}
-{{- $list = append $list (dict "name" $name "value" (get $env $name | toString)) }}
+{{- $list = append $list (dict "name" $name "value" (include "gpt-oss.scalarString" (get $env $name))) }}
 {{- end }}
 {{- toYaml $list }}
 {{- end }}
@@ -115,7 +115,7 @@ Node selector of GPU worker pods: gpt-oss.gpuNodeSelector and the user's extra l
 Usage: {{ include "gpt-oss.workerNodeSelector" . | nindent 8 }}
 */}}
 {{- define "gpt-oss.workerNodeSelector" -}}
-{{- toYaml (merge (deepCopy .Values.workers.nodeSelector) (include "gpt-oss.gpuNodeSelector" . | fromYaml)) }}
+{{- include "gpt-oss.stringMap" (merge (deepCopy .Values.workers.nodeSelector) (include "gpt-oss.gpuNodeSelector" . | fromYaml)) }}
 {{- end }}
 
 {{/*

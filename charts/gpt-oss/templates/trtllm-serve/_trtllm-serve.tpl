@@ -127,7 +127,7 @@ Usage: {{ include "gpt-oss.trtllmServe.env" . | nindent 12 }}
 {{- $_ := set $env "HF_HUB_OFFLINE" "1" }}
 {{- $list := list }}
 {{- range $name := keys $env | sortAlpha }}
-{{- $list = append $list (dict "name" $name "value" (get $env $name | toString)) }}
+{{- $list = append $list (dict "name" $name "value" (include "gpt-oss.scalarString" (get $env $name))) }}
 {{- end }}
 {{- toYaml $list }}
 {{- end }}
@@ -137,7 +137,7 @@ Node selector of the server pods: gpt-oss.gpuNodeSelector and the user's extra l
 Usage: {{ include "gpt-oss.trtllmServe.nodeSelector" . | nindent 8 }}
 */}}
 {{- define "gpt-oss.trtllmServe.nodeSelector" -}}
-{{- toYaml (merge (deepCopy .Values.trtllmServe.nodeSelector) (include "gpt-oss.gpuNodeSelector" . | fromYaml)) }}
+{{- include "gpt-oss.stringMap" (merge (deepCopy .Values.trtllmServe.nodeSelector) (include "gpt-oss.gpuNodeSelector" . | fromYaml)) }}
 {{- end }}
 
 {{/*

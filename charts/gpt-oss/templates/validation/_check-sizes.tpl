@@ -7,6 +7,17 @@ Usage: {{ include "gpt-oss.checkValues.sizes" . }}
 */}}
 {{- define "gpt-oss.checkValues.sizes" -}}
 {{- $mc := .Values.modelCache }}
+{{- /* Rule: a size is a quantity with its unit: --set types 100 as a number, and a bare number is bytes to Kubernetes. */}}
+{{- $sizes := dict "modelCache.size" .Values.modelCache.size "workers.sharedMemorySize" .Values.workers.sharedMemorySize
+  "trtllmServe.sharedMemorySize" .Values.trtllmServe.sharedMemorySize }}
+{{- range $key := keys $sizes | sortAlpha }}
+{{- $size := get $sizes $key }}
+{{- if and (not (kindIs "string" $size)) (not (kindIs "invalid" $size)) }}
+{{- fail (printf (print "%s=%s is a number, not a quantity (--set types 100 as one): a size without its unit is bytes to Kubernetes; "
+  "allowed: a quantity with its unit, e.g. --set %s=%sGi") $key
+  (include "gpt-oss.scalarString" $size) $key (include "gpt-oss.scalarString" $size)) }}
+{{- end }}
+{{- end }}
 {{- $createsClaim := and (not $mc.existingClaim) (include "gpt-oss.modelSource" . | fromYaml).pvc }}
 {{- /* Rule: the PVC the chart creates holds openai/gpt-oss-120b's weights (60.8 GiB) and its vocabulary: 61Gi or more. */}}
 {{- if and $createsClaim (eq .Values.model.id "openai/gpt-oss-120b") }}
