@@ -63,7 +63,8 @@ Usage: {{ $names := include "gpt-oss.limitedNames" . | fromYamlArray }}
 {{- end }}
 {{- else }}
 {{- /* The DGD's name is the nvidia.com/dynamo-graph-deployment-name label of its pods (and of the chart's PDB selectors). */}}
-{{- $names = append $names (dict "kind" "DynamoGraphDeployment" "name" $fullname "why" "the operator labels its pods nvidia.com/dynamo-graph-deployment-name=<its name>") }}
+{{- $names = append $names (dict "kind" "DynamoGraphDeployment" "name" $fullname
+  "why" "the operator labels its pods nvidia.com/dynamo-graph-deployment-name=<its name>") }}
 {{- /* The operator's names (Dynamo operator 1.5.0-dev, ai-dynamo/dynamo@2a6da14c, deploy/operator/): every pod is
   labelled nvidia.com/dynamo-namespace=<namespace>-<DGD name, dots made dashes> (internal/dynamo/graph.go:2891,
   api/v1beta1/dynamocomponentdeployment_types.go:403). Each component gets a DCD, a Deployment and (Kubernetes

@@ -40,19 +40,16 @@ Usage: {{ include "gpt-oss.checkValues.names" . }}
 {{- end }}
 {{- $suffixed := sub $room (add 1 (len $name)) }}
 {{- $allowed := list }}
-{{- if .Values.fullnameOverride }}
+{{- if not .Values.fullnameOverride }}
+{{- if gt $suffixed 0 }}
+{{- $allowed = append $allowed (printf "release names up to %d characters with this configuration (up to %d if they contain %q: the chart then appends no -%s)"
+  $suffixed $room $name $name) }}
+{{- else if ge $room (len $name) }}
+{{- $allowed = append $allowed (printf "release names up to %d characters with this configuration that contain %q (the chart appends -%s to others)"
+  $room $name $name) }}
+{{- end }}
+{{- end }}
 {{- $allowed = append $allowed (printf "fullnameOverride up to %d characters" $room) }}
-{{- else }}
-{{- $releases := printf "release names up to %d characters with this configuration" $room }}
-{{- if and (contains $name .Release.Name) (gt $suffixed 0) }}
-{{- $releases = printf "%s (those without %q up to %d: the chart appends -%s)" $releases $name $suffixed $name }}
-{{- else if gt $suffixed 0 }}
-{{- $releases = printf "release names up to %d characters with this configuration (the chart appends -%s unless the release name contains %q)" $suffixed $name $name }}
-{{- else }}
-{{- $releases = printf "%s that contain %q (the chart appends -%s to others)" $releases $name $name }}
-{{- end }}
-{{- $allowed = list $releases (printf "fullnameOverride up to %d" $room) }}
-{{- end }}
 {{- if hasPrefix "label nvidia.com/dynamo-namespace" $longest.kind }}
 {{- $allowed = append $allowed (printf "a namespace of at most %d characters" (sub 62 (len $fullname))) }}
 {{- end }}
