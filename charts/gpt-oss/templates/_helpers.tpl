@@ -29,11 +29,11 @@ Usage: {{ include "gpt-oss.fullname" . }}
 
 {{/*
 The names with a 63-character limit that the chart and the Dynamo operator derive from the fullname in this
-configuration, one {kind, name, limit} each (names of 253-character kinds, ConfigMaps, PVCs, NetworkPolicies, RBAC,
-PodDisruptionBudgets, CRs, exceed the fullname by at most 31 characters and never bind). Each name is the fullname
+configuration, one {kind, name, length, limit, why} each (names of 253-character kinds, ConfigMaps, PVCs,
+NetworkPolicies, RBAC, PodDisruptionBudgets, CRs, exceed the fullname by at most 30 characters and never bind). Each name is the fullname
 plus a fixed text, so gpt-oss.checkValues.names gets the longest fullname this configuration allows from the widest
 gap. 63: a Service name and a label value are DNS-1123 labels; a Job's name is its pods' job-name label; a Pod's name
-its hostname; a KEDA ScaledObject's name the scaledobject.keda.sh/name label of the HPA KEDA makes.
+its hostname; a KEDA ScaledObject's name a label of the HPA KEDA makes.
 Usage: {{ $names := include "gpt-oss.limitedNames" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.limitedNames" -}}
@@ -53,7 +53,9 @@ Usage: {{ $names := include "gpt-oss.limitedNames" . | fromYamlArray }}
 {{- end }}
 {{- range $s := include "gpt-oss.autoscalers" . | fromYamlArray }}
 {{- if eq $s.kind "ScaledObject" }}
-{{- $names = append $names (dict "kind" "ScaledObject" "name" $s.name "why" "KEDA labels the HPA it makes scaledobject.keda.sh/name=<its name>") }}
+{{- $names = append $names (dict "kind" "ScaledObject" "name" $s.name "why"
+  (print "KEDA labels its HPA app.kubernetes.io/part-of=<its name> and selects metrics by scaledobject.keda.sh/name=<its "
+  "name>: kedacore/keda controllers/keda/hpa.go")) }}
 {{- end }}
 {{- end }}
 {{- if eq .Values.runtime "trtllm-serve" }}
@@ -70,8 +72,8 @@ Usage: {{ $names := include "gpt-oss.limitedNames" . | fromYamlArray }}
   api/v1beta1/dynamocomponentdeployment_types.go:403). Each component gets a DCD, a Deployment and (Kubernetes
   discovery, the platform's default) a Service named <DGD>-<lower-case component> (internal/dynamo/graph.go:745,
   internal/controller/dynamocomponentdeployment_renderer.go:314), a worker's with -<8 hex worker hash> appended
-  (internal/dynamo/hash.go:86, graph.go:429); on Grove the Services carry no hash (dgd_grove_stable_resources_reconciler.go:141)
-  and the operator shortens the PodCliqueSet name itself (graph.go:1398). The label nvidia.com/selector=<DGD>-<lower-case
+  (internal/dynamo/hash.go:86, graph.go:429); on Grove the Services carry no hash
+  (internal/controller/dgd_grove_stable_resources_reconciler.go:141) and the operator shortens the PodCliqueSet name itself (graph.go:1398). The label nvidia.com/selector=<DGD>-<lower-case
   component> (graph.go:2879) is never longer than the Service. */}}
 {{- $names = append $names (dict "kind" "label nvidia.com/dynamo-namespace" "name" (include "gpt-oss.dynamoNamespace" .)
   "why" "the operator labels every pod of the DGD with <namespace>-<DGD name>, and a label value is at most 63 characters") }}

@@ -7,8 +7,8 @@ from tests.helpers import (DGD, OVERLAYS, PROMETHEUS_PEERS, RUNTIMES, TRTLLM_SER
                            assert_refused, refusal_params, render_chart)
 
 # Kubernetes' limits: a DNS-1123 label (Service names, label values; a Job's name is its pods' job-name label, a Pod's
-# its hostname, a Deployment's its pods' name prefix, a ScaledObject's the scaledobject.keda.sh/name label of KEDA's
-# HPA, a DGD's the nvidia.com/dynamo-graph-deployment-name label of its pods) and a DNS-1123 subdomain (the rest).
+# its hostname, a Deployment's its pods' name prefix, a ScaledObject's the app.kubernetes.io/part-of label of KEDA's
+# HPA (kedacore/keda controllers/keda/hpa.go), a DGD's the nvidia.com/dynamo-graph-deployment-name label of its pods) and a DNS-1123 subdomain (the rest).
 LABEL = 63
 SUBDOMAIN = 253
 LABEL_KINDS = {"Service", "Job", "Pod", "Deployment", "ScaledObject", "DynamoGraphDeployment"}
@@ -55,7 +55,8 @@ def label_values(node, path=""):
 
 def operator_names(dgd: dict, namespace: str) -> list[tuple[str, str]]:
     """What the Dynamo operator (2a6da14c) names after a DGD: per component a Service <dgd>-<lower-case component>, a
-    worker's with -<8 hex worker hash> (internal/dynamo/graph.go:745, renderer.go:314, hash.go:86); and the label
+    worker's with -<8 hex worker hash> (internal/dynamo/graph.go:745, hash.go:86,
+    internal/controller/dynamocomponentdeployment_renderer.go:314); and the label
     nvidia.com/dynamo-namespace=<namespace>-<dgd, dots made dashes> on every pod (graph.go:2891)."""
     name = dgd["metadata"]["name"]
     names = [("label nvidia.com/dynamo-namespace", f"{namespace}-{name.replace('.', '-')}")]
@@ -125,14 +126,17 @@ class TestNames:
     def test_should_fit_every_name_at_the_longest_release_name_admitted(self, overlay):
         objects = render_chart([overlay], name=release(overlay))
         assert too_long(objects, "llm") == []
-        # The longest name is at its limit: one character more must be refused (the next test).
-        assert max(len(o["metadata"]["name"]) for o in objects) <= LABEL
+        # And no shorter maximum: the longest name (the chart's or the operator's) is exactly at its limit.
+        dgds = [o for o in objects if o["kind"] == "DynamoGraphDeployment"]
+        lengths = [len(o["metadata"]["name"]) for o in objects] + [len(derived) for dgd in dgds
+                                                                   for _, derived in operator_names(dgd, "llm")]
+        assert max(lengths) == LABEL
 
     @pytest.mark.parametrize("overlay", OVERLAYS, ids=OVERLAYS)
     def test_should_refuse_one_character_more_naming_the_longest_release_name(self, overlay):
         with pytest.raises(ChartRenderError) as refused:
             render_chart([overlay], name=release(overlay, 1), show_only=[DGD])
-        assert (f"over its limit of 63" in str(refused.value)
+        assert ("over its limit of 63" in str(refused.value)
                 and f"allowed: release names up to {LONGEST_RELEASE[overlay]} characters with this configuration"
                 in str(refused.value)), str(refused.value)
 
