@@ -72,9 +72,10 @@ Usage: {{ $names := include "gpt-oss.limitedNames" . | fromYamlArray }}
   api/v1beta1/dynamocomponentdeployment_types.go:403). Each component gets a DCD, a Deployment and (Kubernetes
   discovery, the platform's default) a Service named <DGD>-<lower-case component> (internal/dynamo/graph.go:745,
   internal/controller/dynamocomponentdeployment_renderer.go:314), a worker's with -<8 hex worker hash> appended
-  (internal/dynamo/hash.go:86, graph.go:429); on Grove the Services carry no hash
-  (internal/controller/dgd_grove_stable_resources_reconciler.go:141) and the operator shortens the PodCliqueSet name itself (graph.go:1398). The label nvidia.com/selector=<DGD>-<lower-case
-  component> (graph.go:2879) is never longer than the Service. */}}
+  (internal/dynamo/hash.go:86, graph.go:429). On Grove the Services carry no hash
+  (internal/controller/dgd_grove_stable_resources_reconciler.go:141) and the operator shortens the PodCliqueSet name
+  itself (graph.go:1398). The label nvidia.com/selector=<DGD>-<lower-case component> (graph.go:2879) is never longer
+  than the Service. */}}
 {{- $names = append $names (dict "kind" "label nvidia.com/dynamo-namespace" "name" (include "gpt-oss.dynamoNamespace" .)
   "why" "the operator labels every pod of the DGD with <namespace>-<DGD name>, and a label value is at most 63 characters") }}
 {{- $plan := include "gpt-oss.plan" . | fromYaml }}
