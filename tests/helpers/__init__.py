@@ -190,13 +190,15 @@ class Refusal(NamedTuple):
     """A negative case of a cross-field rule: values on an overlay, and the text the user must see (a part of it
     where the rest lists what is allowed). kube_version: render as a cluster of that version would. extra: a case
     beyond the one per fail call that tests/chart/validation/test_check_values.py counts (another role's or runtime's variant of a
-    message, or a call's second message)."""
+    message, or a call's second message). release, namespace: the release's (the names rules read them)."""
     id: str
     overlay: str
     values: dict
     message: str
     kube_version: str | None = None
     extra: bool = False
+    release: str = RELEASE_NAME
+    namespace: str = NAMESPACE
 
 
 def refusal_params(table: dict[str, list[Refusal]]) -> list:
@@ -204,13 +206,14 @@ def refusal_params(table: dict[str, list[Refusal]]) -> list:
     return [pytest.param(case, id=f"{concern}:{case.id}") for concern, cases in table.items() for case in cases]
 
 
-def render_error(overlay: str, values: dict, kube_version: str | None = None) -> str:
+def render_error(overlay: str, values: dict, kube_version: str | None = None, name: str = RELEASE_NAME,
+                 namespace: str = NAMESPACE) -> str:
     """Helm's error for the values on an overlay, "" when they render. With kube_version, as `helm template
     --kube-version` renders for a cluster of that version: helm-python-sdk's render does not take one, so the helm
     CLI does (built by `python -m ci.cluster go-parts build helm`; the case skips without it, as tests/chart/test_helm_cli.py)."""
     if kube_version is None:
         try:
-            render_chart([overlay], values, show_only=[CHECK_VALUES])
+            render_chart([overlay], values, show_only=[CHECK_VALUES], name=name, namespace=namespace)
         except ChartRenderError as error:
             return str(error)
         return ""
@@ -221,7 +224,7 @@ def render_error(overlay: str, values: dict, kube_version: str | None = None) ->
     with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
         json.dump(load_values([overlay], values), file)
         file.flush()
-        result = subprocess.run([str(folder / "helm"), "template", RELEASE_NAME, str(CHART_DIR), "-n", NAMESPACE,
+        result = subprocess.run([str(folder / "helm"), "template", name, str(CHART_DIR), "-n", namespace,
                                  "--kube-version", kube_version, "-f", file.name],
                                 capture_output=True, text=True, timeout=120)
     return result.stderr.strip().removeprefix("Error: ") if result.returncode else ""
@@ -229,7 +232,7 @@ def render_error(overlay: str, values: dict, kube_version: str | None = None) ->
 
 def assert_refused(case: Refusal) -> None:
     """The chart refuses the case's values with its message, at check-values.yaml (before any other template)."""
-    error = render_error(case.overlay, case.values, case.kube_version)
+    error = render_error(case.overlay, case.values, case.kube_version, case.release, case.namespace)
     assert error, f"{case.id}: rendered without a refusal"
     assert case.message in error, error
     if case.kube_version is None:

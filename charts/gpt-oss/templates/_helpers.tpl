@@ -1,26 +1,28 @@
 {{- /* Names, labels, images and security contexts shared by every template. */}}
 
 {{/*
-Chart name, truncated to the 63 characters a label allows.
+Chart name, or nameOverride (the schema keeps it a DNS-1123 label of at most 63 characters, as a label value must be).
 Usage: {{ include "gpt-oss.name" . }}
 */}}
 {{- define "gpt-oss.name" -}}
-{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- default .Chart.Name .Values.nameOverride }}
 {{- end }}
 
 {{/*
-Prefix of every resource name: the release name, plus the chart name unless the release has it.
+Prefix of every resource name: the release name, plus the chart name unless the release has it. Never truncated (a
+cut name can collide with another release's, and hides which names overflow): gpt-oss.checkValues.names refuses a
+prefix that makes a name longer than its limit (gpt-oss.limitedNames).
 Usage: {{ include "gpt-oss.fullname" . }}
 */}}
 {{- define "gpt-oss.fullname" -}}
 {{- if .Values.fullnameOverride }}
-{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- .Values.fullnameOverride }}
 {{- else }}
-{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- $name := include "gpt-oss.name" . }}
 {{- if contains $name .Release.Name }}
-{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- .Release.Name }}
 {{- else }}
-{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- printf "%s-%s" .Release.Name $name }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -49,6 +51,78 @@ Usage: {{ include "gpt-oss.stringMap" .Values.ingress.annotations | nindent 4 }}
 {{- $_ := set $strings $key (include "gpt-oss.scalarString" $value) }}
 {{- end }}
 {{- toYaml $strings }}
+{{- end }}
+
+{{/*
+The names with a 63-character limit that the chart and the Dynamo operator derive from the fullname in this
+configuration, one {kind, name, length, limit, why} each (names of 253-character kinds, ConfigMaps, PVCs,
+NetworkPolicies, RBAC, PodDisruptionBudgets, CRs, exceed the fullname by at most 30 characters and never bind). Each name is the fullname
+plus a fixed text, so gpt-oss.checkValues.names gets the longest fullname this configuration allows from the widest
+gap. 63: a Service name and a label value are DNS-1123 labels; a Job's name is its pods' job-name label; a Pod's name
+its hostname; a KEDA ScaledObject's name a label of the HPA KEDA makes.
+Usage: {{ $names := include "gpt-oss.limitedNames" . | fromYamlArray }}
+*/}}
+{{- define "gpt-oss.limitedNames" -}}
+{{- $fullname := include "gpt-oss.fullname" . }}
+{{- $names := list }}
+{{- $job := "Kubernetes copies it into its pods' job-name label" }}
+{{- $serviceWhy := "a DNS-1123 label" }}
+{{- $operatorService := "a DNS-1123 label; the operator names each component's <DGD>-<lower-case component>, a worker's with -<8-hex worker hash>" }}
+{{- if (include "gpt-oss.modelSource" . | fromYaml).job }}
+{{- $names = append $names (dict "kind" "Job" "name" (include "gpt-oss.downloadJobName" .) "why" $job) }}
+{{- end }}
+{{- if .Values.benchmark.enabled }}
+{{- $names = append $names (dict "kind" "Job" "name" (printf "%s-benchmark" $fullname) "why" $job) }}
+{{- end }}
+{{- if .Values.smokeTest.enabled }}
+{{- $names = append $names (dict "kind" "Pod" "name" (printf "%s-smoke-test" $fullname) "why" "its hostname") }}
+{{- end }}
+{{- range $s := include "gpt-oss.autoscalers" . | fromYamlArray }}
+{{- if eq $s.kind "ScaledObject" }}
+{{- $names = append $names (dict "kind" "ScaledObject" "name" $s.name "why"
+  (print "KEDA labels its HPA app.kubernetes.io/part-of=<its name> and selects metrics by scaledobject.keda.sh/name=<its "
+  "name>: kedacore/keda controllers/keda/hpa.go")) }}
+{{- end }}
+{{- end }}
+{{- if eq .Values.runtime "trtllm-serve" }}
+{{- $names = append $names (dict "kind" "Service" "name" (include "gpt-oss.trtllmServe.name" .) "why" $serviceWhy) }}
+{{- if .Values.inferencePool.enabled }}
+{{- $names = append $names (dict "kind" "Service" "name" (include "gpt-oss.endpointPicker.name" .) "why" $serviceWhy) }}
+{{- end }}
+{{- else }}
+{{- /* The DGD's name is the nvidia.com/dynamo-graph-deployment-name label of its pods (and of the chart's PDB selectors). */}}
+{{- $names = append $names (dict "kind" "DynamoGraphDeployment" "name" $fullname
+  "why" "the operator labels its pods nvidia.com/dynamo-graph-deployment-name=<its name>") }}
+{{- /* The operator's names (Dynamo operator 1.5.0-dev, ai-dynamo/dynamo@2a6da14c, deploy/operator/): every pod is
+  labelled nvidia.com/dynamo-namespace=<namespace>-<DGD name, dots made dashes> (internal/dynamo/graph.go:2891,
+  api/v1beta1/dynamocomponentdeployment_types.go:403). Each component gets a DCD, a Deployment and (Kubernetes
+  discovery, the platform's default) a Service named <DGD>-<lower-case component> (internal/dynamo/graph.go:745,
+  internal/controller/dynamocomponentdeployment_renderer.go:314), a worker's with -<8 hex worker hash> appended
+  (internal/dynamo/hash.go:86, graph.go:429). On Grove the Services carry no hash
+  (internal/controller/dgd_grove_stable_resources_reconciler.go:141) and the operator shortens the PodCliqueSet name
+  itself (graph.go:1398). The label nvidia.com/selector=<DGD>-<lower-case component> (graph.go:2879) is never longer
+  than the Service. */}}
+{{- $names = append $names (dict "kind" "label nvidia.com/dynamo-namespace" "name" (include "gpt-oss.dynamoNamespace" .)
+  "why" "the operator labels every pod of the DGD with <namespace>-<DGD name>, and a label value is at most 63 characters") }}
+{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $components := list "Frontend" }}
+{{- range $plan.roles }}{{ $components = append $components .component }}{{ end }}
+{{- if .Values.planner.enabled }}{{ $components = append $components "Planner" }}{{ end }}
+{{- range $component := $components }}
+{{- $service := printf "%s-%s" $fullname (lower $component) }}
+{{- if or $.Values.dynamo.grove (has $component (list "Frontend" "Planner")) }}
+{{- $names = append $names (dict "kind" "the operator's Service" "name" $service "why" $operatorService) }}
+{{- else }}
+{{- $names = append $names (dict "kind" "the operator's Service" "name" (printf "%s-<worker hash>" $service)
+  "length" (add (len $service) 9) "why" $operatorService) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $names }}
+{{- $_ := set . "limit" 63 }}
+{{- if not (hasKey . "length") }}{{ $_ = set . "length" (len .name) }}{{ end }}
+{{- end }}
+{{- toYaml $names }}
 {{- end }}
 
 {{/*

@@ -160,15 +160,6 @@ class TestDynamoScalers:
         assert find(objects, "ScaledObject")["spec"]["triggers"] == [ttft]
         assert find(objects, "HorizontalPodAutoscaler")["spec"]["metrics"] == [cpu]
 
-    def test_should_filter_on_the_dynamo_namespace_with_dots_made_dashes(self):
-        values = {**LINE_1_2, "fullnameOverride": "gpt.oss", "workers": {"worker": {"autoscaling": {"enabled": True}}},
-                  "frontend": {"autoscaling": {"enabled": True}}}
-        objects = render_chart(["agg.yaml"], values, show_only=[SCALED_OBJECT])
-        assert find(objects, "ScaledObject", "gpt.oss-frontend")["spec"]["triggers"][0]["metadata"]["query"] == FRONTEND_INFLIGHT
-        worker = find(objects, "ScaledObject", "gpt.oss-worker")
-        assert worker["spec"]["triggers"][0]["metadata"]["query"] == AGG_INFLIGHT
-        assert worker["spec"]["scaleTargetRef"]["name"] == "gpt.oss-trtllmworker"
-
     @pytest.mark.parametrize("overlay,frontend,prefill,decode", [
         ("disagg-k8s.yaml", "1536", "64", "1280"), ("agg.yaml", "3600", None, None)])
     def test_should_default_each_threshold_to_what_the_role_is_sized_for(self, overlay, frontend, prefill, decode):

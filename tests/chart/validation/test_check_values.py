@@ -12,7 +12,7 @@ from tests.chart.exposure import test_exposure
 from tests.chart.model_cache import test_model_sources
 from tests.chart.monitoring import test_monitoring
 from tests.chart.trtllm_serve import test_trtllm_serve
-from tests.chart.validation import test_credential_errors
+from tests.chart.validation import test_credential_errors, test_names
 from tests.helpers import (CHART_DIR, CHECK_VALUES, DGD, MODEL_CACHE_PVC, OVERLAYS, TRTLLM_SERVE_DEPLOYMENT, Refusal,
                            assert_refused, dgd_workers, fail_messages, find, plan_document, refusal_params, render_chart,
                            render_notes, template_defines)
@@ -59,7 +59,7 @@ REFUSALS = {"sizes": SIZE_REFUSALS}
 # Every concern's table.
 TABLES = [module.REFUSALS for module in (test_autoscaling, test_benchmark, test_dynamo_release, test_engine, test_exposure, test_graceful_shutdown,
                                          test_model_sources, test_monitoring, test_operator_admission, test_quantization,
-                                         test_topology, test_trtllm_serve, test_security, test_credential_errors)] + [REFUSALS]
+                                         test_topology, test_trtllm_serve, test_security, test_credential_errors, test_names)] + [REFUSALS]
 
 
 @pytest.mark.parametrize("case", refusal_params(REFUSALS))

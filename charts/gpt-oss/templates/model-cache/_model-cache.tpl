@@ -65,7 +65,8 @@ Usage: {{ include "gpt-oss.tiktokenDir" . }}
 {{/*
 Name of the download Job, suffixed with a hash of what its pod runs and of its pod labels: a changed
 image, version, revision or source, or a new chart version (helm.sh/chart), makes a new Job on upgrade
-instead of patching an immutable pod template.
+instead of patching an immutable pod template. The longest name the chart makes (fullname + 24): gpt-oss.checkValues.names
+refuses a fullname that takes it over 63 (a Job's name is its pods' job-name label).
 Usage: {{ include "gpt-oss.downloadJobName" . }}
 */}}
 {{- define "gpt-oss.downloadJobName" -}}
@@ -82,7 +83,7 @@ Usage: {{ include "gpt-oss.downloadJobName" . }}
 {{- end }}
 {{- $inputs := dict "model" .Values.model "download" $download "source" $source "mountPath" .Values.modelCache.mountPath "claim"
   (include "gpt-oss.modelCache.claimName" .) "labels" (include "gpt-oss.labels" (dict "root" . "component" "model-download")) }}
-{{- printf "%s-model-download-%s" (include "gpt-oss.fullname" . | trunc 40 | trimSuffix "-") (toJson $inputs | sha256sum | trunc 8) }}
+{{- printf "%s-model-download-%s" (include "gpt-oss.fullname" .) (toJson $inputs | sha256sum | trunc 8) }}
 {{- end }}
 
 {{/*
