@@ -48,8 +48,8 @@ Usage: {{ include "gpt-oss.checkValues.engine" . }}
   "through it; allowed: UCX, NIXL, MPI or DEFAULT") $roleKey) }}
 {{- end }}
 {{- end }}
-{{- $prefillBackend := dig "cache_transceiver_config" "backend" "" $w.prefill.engine | toString }}
-{{- $decodeBackend := dig "cache_transceiver_config" "backend" "" $w.decode.engine | toString }}
+{{- $prefillBackend := get (get (default dict $w.prefill.engine) "cache_transceiver_config" | default dict) "backend" | toString }}
+{{- $decodeBackend := get (get (default dict $w.decode.engine) "cache_transceiver_config" | default dict) "backend" | toString }}
 {{- /* Rule: prefill and decode use one KV transfer backend (no pair of different ones is documented to talk). */}}
 {{- if ne $prefillBackend $decodeBackend }}
 {{- fail (printf (print "workers.prefill.engine.cache_transceiver_config.backend=%s and "

@@ -20,7 +20,7 @@ Usage: {{ include "gpt-oss.checkValues.hardware" . }}
 {{- $engines := list }}
 {{- if eq .Values.runtime "trtllm-serve" }}
 {{- $t := .Values.trtllmServe }}
-{{- $explicit := dig "moe_config" "backend" "" (default dict $t.engine) }}
+{{- $explicit := include "gpt-oss.engineMoeBackend" $t.engine }}
 {{- $family := ternary "blackwell" "hopper" (eq $record.architecture "Blackwell") }}
 {{- $key := ternary "trtllmServe.engine.moe_config.backend" (printf "trtllmServe.moeBackend.%s" $family) (ne (toString $explicit) "") }}
 {{- $engines = append $engines (dict "key" $key "backend" (include "gpt-oss.trtllmServe.moeBackend" .) "quantKey" "trtllmServe.overrideQuantAlgo"
@@ -30,7 +30,7 @@ Usage: {{ include "gpt-oss.checkValues.hardware" . }}
 {{- $role := get $.Values.workers $row.key }}
 {{- if $role.enabled }}
 {{- $engines = append $engines (dict "key" (printf "workers.%s.engine.moe_config.backend" $row.key)
-  "backend" (toString (dig "moe_config" "backend" "" (default dict $role.engine))) "quantKey" "workers.overrideQuantAlgo"
+  "backend" (include "gpt-oss.engineMoeBackend" $role.engine) "quantKey" "workers.overrideQuantAlgo"
   "quant" $.Values.workers.overrideQuantAlgo) }}
 {{- end }}
 {{- end }}
