@@ -15,8 +15,10 @@ Usage: {{ include "gpt-oss.checkValues.hardware" . }}
 {{- $known := hasKey $record.trtllm $release }}
 {{- $support := get $record.trtllm (ternary $release "unlisted" $known) }}
 {{- $gpuText := printf "%s (%s, SM %d)" .Values.gpu.type $record.architecture (int $record.sm) }}
-{{- $releaseText := ternary (printf "TensorRT-LLM %s, %s" $release $list.reader)
-  (printf "a TensorRT-LLM release the chart has no GPU record for (%s), checked against what every recorded release runs" $list.reader) $known }}
+{{- /* A stepping-stone runtime runs a release of its own: name the value that chose it. */}}
+{{- $reader := ternary (printf "the release %s runs" $list.runsFrom) $list.reader (and $list.runs (ne $list.runs $list.release)) }}
+{{- $releaseText := ternary (printf "TensorRT-LLM %s, %s" $release $reader)
+  (printf "a TensorRT-LLM release the chart has no GPU record for (%s), checked against what every recorded release runs" $reader) $known }}
 {{- $engines := list }}
 {{- if eq .Values.runtime "trtllm-serve" }}
 {{- $t := .Values.trtllmServe }}
