@@ -16,7 +16,7 @@ Usage: {{ include "gpt-oss.checkValues.hardware" . }}
 {{- $support := get $record.trtllm (ternary $release "unlisted" $known) }}
 {{- $gpuText := printf "%s (%s, SM %d)" .Values.gpu.type $record.architecture (int $record.sm) }}
 {{- /* A stepping-stone runtime runs a release of its own: name the value that chose it. */}}
-{{- $reader := ternary (printf "the release %s runs" $list.runsFrom) $list.reader (and $list.runs (ne $list.runs $list.release)) }}
+{{- $reader := ternary (printf "the release %s runs" $list.runsFrom) $list.reader (and (ne $list.runs "") (ne $list.runs $list.release)) }}
 {{- $releaseText := ternary (printf "TensorRT-LLM %s, %s" $release $reader)
   (printf "a TensorRT-LLM release the chart has no GPU record for (%s), checked against what every recorded release runs" $reader) $known }}
 {{- $engines := list }}
