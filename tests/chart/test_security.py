@@ -515,6 +515,20 @@ PLACEMENT_REFUSALS = [
             extra=True),
     Refusal("same-node-on-gb200", "agg.yaml", {"workers": {"sameNode": True, "worker": {"replicas": 3}}},
             "but they would hold 12 GPUs (workers.worker: 3 x 4) and a GB200 node has 4 (gpu.perNode)", extra=True),
+    # The case: the scaler may run 16 one-GPU workers on the one 8-GPU node.
+    Refusal("single-node-scaler-max-replicas", "8xb200-single-node-balanced.yaml",
+            {"workers": {"worker": {"autoscaling": {"enabled": True, "maxReplicas": 16}}}},
+            "workers.sameNode=true puts every worker pod on one node, but at the most pods their scalers and the planner may "
+            "run they would hold 16 GPUs (workers.worker: 16 (workers.worker.autoscaling.maxReplicas) x 1) and a B200 node "
+            "has 8 (gpu.perNode): the pods beyond it would stay Pending; allowed: at most 8 GPUs in all (a lower "
+            "autoscaling.maxReplicas or planner.maxGpuBudget), or workers.sameNode=false"),
+    Refusal("single-node-planner-budget", "8xb200-single-node.yaml", {"planner": {"enabled": True, "maxGpuBudget": 12}},
+            "they would hold 12 GPUs (workers.prefill and workers.decode: up to 12 GPUs (planner.maxGpuBudget)) and a B200 "
+            "node has 8 (gpu.perNode)", extra=True),
+    Refusal("single-node-one-scaled-role", "8xb200-single-node.yaml",
+            {"workers": {"decode": {"autoscaling": {"enabled": True, "maxReplicas": 2}}}},
+            "they would hold 12 GPUs (workers.prefill: 1 (workers.prefill.replicas) x 4; workers.decode: 2 "
+            "(workers.decode.autoscaling.maxReplicas) x 4) and a B200 node has 8 (gpu.perNode)", extra=True),
     Refusal("read-write-once-across-nodes", "disagg-k8s.yaml", {"modelCache": {"accessMode": "ReadWriteOnce"}},
             "modelCache.accessMode=ReadWriteOnce lets one node mount the model cache at a time, but the worker pods can land "
             "on different nodes (workers.sameNode=false) (it is mounted by the download Job, the worker pods (workers.prefill: "

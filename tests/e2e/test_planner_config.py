@@ -16,8 +16,9 @@ from tests.helpers import DYNAMO_OVERLAYS, ChartRenderError, dgd_components, fin
 PLANNER_OVERLAYS = [o for o in DYNAMO_OVERLAYS if o not in ("agg.yaml", "8xb200-single-node.yaml")]
 # A planner that sweeps with aiconfigurator: Dynamo 1.3.0 or newer (refused before); its config is still checked
 # with the 1.2.1 PlannerConfig, the newest installed here.
+# A budget of one 8-GPU node: the one-node overlays refuse a planner that may grow past their node.
 AIC_PLANNER = {"enabled": True, "image": {"tag": "1.3.0"}, "aicInterpolation": {"enabled": True},
-               "throughputScaling": True, "preDeploymentSweepingMode": "rapid"}
+               "throughputScaling": True, "preDeploymentSweepingMode": "rapid", "maxGpuBudget": 8}
 
 pytestmark = pytest.mark.e2e
 API_VERSIONS = ["nvidia.com/v1beta1"]
@@ -39,7 +40,7 @@ def rendered_config(overlay: str, values: dict) -> dict:
 @pytest.mark.parametrize("api", API_VERSIONS)
 @pytest.mark.parametrize("overlay", PLANNER_OVERLAYS)
 def test_should_be_accepted_by_the_planners_own_config_class(planner_config_class, overlay, api):
-    config = rendered_config(overlay, {"planner": {"enabled": True}, "dynamo": {"apiVersion": api}})
+    config = rendered_config(overlay, {"planner": {"enabled": True, "maxGpuBudget": 8}, "dynamo": {"apiVersion": api}})
     # Unknown keys would be dropped silently (pydantic ignores extras): every key must be a field.
     assert set(config) <= set(planner_config_class.model_fields)
     parsed = planner_config_class.from_config_arg(json.dumps(config))

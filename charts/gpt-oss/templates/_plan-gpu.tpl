@@ -1,16 +1,112 @@
-{{- /* The plan's GPU facts: each GPU type's node and memory, the facts of gpu.type, and the node labels GPU pods select. */}}
+{{- /* The plan's GPU facts: one record per GPU type the chart serves, the facts of gpu.type, and the node labels GPU pods select. */}}
 
 {{/*
-Facts per GPU type (FACTS.md): the node it comes in (CPU architecture, GPUs per node, the nvidia.com/gpu.product
-label GPU feature discovery gives it), the memory software sees (MiB), Blackwell or not. The one table the
-GPU-type defaults come from.
+One record per GPU type the chart serves, the one table every GPU fact of the chart comes from:
+  architecture, sm: Blackwell (SM 100: B200, GB200) or Hopper (SM 90: H100, H200) (FACTS.md line 34)
+  nodeArch, perNode: the node it comes in (FACTS.md lines 51-52: GB200 on ARM64 nodes of 4, the others AMD64 nodes of 8)
+  productLabels: the nvidia.com/gpu.product values GPU Feature Discovery gives its nodes (the NVML name, spaces made
+    dashes), the first the default; the chart's targets since 0.2.0 (docs/releasing.md), the node profiles of
+    ci/cluster/gpu-node-profiles.json. With MIG (strategy single) GFD labels <product>-MIG-<profile>: refused, since
+    gpt-oss needs whole GPUs (gpt-oss.checkValues.hardware).
+  memoryMiB: the memory software sees (FACTS.md line 22)
+  trtllm: per TensorRT-LLM release the chart knows (the Dynamo lines' pins, gpt-oss.dynamoTrtllmPins, and the
+    trtllm-serve key lists; "unlisted": a digest or a release without a record), the MoE backends
+    (moe_config.backend) that run gpt-oss's MXFP4 MoE weights on it, each with the quantizations
+    (OVERRIDE_QUANT_ALGO) it runs, and defaultMoeBackend, what an unset moe_config.backend takes.
+    trtllm/RELEASES-FACTS.md lines 316-329 (the gpt_oss README's support table, not pinned to a release, and the
+    1.4 deployment guide): Hopper runs W4A16 (BF16 activations) with TRITON or CUTLASS, TRTLLM is not listed and FP8
+    activations are "not enabled" (also FACTS.md line 33); Blackwell runs W4A8_MXFP4_MXFP8 with CUTLASS or TRTLLM,
+    W4A8_MXFP4_FP8 with CUTLASS, TRTLLM or TRITON ("experimental"), and W4A16_MXFP4 with TRTLLM only. AUTO exists from
+    1.3.0rc14 on and is its default (line 69: "gained AUTO (new default; was CUTLASS)"); it picks TRTLLM on
+    Blackwell and TRITON on Hopper in the 1.4 guide (line 312), a backend of the table before. Every other backend
+    of the Literal (line 278: CUTEDSL, DEEPGEMM, DENSEGEMM, VANILLA, MARLIN, MEGAMOE_*) is not listed for gpt-oss.
+Usage: {{ $records := include "gpt-oss.gpuRecords" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.gpuRecords" -}}
+GB200:
+  architecture: Blackwell
+  sm: 100
+  nodeArch: arm64
+  perNode: 4
+  productLabels: [NVIDIA-GB200]
+  memoryMiB: 189471
+  trtllm: &blackwell
+    "1.2.0": &blackwell12
+      defaultMoeBackend: CUTLASS
+      moeBackends: &blackwellBackends
+        CUTLASS: [W4A8_MXFP4_MXFP8, W4A8_MXFP4_FP8]
+        TRTLLM: [W4A8_MXFP4_MXFP8, W4A8_MXFP4_FP8, W4A16_MXFP4]
+        TRITON: [W4A8_MXFP4_FP8]
+    "1.2.1": *blackwell12
+    "1.3.0rc14": &blackwell13
+      defaultMoeBackend: AUTO
+      moeBackends:
+        AUTO: [W4A8_MXFP4_MXFP8, W4A8_MXFP4_FP8, W4A16_MXFP4]
+        CUTLASS: [W4A8_MXFP4_MXFP8, W4A8_MXFP4_FP8]
+        TRTLLM: [W4A8_MXFP4_MXFP8, W4A8_MXFP4_FP8, W4A16_MXFP4]
+        TRITON: [W4A8_MXFP4_FP8]
+    "1.3.0rc19": *blackwell13
+    "1.3.0rc22": *blackwell13
+    "1.3.0rc25": *blackwell13
+    "1.3.0rc29": *blackwell13
+    "1.4.0rc2": *blackwell13
+    unlisted: {defaultMoeBackend: "", moeBackends: *blackwellBackends}
+B200:
+  architecture: Blackwell
+  sm: 100
+  nodeArch: amd64
+  perNode: 8
+  productLabels: [NVIDIA-B200]
+  memoryMiB: 183359
+  trtllm: *blackwell
+H200:
+  architecture: Hopper
+  sm: 90
+  nodeArch: amd64
+  perNode: 8
+  productLabels: [NVIDIA-H200]
+  memoryMiB: 143771
+  trtllm: &hopper
+    "1.2.0": &hopper12
+      defaultMoeBackend: CUTLASS
+      moeBackends: &hopperBackends
+        TRITON: [W4A16_MXFP4]
+        CUTLASS: [W4A16_MXFP4]
+    "1.2.1": *hopper12
+    "1.3.0rc14": &hopper13
+      defaultMoeBackend: AUTO
+      moeBackends:
+        AUTO: [W4A16_MXFP4]
+        TRITON: [W4A16_MXFP4]
+        CUTLASS: [W4A16_MXFP4]
+    "1.3.0rc19": *hopper13
+    "1.3.0rc22": *hopper13
+    "1.3.0rc25": *hopper13
+    "1.3.0rc29": *hopper13
+    "1.4.0rc2": *hopper13
+    unlisted: {defaultMoeBackend: "", moeBackends: *hopperBackends}
+H100:
+  architecture: Hopper
+  sm: 90
+  nodeArch: amd64
+  perNode: 8
+  productLabels: [NVIDIA-H100-80GB-HBM3]
+  memoryMiB: 81559
+  trtllm: *hopper
+{{- end }}
+
+{{/*
+Facts per GPU type in the shape the plan reads (from gpt-oss.gpuRecords): the node it comes in (CPU architecture,
+GPUs per node, the default nvidia.com/gpu.product label), the memory software sees (MiB), Blackwell or not.
 Usage: {{ $types := include "gpt-oss.gpuTypes" . | fromYaml }}
 */}}
 {{- define "gpt-oss.gpuTypes" -}}
-GB200: {nodeArch: arm64, perNode: 4, productLabel: NVIDIA-GB200, memoryMiB: 189471, blackwell: true}
-B200: {nodeArch: amd64, perNode: 8, productLabel: NVIDIA-B200, memoryMiB: 183359, blackwell: true}
-H200: {nodeArch: amd64, perNode: 8, productLabel: NVIDIA-H200, memoryMiB: 143771, blackwell: false}
-H100: {nodeArch: amd64, perNode: 8, productLabel: NVIDIA-H100-80GB-HBM3, memoryMiB: 81559, blackwell: false}
+{{- $types := dict }}
+{{- range $type, $r := include "gpt-oss.gpuRecords" . | fromYaml }}
+{{- $_ := set $types $type (dict "nodeArch" $r.nodeArch "perNode" (int $r.perNode) "productLabel" (first $r.productLabels)
+  "memoryMiB" (int $r.memoryMiB) "blackwell" (eq $r.architecture "Blackwell")) }}
+{{- end }}
+{{- toYaml $types }}
 {{- end }}
 
 {{/*

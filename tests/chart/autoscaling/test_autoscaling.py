@@ -57,11 +57,19 @@ CASES = [(o, api) for o in DYNAMO_OVERLAYS for api in API_VERSIONS]
 CASE_IDS = [f"{o}-{api.split('/')[1]}" for o, api in CASES]
 
 
-def autoscale_all(overlay_roles: list[str], scaler: str, api: str) -> dict:
-    """Values that turn autoscaling on for the frontend and every worker role of an overlay."""
+# The most worker replicas the one-node overlays' scalers and planner may run: their node's 8 B200 GPUs
+# (gpt-oss.checkValues.placement counts maxReplicas and maxGpuBudget): TP4 prefill + TP4 decode, or 8 TP1 workers.
+ONE_NODE_MAX_REPLICAS = {"8xb200-single-node.yaml": 1, "8xb200-single-node-balanced.yaml": 8}
+ONE_NODE_GPU_BUDGET = 8
+
+
+def autoscale_all(overlay_roles: list[str], scaler: str, api: str, overlay: str = "") -> dict:
+    """Values that turn autoscaling on for the frontend and every worker role of an overlay (on a one-node overlay,
+    no more worker replicas than its node holds)."""
     on = {"enabled": True, "scaler": scaler, "maxReplicas": 3}
+    worker = {**on, "maxReplicas": ONE_NODE_MAX_REPLICAS.get(overlay, 3)}
     return {"dynamo": {"apiVersion": api}, "frontend": {"autoscaling": on},
-            "workers": {role: {"autoscaling": on} for role in overlay_roles}}
+            "workers": {role: {"autoscaling": worker} for role in overlay_roles}}
 
 
 def enabled_roles(overlay: str) -> list[str]:
@@ -93,7 +101,7 @@ class TestDynamoScalers:
     @pytest.mark.parametrize("overlay,api", CASES, ids=CASE_IDS)
     def test_should_target_adapters_the_same_render_turns_on(self, overlay, api):
         scaler = "keda" if api.endswith("v1beta1") else "hpa"
-        objects = render_chart([overlay], autoscale_all(enabled_roles(overlay), scaler, api))
+        objects = render_chart([overlay], autoscale_all(enabled_roles(overlay), scaler, api, overlay))
         dgd = find(objects, "DynamoGraphDeployment")
         assert dgd_errors(dgd) == []
         scalers = [o for o in objects if o["kind"] in SCALER_KINDS]
@@ -265,7 +273,8 @@ class TestPlanner:
     @pytest.mark.parametrize("overlay,api", PLANNER_CASES, ids=[f"{o}-{a.split('/')[1]}" for o, a in PLANNER_CASES])
     def test_should_add_a_planner_component_and_the_workers_adapters(self, overlay, api):
         # The 1.2 line's planner (the 1.6 line's planner config: its own tests).
-        dgd = find(render_chart([overlay], {"planner": {"enabled": True}, "dynamo": {"apiVersion": api, "releaseLine": "1.2"}},
+        planner = {"enabled": True, **({"maxGpuBudget": ONE_NODE_GPU_BUDGET} if overlay in ONE_NODE_MAX_REPLICAS else {})}
+        dgd = find(render_chart([overlay], {"planner": planner, "dynamo": {"apiVersion": api, "releaseLine": "1.2"}},
                                 show_only=[DGD]),
                    "DynamoGraphDeployment")
         assert dgd_errors(dgd) == []
@@ -485,6 +494,14 @@ AUTOSCALING_REFUSALS = [
             "planner.loadAdjustmentIntervalSeconds=90 is not below planner.throughputAdjustmentIntervalSeconds=60: the "
             "1.2.1 planner refuses to start (load scaling is the fast loop, throughput scaling the slow one); allowed: "
             "loadAdjustmentIntervalSeconds < 60"),
+    Refusal("planner-min-budget-above-max", "agg.yaml", {"planner": {"enabled": True, "minGpuBudget": 20}},
+            "planner.minGpuBudget=20 is above planner.maxGpuBudget=16: the planner cannot keep both; allowed: "
+            "planner.minGpuBudget at most 16, or -1 (no floor)"),
+    Refusal("planner-min-endpoint-above-budget", "disagg-k8s.yaml",
+            {"planner": {"enabled": True, "minEndpoint": 2, "maxGpuBudget": 8}},
+            "planner.minEndpoint=2 keeps at least 2 replicas of each worker role, 10 GPUs (workers.prefill: 2 x 1; "
+            "workers.decode: 2 x 4), above planner.maxGpuBudget=8: the planner's floor is above its ceiling; allowed: "
+            "planner.maxGpuBudget 10 or more, or a lower planner.minEndpoint"),
     # The other runtime's variants.
     Refusal("trtllm-serve-min-replicas", "trtllm-serve-low-latency.yaml",
             {"trtllmServe": {"autoscaling": {"enabled": True, "minReplicas": 0}}},

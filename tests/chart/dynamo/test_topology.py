@@ -150,11 +150,16 @@ class TestPlacement:
         for worker in dgd_workers(dgd).values():
             assert worker["pod_spec"]["nodeSelector"] == {"kubernetes.io/arch": arch, "nvidia.com/gpu.product": product}
 
-    def test_should_keep_a_label_the_user_sets(self):
-        for label in ("NVIDIA-H100-PCIe", "my-relabelled-h100"):
-            dgd = find(render_chart(["2xh100-truss.yaml"], {"gpu": {"productLabel": label}},
-                                    show_only=[DGD]), "DynamoGraphDeployment")
-            assert {w["pod_spec"]["nodeSelector"]["nvidia.com/gpu.product"] for w in dgd_workers(dgd).values()} == {label}
+    # The GFD labels of the records (gpt-oss.gpuRecords), set explicitly on each overlay (the trtllm-serve ones in
+    # tests/chart/engine/test_hardware.py).
+    @pytest.mark.parametrize("overlay,product", [
+        ("agg.yaml", "NVIDIA-GB200"), ("disagg-k8s.yaml", "NVIDIA-GB200"), ("disagg-k8s-balanced.yaml", "NVIDIA-GB200"),
+        ("8xb200-single-node.yaml", "NVIDIA-B200"), ("8xb200-single-node-balanced.yaml", "NVIDIA-B200"),
+        ("2xh100-truss.yaml", "NVIDIA-H100-80GB-HBM3"),
+    ])
+    def test_should_keep_a_label_of_the_record_the_user_sets(self, overlay, product):
+        dgd = find(render_chart([overlay], {"gpu": {"productLabel": product}}, show_only=[DGD]), "DynamoGraphDeployment")
+        assert {w["pod_spec"]["nodeSelector"]["nvidia.com/gpu.product"] for w in dgd_workers(dgd).values()} == {product}
 
     def test_should_select_no_product_with_an_empty_label(self):
         dgd = find(render_chart(["agg.yaml"], {"gpu": {"productLabel": ""}}, show_only=[DGD]), "DynamoGraphDeployment")
@@ -207,6 +212,22 @@ GPU_REFUSALS = [
             'gpu.productLabel=NVIDIA-GB200 is the label of GB200 nodes, but gpu.type=H100; allowed: the '
             'nvidia.com/gpu.product label of H100 nodes (NVIDIA-H100-80GB-HBM3 by default), "" to select no product, or '
             'null to follow gpu.type'),
+    # The issue's cases: an A100's label, and a MIG profile, on the H100 target.
+    Refusal("mig-profile", "2xh100-truss.yaml", {"gpu": {"productLabel": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"}},
+            "gpu.productLabel=NVIDIA-H100-80GB-HBM3-MIG-1g.10gb selects MIG instances (GPU Feature Discovery labels a node "
+            "<product>-MIG-<profile> when its GPUs are partitioned), but gpt-oss needs whole GPUs: the chart gives each pod "
+            "whole GPUs of gpu.type's memory and counts them per node; allowed: the label of whole H100 GPUs "
+            '(NVIDIA-H100-80GB-HBM3), "" to select no product, or null to follow gpu.type'),
+    Refusal("mig-profile-in-node-selector", "agg.yaml",
+            {"workers": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-GB200-MIG-1g.23gb"}}},
+            "workers.nodeSelector.nvidia.com/gpu.product=NVIDIA-GB200-MIG-1g.23gb selects MIG instances", extra=True),
+    Refusal("product-label-outside-the-record", "2xh100-truss.yaml", {"gpu": {"productLabel": "NVIDIA-A100-SXM4-80GB"}},
+            "gpu.productLabel=NVIDIA-A100-SXM4-80GB is not a label GPU Feature Discovery gives H100 nodes (gpu.type=H100; "
+            "the chart's GPU record, gpt-oss.gpuRecords), so the workers would wait for nodes the chart has no facts for "
+            '(memory, architecture, the MoE backends that run); allowed: NVIDIA-H100-80GB-HBM3, "" to select no product '
+            "(nodes chosen by your own workers.nodeSelector), or null to follow gpu.type"),
+    Refusal("product-label-of-another-h100", "2xh100-truss.yaml", {"gpu": {"productLabel": "NVIDIA-H100-PCIe"}},
+            "gpu.productLabel=NVIDIA-H100-PCIe is not a label GPU Feature Discovery gives H100 nodes", extra=True),
 ]
 # gpt-oss.checkValues.topology (_check-parallelism.tpl): aggregated or disaggregated.
 TOPOLOGY_REFUSALS = [

@@ -623,6 +623,13 @@ ENGINE_REFUSALS = [
     Refusal("no-kv-transfer-backend", "8xb200-single-node.yaml", {"workers": {"decode": {"engine": {"cache_transceiver_config": None}}}},
             "workers.decode.engine.cache_transceiver_config.backend is not set: prefill and decode exchange the KV cache "
             "through it; allowed: UCX, NIXL, MPI or DEFAULT"),
+    # FACTS.md: disagg-k8s runs UCX on both roles.
+    Refusal("kv-transfer-backends-differ", "disagg-k8s.yaml",
+            {"workers": {"decode": {"engine": {"cache_transceiver_config": {"backend": "NIXL"}}}}},
+            "workers.prefill.engine.cache_transceiver_config.backend=UCX and "
+            "workers.decode.engine.cache_transceiver_config.backend=NIXL differ: the decode workers pull each KV cache from "
+            "the prefill workers through their cache transceivers, and no pair of different backends is documented to "
+            "interoperate; allowed: the same backend on both (UCX, NIXL, MPI or DEFAULT)"),
 ]
 REFUSALS = {"engine": ENGINE_REFUSALS}
 

@@ -34,7 +34,8 @@ CASES = [
         "TRTLLMPrefillWorker": "W4A8_MXFP4_MXFP8: TensorRT-LLM's default on Blackwell with the default MoE backend "
                                "(unset, not TRITON)",
         "TRTLLMDecodeWorker": "W4A8_MXFP4_MXFP8: TensorRT-LLM's default on Blackwell with CUTLASS MoE"}),
-    ("agg.yaml", {"workers": {"overrideQuantAlgo": "W4A16_MXFP4"}},
+    # Blackwell runs W4A16 with the TRTLLM MoE backend only (trtllm/RELEASES-FACTS.md; gpt-oss.checkValues.hardware).
+    ("agg.yaml", {"workers": {"overrideQuantAlgo": "W4A16_MXFP4", "worker": {"engine": {"moe_config": {"backend": "TRTLLM"}}}}},
      {"TRTLLMWorker": "W4A16_MXFP4: OVERRIDE_QUANT_ALGO set by workers.overrideQuantAlgo"}),
     ("trtllm-serve-low-latency.yaml", {"trtllmServe": {"overrideQuantAlgo": "W4A8_MXFP4_FP8"}},
      {"trtllm-serve": "W4A8_MXFP4_FP8: OVERRIDE_QUANT_ALGO set by trtllmServe.overrideQuantAlgo"}),

@@ -7,7 +7,7 @@ from tests.chart import test_security
 from tests.chart.autoscaling import test_autoscaling
 from tests.chart.benchmark import test_benchmark
 from tests.chart.dynamo import test_dynamo_release, test_graceful_shutdown, test_operator_admission, test_topology
-from tests.chart.engine import test_engine, test_quantization
+from tests.chart.engine import test_engine, test_hardware, test_quantization
 from tests.chart.exposure import test_exposure
 from tests.chart.model_cache import test_model_sources
 from tests.chart.monitoring import test_monitoring
@@ -55,11 +55,26 @@ SIZE_REFUSALS += [
             "needs (trtllmServe.gpus) and counts them in the plan, the node sums and the benchmark; remove it and set "
             "trtllmServe.gpus", extra=True),
 ]
+# The case: no ignore pattern downloads the weights three times (FACTS.md: original/ and metal/ are each another
+# full copy of the 60.8 GiB).
+SIZE_REFUSALS += [
+    Refusal("model-cache-smaller-than-the-download", "agg.yaml",
+            {"modelCache": {"size": "61Gi", "download": {"ignorePatterns": []}}},
+            "modelCache.size=61Gi cannot hold what modelCache.download.ignorePatterns=[] downloads of openai/gpt-oss-120b: "
+            "182.4 GiB, 195850508698 bytes (the weights 60.8 GiB, original/ (another full copy) 60.8 GiB, metal/ (another "
+            "full copy) 60.8 GiB), plus the vocabulary, on the PVC the chart creates, so the download would fill it and "
+            "fail; allowed: modelCache.size 183Gi or more, modelCache.download.ignorePatterns that skip original/* and "
+            "metal/* (the default), or a claim of your own in modelCache.existingClaim"),
+    Refusal("model-cache-with-one-copy-kept", "agg.yaml",
+            {"modelCache": {"size": "100Gi", "download": {"ignorePatterns": ["metal/"]}}},
+            "downloads of openai/gpt-oss-120b: 121.6 GiB", extra=True),
+]
 REFUSALS = {"sizes": SIZE_REFUSALS}
 # Every concern's table.
 TABLES = [module.REFUSALS for module in (test_autoscaling, test_benchmark, test_dynamo_release, test_engine, test_exposure, test_graceful_shutdown,
                                          test_model_sources, test_monitoring, test_operator_admission, test_quantization,
-                                         test_topology, test_trtllm_serve, test_security, test_credential_errors, test_names)] + [REFUSALS]
+                                         test_hardware, test_topology, test_trtllm_serve, test_security, test_credential_errors,
+                                         test_names)] + [REFUSALS]
 
 
 @pytest.mark.parametrize("case", refusal_params(REFUSALS))
@@ -124,6 +139,16 @@ class TestSizes:
     @pytest.mark.parametrize("size", ["61Gi", "66G", "0.1Ti", "200Gi"])
     def test_should_create_a_cache_that_holds_the_weights(self, size):
         [claim] = render_chart(["agg.yaml"], {"modelCache": {"size": size}}, show_only=[MODEL_CACHE_PVC])
+        assert claim["spec"]["resources"]["requests"]["storage"] == size
+
+    @pytest.mark.parametrize("size,patterns", [
+        ("183Gi", []),  # 3 x 60.8 GiB (FACTS.md: original/ and metal/ are each another full copy)
+        ("61Gi", ["original/", "*.bin"]),  # fnmatch: a folder pattern gets *, and * crosses the / of metal/model.bin
+        ("61Gi", ["original/[!.]*", "metal/*"]),
+    ], ids=["every-copy", "folder-and-suffix", "bracket"])
+    def test_should_size_the_cache_by_what_the_patterns_download(self, size, patterns):
+        values = {"modelCache": {"size": size, "download": {"ignorePatterns": patterns}}}
+        [claim] = render_chart(["agg.yaml"], values, show_only=[MODEL_CACHE_PVC])
         assert claim["spec"]["resources"]["requests"]["storage"] == size
 
     @pytest.mark.parametrize("values", [

@@ -31,7 +31,8 @@ OPTIONAL_COMPONENTS = {
     "networkPolicy": {"networkPolicy": NETWORK_POLICY_ON},
     "autoscaling": {"frontend": {"autoscaling": {"enabled": True}}},
     "trtllmServeAutoscaling": {"trtllmServe": {"autoscaling": {"enabled": True}}},
-    "planner": {"planner": {"enabled": True, "rbac": {"create": True}}},
+    # A budget of one 8-GPU node: the one-node overlays refuse a planner that may grow past their node.
+    "planner": {"planner": {"enabled": True, "rbac": {"create": True}, "maxGpuBudget": 8}},
     "exposure": {"ingress": {"enabled": True, "hosts": [{"host": "gpt-oss.example.com",
                                                          "paths": [{"path": "/", "pathType": "Prefix"}]}]},
                  "httpRoute": {"enabled": True, "parentRefs": [{"name": "inference-gateway"}]},

@@ -197,6 +197,35 @@ openai/gpt-oss-120b:
 {{- end }}
 
 {{/*
+What each model of gpt-oss.knownModels holds at its pinned revision, by folder: a file name of the folder (what
+ignore patterns are matched against, with huggingface_hub's fnmatch rules), the folder's size in GiB and what it is. FACTS.md,
+Model: the weights take 60.8 GiB once original/ and metal/ are skipped (line 15), and original/ and metal/ are each
+another full copy of the weights (line 13), sized here as the weights. No per-file listing of the revision is in the
+shared facts, so a pattern that skips part of a folder counts the whole folder as long as it matches its file name.
+Usage: {{ $files := get (include "gpt-oss.modelFiles" . | fromYaml) .Values.model.id }}
+*/}}
+{{- define "gpt-oss.modelFiles" -}}
+openai/gpt-oss-120b:
+  - {what: the weights, file: model-00000-of-00014.safetensors, gib: 60.8}
+  - {what: "original/ (another full copy)", file: original/model--00001-of-00007.safetensors, gib: 60.8}
+  - {what: "metal/ (another full copy)", file: metal/model.bin, gib: 60.8}
+{{- end }}
+
+{{/*
+Whether a file name matches a snapshot_download ignore pattern, "true" or "": fnmatch rules as huggingface_hub and
+files/model_copy.py apply them (* and ? match any character, / included; [seq] and [!seq]; a pattern ending in / gets *).
+Usage: {{ if include "gpt-oss.globMatch" (dict "pattern" "original/*" "name" "original/config.json") }}
+*/}}
+{{- define "gpt-oss.globMatch" -}}
+{{- $pattern := ternary (printf "%s*" .pattern) .pattern (hasSuffix "/" .pattern) }}
+{{- $regex := regexQuoteMeta $pattern | replace "\\*" ".*" | replace "\\?" "." }}
+{{- if regexMatch `\[[^\]]+\]` $pattern }}
+{{- $regex = $regex | replace "\\[!" "[^" | replace "\\[" "[" | replace "\\]" "]" }}
+{{- end }}
+{{- if regexMatch (printf "^(?s:%s)$" $regex) .name }}true{{ end }}
+{{- end }}
+
+{{/*
 Where the pods that mount the model cache can run: singleNode (a ReadWriteOnce or ReadWriteOncePod claim, which one
 node (one pod) mounts at a time), pods (who mounts it), spans (true when those pods can land on more than one node, or
 be more than one pod for ReadWriteOncePod), why (what lets them spread), pinnedBy (what keeps the serving pods on one

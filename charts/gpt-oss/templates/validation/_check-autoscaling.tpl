@@ -55,6 +55,28 @@ Usage: {{ include "gpt-oss.checkValues.autoscaling" . }}
 {{- fail (printf (print "planner.enabled=true needs runtime=dynamo (the SLA planner scales DynamoGraphDeployment components), "
   "but runtime=%s; use trtllmServe.autoscaling instead") .Values.runtime) }}
 {{- end }}
+{{- /* Rule: the planner's GPU floor is at most its ceiling. */}}
+{{- if and (ge (int $pl.minGpuBudget) 0) (gt (int $pl.minGpuBudget) (int $pl.maxGpuBudget)) }}
+{{- fail (printf (print "planner.minGpuBudget=%d is above planner.maxGpuBudget=%d: the planner cannot keep both; allowed: "
+  "planner.minGpuBudget at most %d, or -1 (no floor)") (int $pl.minGpuBudget) (int $pl.maxGpuBudget) (int $pl.maxGpuBudget)) }}
+{{- end }}
+{{- $floor := 0 }}
+{{- $floorParts := list }}
+{{- range $roleKey := list "worker" "prefill" "decode" }}
+{{- $role := get $w $roleKey }}
+{{- if $role.enabled }}
+{{- $gpus := mul (int $pl.minEndpoint) (int $role.tensorParallelSize) (int $role.pipelineParallelSize) }}
+{{- $floor = add $floor $gpus }}
+{{- $floorParts = append $floorParts (printf "workers.%s: %d x %d" $roleKey (int $pl.minEndpoint)
+  (mul (int $role.tensorParallelSize) (int $role.pipelineParallelSize))) }}
+{{- end }}
+{{- end }}
+{{- /* Rule: the planner's fewest replicas (minEndpoint of each worker role) fit its GPU budget. */}}
+{{- if gt $floor (int $pl.maxGpuBudget) }}
+{{- fail (printf (print "planner.minEndpoint=%d keeps at least %d replicas of each worker role, %d GPUs (%s), above "
+  "planner.maxGpuBudget=%d: the planner's floor is above its ceiling; allowed: planner.maxGpuBudget %d or more, or a lower "
+  "planner.minEndpoint") (int $pl.minEndpoint) (int $pl.minEndpoint) $floor (join "; " $floorParts) (int $pl.maxGpuBudget) $floor) }}
+{{- end }}
 {{- /* With another optimizationTarget the planner forces load scaling on and throughput scaling off. */}}
 {{- if eq $pl.optimizationTarget "sla" }}
 {{- /* Rule: the planner needs a scaling mode. */}}

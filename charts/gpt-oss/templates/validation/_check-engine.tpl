@@ -3,7 +3,7 @@
 {{/*
 Each engine YAML against the keys of the TensorRT-LLM release that reads it (gpt-oss.engineKeyList: the Dynamo
 line's, or trtllm-serve's image tag): TensorRT-LLM keys only, none the chart derives; a trtllm-serve release the
-chart has a list for (or trtllmServe.allowUnlistedRelease); a disaggregated pair with its KV transfer backend.
+chart has a list for (or trtllmServe.allowUnlistedRelease); a disaggregated pair with one KV transfer backend on both.
 Usage: {{ include "gpt-oss.checkValues.engine" . }}
 */}}
 {{- define "gpt-oss.checkValues.engine" -}}
@@ -47,6 +47,15 @@ Usage: {{ include "gpt-oss.checkValues.engine" . }}
 {{- fail (printf (print "workers.%s.engine.cache_transceiver_config.backend is not set: prefill and decode exchange the KV cache "
   "through it; allowed: UCX, NIXL, MPI or DEFAULT") $roleKey) }}
 {{- end }}
+{{- end }}
+{{- $prefillBackend := get (get (default dict $w.prefill.engine) "cache_transceiver_config" | default dict) "backend" | toString }}
+{{- $decodeBackend := get (get (default dict $w.decode.engine) "cache_transceiver_config" | default dict) "backend" | toString }}
+{{- /* Rule: prefill and decode use one KV transfer backend (no pair of different ones is documented to talk). */}}
+{{- if ne $prefillBackend $decodeBackend }}
+{{- fail (printf (print "workers.prefill.engine.cache_transceiver_config.backend=%s and "
+  "workers.decode.engine.cache_transceiver_config.backend=%s differ: the decode workers pull each KV cache from the prefill "
+  "workers through their cache transceivers, and no pair of different backends is documented to interoperate; "
+  "allowed: the same backend on both (UCX, NIXL, MPI or DEFAULT)") $prefillBackend $decodeBackend) }}
 {{- end }}
 {{- end }}
 {{- end }}

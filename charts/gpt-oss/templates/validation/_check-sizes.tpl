@@ -19,12 +19,37 @@ Usage: {{ include "gpt-oss.checkValues.sizes" . }}
 {{- end }}
 {{- end }}
 {{- $createsClaim := and (not $mc.existingClaim) (include "gpt-oss.modelSource" . | fromYaml).pvc }}
-{{- /* Rule: the PVC the chart creates holds openai/gpt-oss-120b's weights (60.8 GiB) and its vocabulary: 61Gi or more. */}}
 {{- if and $createsClaim (eq .Values.model.id "openai/gpt-oss-120b") }}
-{{- if lt (float64 (include "gpt-oss.quantityBytes" $mc.size)) (float64 (include "gpt-oss.quantityBytes" "61Gi")) }}
+{{- /* What the Job downloads: with source huggingface, every folder (gpt-oss.modelFiles) no ignore pattern matches;
+  the other sources copy what tools/mirror-model.py wrote, the weights without original/ and metal/. */}}
+{{- $patterns := ternary $mc.download.ignorePatterns (list "original/*" "metal/*") (eq $mc.source "huggingface") }}
+{{- $gib := 0.0 }}
+{{- $kept := list }}
+{{- range get (include "gpt-oss.modelFiles" . | fromYaml) .Values.model.id }}
+{{- $file := .file }}
+{{- $skipped := false }}
+{{- range $patterns }}{{ if include "gpt-oss.globMatch" (dict "pattern" (toString .) "name" $file) }}{{ $skipped = true }}{{ end }}{{ end }}
+{{- if not $skipped }}
+{{- $gib = addf $gib .gib }}
+{{- $kept = append $kept (printf "%s %.1f GiB" .what (float64 .gib)) }}
+{{- end }}
+{{- end }}
+{{- /* The vocabulary (~3.5 MB) fits in the rounding up to whole GiB. */}}
+{{- $needGi := ceil $gib | int }}
+{{- $sizeBytes := float64 (include "gpt-oss.quantityBytes" $mc.size) }}
+{{- if lt $sizeBytes (float64 (include "gpt-oss.quantityBytes" (printf "%dGi" $needGi))) }}
+{{- /* Rule: the PVC the chart creates holds openai/gpt-oss-120b's weights (60.8 GiB) and its vocabulary: 61Gi or more. */}}
+{{- if eq (len $kept) 1 }}
 {{- fail (printf (print "modelCache.size=%s cannot hold openai/gpt-oss-120b: its weights take ~65 GB (60.8 GiB, without "
   "original/ and metal/), plus the vocabulary, on the PVC the chart creates; allowed: modelCache.size 61Gi or more (200Gi "
   "by default), or a claim of your own in modelCache.existingClaim") $mc.size) }}
+{{- end }}
+{{- /* Rule: the PVC the chart creates holds every folder the ignore patterns let the download Job fetch. */}}
+{{- fail (printf (print "modelCache.size=%s cannot hold what modelCache.download.ignorePatterns=%s downloads of openai/gpt-oss-120b: "
+  "%.1f GiB, %.0f bytes (%s), plus the vocabulary, on the PVC the chart creates, so the download would fill it and fail; "
+  "allowed: modelCache.size %dGi or more, modelCache.download.ignorePatterns that skip original/* and metal/* (the "
+  "default), or a claim of your own in modelCache.existingClaim") $mc.size (toJson $patterns) $gib (mulf $gib 1073741824.0)
+  (join ", " $kept) $needGi) }}
 {{- end }}
 {{- end }}
 {{- /* /dev/shm is a memory-backed volume: its pages count against the pod's memory limit. */}}

@@ -19,6 +19,7 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- include "gpt-oss.checkValues.quantization" . }}
 {{- include "gpt-oss.checkValues.parallelism" . }}
 {{- include "gpt-oss.checkValues.engine" . }}
+{{- include "gpt-oss.checkValues.hardware" . }}
 {{- include "gpt-oss.checkValues.benchmark" . }}
 {{- include "gpt-oss.checkValues.componentFields" . }}
 {{- include "gpt-oss.checkValues.dynamoAdmission" . }}

@@ -43,3 +43,12 @@ Usage: {{ include "gpt-oss.maskedUrl" "http://user:secret@proxy:3128" }} (http:/
 {{- $userinfoMasked := regexReplaceAll `(?s)^([A-Za-z][A-Za-z0-9+.-]*://)?.*@` (toString .) "${1}***@" }}
 {{- regexReplaceAll `(?s)([?#]).*$` $userinfoMasked "${1}***" }}
 {{- end }}
+
+{{/*
+An engine YAML's moe_config.backend as text, "" when the engine, its moe_config or the backend is unset (null included).
+Usage: {{ include "gpt-oss.engineMoeBackend" .Values.workers.worker.engine }}
+*/}}
+{{- define "gpt-oss.engineMoeBackend" -}}
+{{- $moe := get (ternary . dict (kindIs "map" .)) "moe_config" }}
+{{- if kindIs "map" $moe }}{{ toString (get $moe "backend" | default "") }}{{ end }}
+{{- end }}
