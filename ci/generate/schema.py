@@ -30,6 +30,10 @@ from . import REPO
 
 CHART = REPO / "charts" / "gpt-oss"
 SOURCE, SCHEMA_JSON, VALUES, README = "values.schema.yaml", "values.schema.json", "values.yaml", "README.md"
+# The Kubernetes types of the passthrough values (python -m ci.generate kubernetes-schema, from the pinned OpenAPI): the
+# source refers to them (#/definitions/...), and the JSON carries them in its definitions.
+KUBERNETES = REPO / "ci" / "generate" / "kubernetes-definitions.json"
+REF = "#/definitions/"
 START = "<!-- values-reference:start -->"
 END = "<!-- values-reference:end -->"
 MISSING = object()
@@ -132,7 +136,7 @@ def control_rules(node: dict, path: str = "", text: bool = False) -> None:
     if extra is True:
         node["allOf"] = node.get("allOf", []) + [{"$ref": f"#/definitions/{FREE_FORM}"}]
     elif isinstance(extra, dict):
-        node["propertyNames"] = {"pattern": SINGLE_LINE}
+        node.setdefault("propertyNames", {"pattern": SINGLE_LINE})  # a Kubernetes name pattern holds no control character
         control_rules(extra, f"{path}.*", text or path.rpartition(".")[2] == "annotations")
 
 
@@ -167,13 +171,34 @@ def without_control_rules(node):
     return out
 
 
+def kubernetes_definitions(schema: dict) -> dict:
+    """The Kubernetes definitions the source refers to, and what they refer to (KUBERNETES holds them all)."""
+    available = json.loads(KUBERNETES.read_text())["definitions"]
+    wanted, pending = {}, sorted(set(re.findall(re.escape(REF) + r"([\w.-]+)", json.dumps(schema))))
+    while pending:
+        name = pending.pop()
+        if name in wanted:
+            continue
+        if name not in available:
+            raise SchemaError(f"{SOURCE} refers to {REF}{name}, which {KUBERNETES.name} does not define "
+                              "(python -m ci.generate kubernetes-schema: ROOTS)")
+        wanted[name] = copy.deepcopy(available[name])
+        pending += sorted(set(re.findall(re.escape(REF) + r"([\w.-]+)", json.dumps(available[name]))))
+    return dict(sorted(wanted.items()))
+
+
 def json_schema(schema: dict) -> dict:
-    """The schema Helm reads: the source with every description on one line, and the control-character rules."""
+    """The schema Helm reads: the source with every description on one line, the Kubernetes definitions it refers
+    to, and the control-character rules (in those definitions too)."""
     out = copy.deepcopy(schema)
     for _, node in properties(out):
         node["description"] = text(node["description"])
     control_rules(out)
-    out.setdefault("definitions", {})[FREE_FORM] = free_form_definition()
+    definitions = out.setdefault("definitions", {})
+    for name, node in kubernetes_definitions(schema).items():
+        control_rules(node, name)
+        definitions[name] = node
+    definitions[FREE_FORM] = free_form_definition()
     return out
 
 
@@ -277,11 +302,21 @@ def allowed(schema: dict) -> str:
     return "; ".join(parts)
 
 
+def ref_type(schema: dict) -> str | None:
+    """A Kubernetes type's name (Toleration, k8s.labelValue) where the schema is a $ref to one."""
+    ref = schema.get("$ref", "")
+    return ref.rpartition("/")[2].replace("io.k8s.api.", "").replace("io.k8s.apimachinery.pkg.", "") or None
+
+
 def type_of(schema: dict) -> str:
-    kind = schema.get("type", "any")
+    if "anyOf" in schema and "type" not in schema:
+        return " or ".join(type_of(branch) for branch in schema["anyOf"])
+    kind = schema.get("type", ref_type(schema) or "any")
     kinds = kind if isinstance(kind, list) else [kind]
-    if "array" in kinds and isinstance(schema.get("items"), dict) and "type" in schema["items"]:
-        kinds = [f"array of {schema['items']['type']}" if k == "array" else k for k in kinds]
+    if "array" in kinds and isinstance(schema.get("items"), dict):
+        item = schema["items"].get("type") or ref_type(schema["items"])
+        if item:
+            kinds = [f"array of {item}" if k == "array" else k for k in kinds]
     return " or ".join(kinds)
 
 
