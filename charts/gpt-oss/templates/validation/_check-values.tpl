@@ -34,4 +34,5 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- include "gpt-oss.checkValues.paths" . }}
 {{- include "gpt-oss.checkValues.security" . }}
 {{- include "gpt-oss.checkValues.placement" . }}
+{{- include "gpt-oss.checkValues.passthroughs" . }}
 {{- end }}
