@@ -130,6 +130,8 @@ def control_rules(node: dict, path: str = "", text: bool = False) -> None:
             node["pattern"] = TEXT if text else SINGLE_LINE
     for key, child in (node.get("properties") or {}).items():
         control_rules(child, f"{path}.{key}" if path else key)
+    for branch in node.get("anyOf") or []:  # int-or-string, a quantity: the string branch
+        control_rules(branch, path, text)
     if isinstance(node.get("items"), dict):
         control_rules(node["items"], f"{path}[]", text)
     extra = node.get("additionalProperties")
