@@ -150,7 +150,8 @@ def free_form_definition() -> dict:
 
 
 def without_control_rules(node):
-    """A JSON schema with what control_rules adds taken out again (to compare it with the source: --port)."""
+    """A JSON schema with what control_rules adds, and the Kubernetes definitions, taken out again (to compare it with
+    the source: --port)."""
     if isinstance(node, list):
         return [without_control_rules(item) for item in node]
     if not isinstance(node, dict):
@@ -166,7 +167,8 @@ def without_control_rules(node):
             if not value:
                 continue
         if key == "definitions" and isinstance(value, dict):
-            value = {name: item for name, item in value.items() if name != FREE_FORM}
+            generated_names = {FREE_FORM, *json.loads(KUBERNETES.read_text())["definitions"]}
+            value = {name: item for name, item in value.items() if name not in generated_names}
             if not value:
                 continue
         out[key] = without_control_rules(value)
