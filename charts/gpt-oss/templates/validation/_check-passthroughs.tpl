@@ -12,10 +12,12 @@ Usage: {{ include "gpt-oss.checkValues.passthroughs" . }}
 {{- $patterns := include "gpt-oss.kubernetesPatterns" . | fromJson }}
 {{- $v := .Values }}
 {{- /* Resource names the API server takes: standard ones, or a domain-qualified (extended) name. */}}
-{{- $_ := set $patterns "resourceName" "^(cpu|memory|ephemeral-storage|hugepages-[0-9A-Za-z.]+|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])$" }}
+{{- $_ := set $patterns "resourceName" (print "^(cpu|memory|ephemeral-storage|hugepages-[0-9A-Za-z.]+|"
+  "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])$") }}
 {{- $allowed := dict
   "envVarName" "letters, digits, '_', '-' and '.', not starting with a digit (the API server's [-._a-zA-Z][-._a-zA-Z0-9]*)"
-  "qualifiedName" "a label key: an optional DNS-1123 prefix and '/', then at most 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit (app.kubernetes.io/name, team)"
+  "qualifiedName" (print "a label key: an optional DNS-1123 prefix and '/', then at most 63 letters, digits, '-', '_' or '.', "
+    "beginning and ending with a letter or digit (app.kubernetes.io/name, team)")
   "resourceName" "cpu, memory, ephemeral-storage, hugepages-<size>, or a domain-qualified extended resource such as rdma/ib or example.com/foo" }}
 {{- $resources := dict "modelCache.download" $v.modelCache.download.resources "modelCache.verify" $v.modelCache.verify.resources
   "frontend" $v.frontend.resources "workers" $v.workers.resources "trtllmServe" $v.trtllmServe.resources
