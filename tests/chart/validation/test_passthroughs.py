@@ -68,6 +68,16 @@ PASSTHROUGH_REFUSALS = [
     Refusal("cidr-host-bits", "agg.yaml", peers("10.1.2.3/8"),
             "networkPolicy.apiServer.to[0].ipBlock.cidr=10.1.2.3/8 has bits set beyond its /8 prefix, which the API server "
             "calls ambiguous: 10.0.0.0/8 (the network) or 10.1.2.3/32 (the one address)?; allowed: the CIDR in canonical form"),
+    Refusal("except-outside-cidr", "agg.yaml",
+            {"networkPolicy": {"enabled": True, "apiServer": {"to": [{"ipBlock": {"cidr": "10.0.0.0/8",
+                                                                                  "except": ["10.1.0.0/16", "192.168.0.0/16"]}}]}}},
+            "networkPolicy.apiServer.to[0].ipBlock.except[1]=192.168.0.0/16 is not inside "
+            "networkPolicy.apiServer.to[0].ipBlock.cidr=10.0.0.0/8: the API server refuses an except that is not a strict "
+            "subset of its cidr; allowed: a CIDR within 10.0.0.0/8 with a longer prefix"),
+    *(Refusal(f"except-{name}", "agg.yaml",
+              {"networkPolicy": {"enabled": True, "apiServer": {"to": [{"ipBlock": {"cidr": "10.0.0.0/8", "except": [except_]}}]}}},
+              f"networkPolicy.apiServer.to[0].ipBlock.except[0]={except_} is not inside", extra=True)
+      for name, except_ in [("equal-to-cidr", "10.0.0.0/8"), ("wider", "0.0.0.0/0"), ("other-family", "fd00::/16")]),
     Refusal("host-is-an-ip", "agg.yaml",
             {"ingress": {"enabled": True, "hosts": [{"host": "192.168.1.10", "paths": [{"path": "/"}]}]}},
             "ingress.hosts[0].host=192.168.1.10 is an IP address; an Ingress rule's host and an HTTPRoute hostname are DNS "

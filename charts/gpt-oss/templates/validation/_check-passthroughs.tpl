@@ -109,20 +109,24 @@ Usage: {{ include "gpt-oss.checkValues.passthroughs" . }}
 {{- fail (printf (print "%s=%s is not a CIDR the API server takes; allowed: an IPv4 CIDR such as 10.0.0.0/8 or an IPv6 "
   "CIDR such as fd00::/8, in canonical form (no leading zeros, lower-case hexadecimal, the prefix length after /)") $key $cidr) }}
 {{- end }}
-{{- if regexMatch "^[0-9.]+/" $cidr }}
-{{- $parts := splitList "/" $cidr }}
-{{- $prefix := atoi (last $parts) }}
-{{- $address := 0 }}
-{{- range splitList "." (first $parts) }}{{ $address = add (mul $address 256) (atoi .) }}{{ end }}
-{{- $size := 1 }}
-{{- range until (int (sub 32 $prefix)) }}{{ $size = mul $size 2 }}{{ end }}
-{{- $network := sub $address (mod $address $size) }}
+{{- $range := include "gpt-oss.ipv4Range" $cidr | fromJson }}
 {{- /* Rule: an IPv4 CIDR has no bits set beyond its prefix (the API server warns it is ambiguous). */}}
-{{- if ne $network $address }}
-{{- fail (printf (print "%s=%s has bits set beyond its /%d prefix, which the API server calls ambiguous: %d.%d.%d.%d/%d (the "
-  "network) or %s/32 (the one address)?; allowed: the CIDR in canonical form") $key $cidr $prefix (div $network 16777216)
-  (mod (div $network 65536) 256) (mod (div $network 256) 256) (mod $network 256) $prefix (first $parts)) }}
+{{- if and $range (ne $range.network $range.address) }}
+{{- fail (printf (print "%s=%s has bits set beyond its /%d prefix, which the API server calls ambiguous: %s/%d (the "
+  "network) or %s/32 (the one address)?; allowed: the CIDR in canonical form") $key $cidr (int $range.prefix) $range.networkText
+  (int $range.prefix) (first (splitList "/" $cidr))) }}
 {{- end }}
+{{- end }}
+{{- $outer := include "gpt-oss.ipv4Range" (default "" $ipBlock.cidr) | fromJson }}
+{{- range $index, $except := $ipBlock.except }}
+{{- $inner := include "gpt-oss.ipv4Range" $except | fromJson }}
+{{- $inside := and $outer $inner (gt $inner.prefix $outer.prefix) (ge $inner.network $outer.network)
+  (lt $inner.network (addf $outer.network $outer.size)) }}
+{{- /* Rule: each except is a strict subset of its cidr (IPv4 and mixed families; the API server refuses it otherwise). */}}
+{{- if and (not $inside) (or $outer $inner (ne (contains ":" $except) (contains ":" (default "" $ipBlock.cidr)))) }}
+{{- fail (printf (print "%s.ipBlock.except[%d]=%s is not inside %s.ipBlock.cidr=%s: the API server refuses an except that is "
+  "not a strict subset of its cidr; allowed: a CIDR within %s with a longer prefix") $path $index $except $path
+  (default "" $ipBlock.cidr) (default "" $ipBlock.cidr)) }}
 {{- end }}
 {{- end }}
 {{- end }}
