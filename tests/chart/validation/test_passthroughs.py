@@ -78,6 +78,16 @@ PASSTHROUGH_REFUSALS = [
               {"networkPolicy": {"enabled": True, "apiServer": {"to": [{"ipBlock": {"cidr": "10.0.0.0/8", "except": [except_]}}]}}},
               f"networkPolicy.apiServer.to[0].ipBlock.except[0]={except_} is not inside", extra=True)
       for name, except_ in [("equal-to-cidr", "10.0.0.0/8"), ("wider", "0.0.0.0/0"), ("other-family", "fd00::/16")]),
+    Refusal("ingress-path-segments", "agg.yaml",
+            {"ingress": {"enabled": True, "hosts": [{"host": "gpt-oss.example.com", "paths": [{"path": "/v1/../admin"}]}]}},
+            "ingress.hosts[0].paths[0].path=/v1/../admin contains /../, which the API server refuses for pathType Prefix; "
+            "allowed: an absolute path without //, /./, /../, %2f or a trailing /. or /.. (e.g. /v1), or pathType "
+            "ImplementationSpecific"),
+    Refusal("ingress-path-suffix", "agg.yaml",
+            {"ingress": {"enabled": True, "hosts": [{"host": "gpt-oss.example.com",
+                                                     "paths": [{"path": "/v1//x/.", "pathType": "Exact"}]}]}},
+            "ingress.hosts[0].paths[0].path=/v1//x/. contains // and ends with /., which the API server refuses for pathType "
+            "Exact", extra=True),
     Refusal("host-is-an-ip", "agg.yaml",
             {"ingress": {"enabled": True, "hosts": [{"host": "192.168.1.10", "paths": [{"path": "/"}]}]}},
             "ingress.hosts[0].host=192.168.1.10 is an IP address; an Ingress rule's host and an HTTPRoute hostname are DNS "
@@ -184,7 +194,8 @@ class TestValidPassthroughsRender:
         assert "fd00:db8::/32" in json.dumps(policies) and "2001:db8:0:0:0:0:0:0/32" in json.dumps(policies)
 
     def test_should_render_wildcard_hosts(self):
-        values = {"ingress": {"enabled": True, "hosts": [{"host": "*.example.com", "paths": [{"path": "/v1"}]}],
+        values = {"ingress": {"enabled": True, "hosts": [{"host": "*.example.com", "paths": [
+                                  {"path": "/v1"}, {"path": "/a//b", "pathType": "ImplementationSpecific"}]}],
                               "tls": [{"hosts": ["*.example.com"], "secretName": "wildcard-tls"}]}}
         [ingress] = render_chart(["agg.yaml"], values, show_only=[INGRESS_TEMPLATE])
         assert ingress["spec"]["rules"][0]["host"] == "*.example.com"

@@ -130,6 +130,22 @@ Usage: {{ include "gpt-oss.checkValues.passthroughs" . }}
 {{- end }}
 {{- end }}
 {{- end }}
+{{- range $index, $host := $v.ingress.hosts }}
+{{- range $pathIndex, $entry := $host.paths }}
+{{- if ne (default "Prefix" $entry.pathType) "ImplementationSpecific" }}
+{{- /* invalidPathSequences and invalidPathSuffixes of the API server's networking validation */}}
+{{- $bad := list }}
+{{- range list "//" "/./" "/../" "%2f" "%2F" }}{{ if contains . $entry.path }}{{ $bad = append $bad (printf "contains %s" .) }}{{ end }}{{ end }}
+{{- range list "/.." "/." }}{{ if hasSuffix . $entry.path }}{{ $bad = append $bad (printf "ends with %s" .) }}{{ end }}{{ end }}
+{{- /* Rule: a Prefix or Exact Ingress path has no empty, . or .. segment and no encoded slash. */}}
+{{- if $bad }}
+{{- fail (printf (print "ingress.hosts[%d].paths[%d].path=%s %s, which the API server refuses for pathType %s; allowed: an "
+  "absolute path without //, /./, /../, %%2f or a trailing /. or /.. (e.g. /v1), or pathType ImplementationSpecific")
+  $index $pathIndex $entry.path (join " and " $bad) (default "Prefix" $entry.pathType)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- $hosts := dict }}
 {{- range $index, $host := $v.ingress.hosts }}{{ $_ := set $hosts (printf "ingress.hosts[%d].host" $index) $host.host }}{{ end }}
 {{- range $index, $host := $v.httpRoute.hostnames }}{{ $_ := set $hosts (printf "httpRoute.hostnames[%d]" $index) $host }}{{ end }}
