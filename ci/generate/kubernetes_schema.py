@@ -117,8 +117,7 @@ def api_server_patterns(apimachinery: Path) -> dict[str, dict]:
         "k8s.qualifiedName": {"type": "string", "maxLength": c["DNS1123SubdomainMaxLength"] + 1 + c["labelKeyMaxLength"],
                               "pattern": f"^({subdomain}/)?{name}$"},
         # IsValidLabelValue: empty, or a name part.
-        "k8s.labelValue": {"type": "string", "maxLength": c["LabelValueMaxLength"] if "LabelValueMaxLength" in c
-                           else c["labelKeyMaxLength"], "pattern": f"^({name})?$"},
+        "k8s.labelValue": {"type": "string", "maxLength": c["LabelValueMaxLength"], "pattern": f"^({name})?$"},
         # IsEnvVarName (the pod's env[].name).
         "k8s.envVarName": {"type": "string", "pattern": f"^{c['envVarNameFmt']}$"},
         # ValidateResourceQuantityValue: a resource request or limit is a quantity, never negative.
