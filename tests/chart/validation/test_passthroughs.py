@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import helm_python
 import pytest
 
 from tests.helpers import (CHART_DIR, INGRESS_TEMPLATE, NETWORK_POLICIES, POD_MONITORS, REPO_ROOT, ChartRenderError,
@@ -207,31 +208,32 @@ class TestValidPassthroughsRender:
         assert {endpoint["scrapeTimeout"] for monitor in monitors for endpoint in monitor["spec"]["podMetricsEndpoints"]} == {"60s"}
 
 
-# resource.ParseQuantity(q).MilliValue() in Kubernetes (k8s.io/apimachinery/pkg/api/resource), written out: 1Ki is
-# 1024 units, 1k 1000, m a thousandth, e an exponent; MilliValue rounds up below a milli (0.1m -> 1).
+# resource.MustParse(q).MilliValue() in Kubernetes (k8s.io/apimachinery/pkg/api/resource), written out: 1Ki is 1024
+# units, 1k 1000, m a thousandth, e an exponent (1P: the largest suffix whose millis fit MilliValue's int64).
 KUBERNETES_MILLIS = [("500m", 500), ("1", 1000), ("1.5", 1500), (".5", 500), ("+2", 2000), ("16", 16000),
                      ("1Ki", 1024000), ("1Mi", 1048576000), ("10Gi", 10737418240000), ("1Ti", 1099511627776000),
                      ("1k", 1000000), ("100M", 100000000000), ("1G", 1000000000000), ("1e3", 1000000), ("1E3", 1000000),
-                     ("2e-3", 2), ("1.5Gi", 1610612736000), ("0", 0), ("1E", 1000000000000000000000)]
+                     ("2e-3", 2), ("1.5Gi", 1610612736000), ("0", 0), ("1P", 1000000000000000000)]
+
+
+@pytest.fixture(scope="module")
+def millis(tmp_path_factory) -> dict[str, str]:
+    """gpt-oss.quantityMillis of each quantity: a chart holding only the helper renders them all at once."""
+    chart = tmp_path_factory.mktemp("quantities")
+    (chart / "templates").mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: quantities\nversion: 0.1.0\n")
+    shutil.copy(CHART_DIR / "templates" / "validation" / "_quantities.tpl", chart / "templates")
+    quantities = [q for q, _ in KUBERNETES_MILLIS] + ["sixteen", "1e1.5", "1KB", ""]
+    (chart / "templates" / "out.yaml").write_text(
+        "{{- range list " + " ".join(json.dumps(q) for q in quantities) + " }}\n"
+        '{{ . | quote }}: {{ include "gpt-oss.quantityMillis" . | quote }}\n{{- end }}\n')
+    rendered = helm_python.Chart.load(chart).render({}, name="q", namespace="q", is_install=True)
+    [document] = load_yaml_all(rendered["quantities/templates/out.yaml"])
+    return document
 
 
 class TestQuantityMillis:
-    """gpt-oss.quantityMillis reads quantities as Kubernetes does: a chart holding only the helper renders each."""
-
-    @pytest.fixture(scope="class")
-    def millis(self, tmp_path_factory):
-        chart = tmp_path_factory.mktemp("quantities")
-        (chart / "templates").mkdir()
-        (chart / "Chart.yaml").write_text("apiVersion: v2\nname: quantities\nversion: 0.1.0\n")
-        shutil.copy(CHART_DIR / "templates" / "validation" / "_quantities.tpl", chart / "templates")
-        quantities = [q for q, _ in KUBERNETES_MILLIS] + ["sixteen", "1e1.5", "1KB", ""]
-        (chart / "templates" / "out.yaml").write_text(
-            "{{- range list " + " ".join(json.dumps(q) for q in quantities) + " }}\n"
-            '{{ . | quote }}: {{ include "gpt-oss.quantityMillis" . | quote }}\n{{- end }}\n')
-        import helm_python
-        rendered = helm_python.Chart.load(chart).render({}, name="q", namespace="q", is_install=True)
-        [document] = load_yaml_all(rendered["quantities/templates/out.yaml"])
-        return document
+    """gpt-oss.quantityMillis reads quantities as Kubernetes does."""
 
     @pytest.mark.parametrize("quantity,expected", KUBERNETES_MILLIS, ids=[q for q, _ in KUBERNETES_MILLIS])
     def test_should_read_a_quantity_as_kubernetes_does(self, millis, quantity, expected):
