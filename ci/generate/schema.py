@@ -7,7 +7,9 @@ values.schema.yaml is a JSON schema written in YAML, with a description on every
   README.md           the values reference between its markers: key, type, default (from values.yaml),
                       description and allowed values of every leaf
 The JSON also gets the control-character rules (CONTROL_RULES below): no string value, anywhere, may carry C0 or C1
-control characters or DEL, naming the key; the source does not spell them out.
+control characters or DEL, naming the key; the source does not spell them out. And the Kubernetes types the source
+refers to (#/definitions/io.k8s..., k8s.*), from ci/generate/kubernetes-definitions.json (python -m ci.generate
+kubernetes-schema, from the pinned Kubernetes OpenAPI): the passthrough values are typed as the API server types them.
 --check writes nothing and exits 1 naming each file that drifted; ci/lint.sh and tests/docs/test_docs.py run it.
 --port JSON prints what another values.schema.json (another branch's, say) adds or changes, as YAML for the source.
 The source is refused (exit 2) when a key has no description, an object with properties is not closed
@@ -138,7 +140,8 @@ def control_rules(node: dict, path: str = "", text: bool = False) -> None:
     if extra is True:
         node["allOf"] = node.get("allOf", []) + [{"$ref": f"#/definitions/{FREE_FORM}"}]
     elif isinstance(extra, dict):
-        node.setdefault("propertyNames", {"pattern": SINGLE_LINE})  # a Kubernetes name pattern holds no control character
+        # A Kubernetes name pattern of its own (a LabelSelector's keys) admits no control character either.
+        node.setdefault("propertyNames", {"pattern": SINGLE_LINE})
         control_rules(extra, f"{path}.*", text or path.rpartition(".")[2] == "annotations")
 
 
@@ -307,7 +310,7 @@ def allowed(schema: dict) -> str:
 
 
 def ref_type(schema: dict) -> str | None:
-    """A Kubernetes type's name (Toleration, k8s.labelValue) where the schema is a $ref to one."""
+    """A Kubernetes type's name (core.v1.Toleration, k8s.labelValue) where the schema is a $ref to one."""
     ref = schema.get("$ref", "")
     return ref.rpartition("/")[2].replace("io.k8s.api.", "").replace("io.k8s.apimachinery.pkg.", "") or None
 
