@@ -55,6 +55,18 @@ PASSTHROUGH_REFUSALS = [
     Refusal("extended-resource-without-limit", "agg.yaml", {"benchmark": {"resources": {"requests": {"hugepages-2Mi": "1Gi"}}}},
             "benchmark.resources.requests.hugepages-2Mi=1Gi needs benchmark.resources.limits.hugepages-2Mi equal to it (it "
             "is not set)", extra=True),
+    Refusal("toleration", "agg.yaml", {"workers": {"tolerations": [{"operator": "Equal", "value": "gpu"}]}},
+            "workers.tolerations[0] is refused by the API server: an empty key needs operator Exists (match every taint); "
+            "allowed: a key, or operator: Exists"),
+    *(Refusal(f"toleration-{name}", "agg.yaml", {component: {"tolerations": [toleration]}},
+              f"{component}.tolerations[0] is refused by the API server: {message}", extra=True)
+      for name, component, toleration, message in [
+          ("key", "workers", {"key": "gpu pool", "operator": "Exists"}, 'key "gpu pool" is not a label key'),
+          ("seconds-without-no-execute", "workers", {"key": "k", "operator": "Exists", "tolerationSeconds": 30},
+           "tolerationSeconds applies to effect NoExecute only"),
+          ("value-with-exists", "workers", {"key": "k", "operator": "Exists", "value": "x"},
+           'value "x" with operator Exists, which matches any value'),
+          ("value", "workers", {"key": "k", "value": "a b"}, 'value "a b" is not a label value')]),
     Refusal("cidr", "agg.yaml", peers("10.0.0.300/32"),
             "networkPolicy.apiServer.to[0].ipBlock.cidr=10.0.0.300/32 is not a CIDR the API server takes; allowed: an IPv4 "
             "CIDR such as 10.0.0.0/8 or an IPv6 CIDR such as fd00::/8, in canonical form"),
@@ -179,7 +191,8 @@ class TestValidPassthroughsRender:
             "securityContext": {"pod": {"runAsUser": 2147483647, "runAsGroup": 0, "fsGroup": 1000, "runAsNonRoot": True,
                                         "seccompProfile": {"type": "RuntimeDefault"}}},
             "modelCache": {"download": {"tolerations": [{"key": "pool", "operator": "Equal", "value": "cpu",
-                                                         "effect": "NoSchedule", "tolerationSeconds": 60}]}},
+                                                         "effect": "NoExecute", "tolerationSeconds": 60},
+                                                        {"operator": "Exists"}]}},
         }
         objects = render_chart(["agg.yaml"], values)
         text = json.dumps(objects)

@@ -2,10 +2,10 @@
 
 {{/*
 Passthroughs (issue 53): the values the chart copies into objects (resources, env, labels and annotations, node
-selectors, NetworkPolicy peers, Ingress and HTTPRoute hosts) are typed by the schema from the pinned Kubernetes OpenAPI
+selectors, tolerations, NetworkPolicy peers, Ingress and HTTPRoute hosts) are typed by the schema from the pinned Kubernetes OpenAPI
 (ci/generate/kubernetes_schema.py); these are the API server's rules a schema cannot word with the key named: map keys
-(Helm's validator reports a bad property name at '', not at its map), requests at most limits, CIDRs in canonical
-form, an IP address as a host. The patterns are the pinned apimachinery's (_kubernetes-patterns.tpl, generated).
+(Helm's validator reports a bad property name at '', not at its map), requests at most limits, a toleration's fields
+together, CIDRs in canonical form, an IP address as a host. The patterns are the pinned apimachinery's (_kubernetes-patterns.tpl, generated).
 Usage: {{ include "gpt-oss.checkValues.passthroughs" . }}
 */}}
 {{- define "gpt-oss.checkValues.passthroughs" -}}
@@ -80,6 +80,31 @@ Usage: {{ include "gpt-oss.checkValues.passthroughs" . }}
   "not overcommit extended resources and hugepages, and the API server refuses a request without an equal limit; allowed: "
   "the same quantity in both, or only the limit (the request then defaults to it)") $component $name $request $component
   $name (ternary (printf "%v" $limit) "not set" (hasKey $limits $name))) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $component, $tolerations := dict "modelCache.download" $v.modelCache.download.tolerations
+  "workers" $v.workers.tolerations "trtllmServe" $v.trtllmServe.tolerations }}
+{{- range $index, $t := $tolerations }}
+{{- $key := default "" $t.key }}
+{{- $operator := default "Equal" $t.operator }}
+{{- $value := toString (default "" $t.value) }}
+{{- $problem := "" }}
+{{- if and $key (not (regexMatch $patterns.qualifiedName $key)) }}
+{{- $problem = printf "key %q is not a label key; allowed: %s" $key (get $allowed "qualifiedName") }}
+{{- else if and (not $key) (ne $operator "Exists") }}
+{{- $problem = "an empty key needs operator Exists (match every taint); allowed: a key, or operator: Exists" }}
+{{- else if and (hasKey $t "tolerationSeconds") (ne (default "" $t.effect) "NoExecute") }}
+{{- $problem = "tolerationSeconds applies to effect NoExecute only; allowed: effect: NoExecute, or no tolerationSeconds" }}
+{{- else if and (eq $operator "Exists") $value }}
+{{- $problem = printf "value %q with operator Exists, which matches any value; allowed: no value, or operator: Equal" $value }}
+{{- else if and (eq $operator "Equal") (not (regexMatch $patterns.labelValue $value)) }}
+{{- $problem = printf (print "value %q is not a label value; allowed: at most 63 letters, digits, '-', '_' or '.', "
+  "beginning and ending with a letter or digit") $value }}
+{{- end }}
+{{- /* Rule: a toleration is one the API server takes (ValidateTolerations). */}}
+{{- if $problem }}
+{{- fail (printf "%s.tolerations[%d] is refused by the API server: %s" $component $index $problem) }}
 {{- end }}
 {{- end }}
 {{- end }}
