@@ -139,6 +139,22 @@ RULES = {
     "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement": {"key": {"$ref": "#/definitions/k8s.qualifiedName"}},
     "io.k8s.api.core.v1.Toleration": {"effect": {"enum": ["", "NoSchedule", "PreferNoSchedule", "NoExecute"]},
                                       "operator": {"enum": ["", "Exists", "Equal", "Lt", "Gt"]}},
+    "io.k8s.api.core.v1.NodeSelectorRequirement": {"operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]},
+                                                   "key": {"$ref": "#/definitions/k8s.qualifiedName"}},
+    "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement": {
+        "operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist"]}},
+    # validatePreferredSchedulingTerms, validateWeightedPodAffinityTerms: "must be in the range 1-100".
+    "io.k8s.api.core.v1.PreferredSchedulingTerm": {"weight": {"minimum": 1, "maximum": 100}},
+    "io.k8s.api.core.v1.WeightedPodAffinityTerm": {"weight": {"minimum": 1, "maximum": 100}},
+    "io.k8s.api.core.v1.SeccompProfile": {"type": {"enum": ["RuntimeDefault", "Unconfined", "Localhost"]}},
+    # validateScalingRules, validateScalingPolicy (autoscaling validation: MaxStabilizationWindowSeconds, MaxPeriodSeconds).
+    "io.k8s.api.autoscaling.v2.HPAScalingRules": {"stabilizationWindowSeconds": {"minimum": 0, "maximum": 3600},
+                                                  "selectPolicy": {"enum": ["Max", "Min", "Disabled"]}},
+    "io.k8s.api.autoscaling.v2.HPAScalingPolicy": {"type": {"enum": ["Pods", "Percent"]}, "value": {"minimum": 1},
+                                                   "periodSeconds": {"minimum": 1, "maximum": 1800}},
+    # ValidateNetworkPolicyPort: a protocol of three, ports 1-65535.
+    "io.k8s.api.networking.v1.NetworkPolicyPort": {"protocol": {"enum": ["TCP", "UDP", "SCTP"]},
+                                                   "endPort": {"minimum": 1, "maximum": 65535}},
 }
 
 

@@ -168,11 +168,26 @@ class TestIssueExamples:
      "at '/networkPolicy/dynamoPlatformEgress/0/ports/0/port'"),
     ({"frontend": {"autoscaling": {"behavior": {"scaleUp": {"stabilizationWindowSeconds": "60s"}}}}},
      "at '/frontend/autoscaling/behavior/scaleUp/stabilizationWindowSeconds': got string, want integer"),
+    ({"modelCache": {"download": {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 0, "preference": {"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["gpu"]}]}}]}}}}},
+     "at '/modelCache/download/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution/0/weight': minimum"),
+    ({"modelCache": {"download": {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "preference": {"matchExpressions": [{"key": "pool", "operator": "NotEquals"}]}}]}}}}},
+     "at '/modelCache/download/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution/0/preference/"
+     "matchExpressions/0/operator'"),
+    ({"securityContext": {"pod": {"seccompProfile": {"type": "runtime/default"}}}}, "at '/securityContext/pod/seccompProfile/type'"),
+    ({"frontend": {"autoscaling": {"behavior": {"scaleDown": {"selectPolicy": "Maximum"}}}}},
+     "at '/frontend/autoscaling/behavior/scaleDown/selectPolicy'"),
+    ({"trtllmServe": {"autoscaling": {"behavior": {"scaleUp": {"policies": [{"type": "Pods", "value": 0, "periodSeconds": 60}]}}}}},
+     "at '/trtllmServe/autoscaling/behavior/scaleUp/policies/0/value': minimum"),
+    ({"networkPolicy": {"dynamoPlatformEgress": [{"ports": [{"protocol": "tcp", "port": 4222}]}]}},
+     "at '/networkPolicy/dynamoPlatformEgress/0/ports/0/protocol'"),
 ], ids=["negative-memory", "cpu-with-words", "run-as-user-negative", "fs-group-above-int32", "run-as-group-above-int32",
         "security-context-unknown-field", "toleration-operator", "toleration-unknown-field", "label-value-64",
         "affinity-unknown-field", "host-with-port", "wildcard-not-first", "path-without-slash", "tls-host-upper-case",
         "hostname-with-scheme", "label-value-space", "match-labels-value", "peer-unknown-field", "port-not-int-or-string",
-        "behavior-window-string"])
+        "behavior-window-string", "affinity-weight-0", "affinity-operator", "seccomp-type", "behavior-select-policy",
+        "behavior-policy-value-0", "port-protocol-lower-case"])
 def test_should_refuse_what_the_kubernetes_types_refuse(values, message):
     with pytest.raises(ChartRenderError) as error:
         render_chart(["agg.yaml"], values)
