@@ -1,6 +1,7 @@
 """The generated room: every file written into the chart or docs from upstream facts or from the tools.
 
-schema (the value docs from values.schema.yaml), dynamo_defaults, trtllm_fields and trtllm_serve_options (what the
+schema (the value docs from values.schema.yaml), kubernetes_schema (the Kubernetes types of the passthrough values,
+from the pinned OpenAPI), dynamo_defaults, trtllm_fields and trtllm_serve_options (what the
 chart must carry of values.yaml and of TensorRT-LLM), sizing_tables and target_figures (aiconfigurator's figures), and
 compare_published (the model against TensorRT-LLM's published figures). One way in: `python -m ci.generate [--check]`
 regenerates (or checks) them all; `python -m ci.generate <verb>` runs one. It imports nothing of the other rooms.

@@ -4,12 +4,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import shutil
 import sys
 
 from ci import run_verbs, verb_listing
 
 VERBS = {
     "schema": ("ci.generate.schema", "values.schema.json, the values.yaml comments and the README's values table"),
+    "kubernetes-schema": ("ci.generate.kubernetes_schema",
+                          "the Kubernetes types of the passthrough values, from the pinned OpenAPI"),
     "dynamo-defaults": ("ci.generate.dynamo_defaults", "the chart's copy of the Dynamo-only defaults of values.yaml"),
     "trtllm-fields": ("ci.generate.trtllm_fields", "TensorRT-LLM's engine keys per release, from the shared lists"),
     "sizing-tables": ("ci.generate.sizing_tables", "the chart's sizing tables, from aiconfigurator"),
@@ -18,8 +21,9 @@ VERBS = {
     "compare-published": ("ci.generate.compare_published", "aiconfigurator against TensorRT-LLM's published figures"),
 }
 # What the run without a verb regenerates, in order, and what each needs beyond the checkout and ../shared.
-EVERY = {"schema": None, "dynamo-defaults": None, "trtllm-fields": None, "sizing-tables": "aiconfigurator",
-         "target-figures": "aiconfigurator"}
+# kubernetes-schema first: schema merges what it writes.
+EVERY = {"kubernetes-schema": "go", "schema": None, "dynamo-defaults": None, "trtllm-fields": None,
+         "sizing-tables": "aiconfigurator", "target-figures": "aiconfigurator"}
 # About 15 minutes on 2 cores (a best-configuration search per target): only with --slow.
 SLOW = {"target-figures"}
 NOT_IN_EVERY = ("trtllm-serve-options reads a TensorRT-LLM release's serve.py (tests/chart/trtllm_serve/test_trtllm_serve.py checks the "
@@ -42,7 +46,10 @@ def every(argv: list[str]) -> int:
         if verb in SLOW and not args.slow:
             print(f"{verb}: left out (about 15 minutes; --slow runs it)")
             continue
-        if needs and importlib.util.find_spec(needs) is None:
+        if needs == "go" and shutil.which("go") is None:
+            print(f"{verb}: left out: needs the go command (the pinned Kubernetes module's OpenAPI)")
+            continue
+        if needs and needs != "go" and importlib.util.find_spec(needs) is None:
             print(f"{verb}: left out: needs {needs} (pip install -r requirements-predict.txt)")
             continue
         module = importlib.import_module(VERBS[verb][0])

@@ -7,7 +7,9 @@ values.schema.yaml is a JSON schema written in YAML, with a description on every
   README.md           the values reference between its markers: key, type, default (from values.yaml),
                       description and allowed values of every leaf
 The JSON also gets the control-character rules (CONTROL_RULES below): no string value, anywhere, may carry C0 or C1
-control characters or DEL, naming the key; the source does not spell them out.
+control characters or DEL, naming the key; the source does not spell them out. And the Kubernetes types the source
+refers to (#/definitions/io.k8s..., k8s.*), from ci/generate/kubernetes-definitions.json (python -m ci.generate
+kubernetes-schema, from the pinned Kubernetes OpenAPI): the passthrough values are typed as the API server types them.
 --check writes nothing and exits 1 naming each file that drifted; ci/lint.sh and tests/docs/test_docs.py run it.
 --port JSON prints what another values.schema.json (another branch's, say) adds or changes, as YAML for the source.
 The source is refused (exit 2) when a key has no description, an object with properties is not closed
@@ -30,6 +32,10 @@ from . import REPO
 
 CHART = REPO / "charts" / "gpt-oss"
 SOURCE, SCHEMA_JSON, VALUES, README = "values.schema.yaml", "values.schema.json", "values.yaml", "README.md"
+# The Kubernetes types of the passthrough values (python -m ci.generate kubernetes-schema, from the pinned OpenAPI): the
+# source refers to them (#/definitions/...), and the JSON carries them in its definitions.
+KUBERNETES = REPO / "ci" / "generate" / "kubernetes-definitions.json"
+REF = "#/definitions/"
 START = "<!-- values-reference:start -->"
 END = "<!-- values-reference:end -->"
 MISSING = object()
@@ -126,13 +132,16 @@ def control_rules(node: dict, path: str = "", text: bool = False) -> None:
             node["pattern"] = TEXT if text else SINGLE_LINE
     for key, child in (node.get("properties") or {}).items():
         control_rules(child, f"{path}.{key}" if path else key)
+    for branch in node.get("anyOf") or []:  # int-or-string, a quantity: the string branch
+        control_rules(branch, path, text)
     if isinstance(node.get("items"), dict):
         control_rules(node["items"], f"{path}[]", text)
     extra = node.get("additionalProperties")
     if extra is True:
         node["allOf"] = node.get("allOf", []) + [{"$ref": f"#/definitions/{FREE_FORM}"}]
     elif isinstance(extra, dict):
-        node["propertyNames"] = {"pattern": SINGLE_LINE}
+        # A Kubernetes name pattern of its own (a LabelSelector's keys) admits no control character either.
+        node.setdefault("propertyNames", {"pattern": SINGLE_LINE})
         control_rules(extra, f"{path}.*", text or path.rpartition(".")[2] == "annotations")
 
 
@@ -144,7 +153,8 @@ def free_form_definition() -> dict:
 
 
 def without_control_rules(node):
-    """A JSON schema with what control_rules adds taken out again (to compare it with the source: --port)."""
+    """A JSON schema with what control_rules adds, and the Kubernetes definitions, taken out again (to compare it with
+    the source: --port)."""
     if isinstance(node, list):
         return [without_control_rules(item) for item in node]
     if not isinstance(node, dict):
@@ -160,20 +170,42 @@ def without_control_rules(node):
             if not value:
                 continue
         if key == "definitions" and isinstance(value, dict):
-            value = {name: item for name, item in value.items() if name != FREE_FORM}
+            generated_names = {FREE_FORM, *json.loads(KUBERNETES.read_text())["definitions"]}
+            value = {name: item for name, item in value.items() if name not in generated_names}
             if not value:
                 continue
         out[key] = without_control_rules(value)
     return out
 
 
+def kubernetes_definitions(schema: dict) -> dict:
+    """The Kubernetes definitions the source refers to, and what they refer to (KUBERNETES holds them all)."""
+    available = json.loads(KUBERNETES.read_text())["definitions"]
+    wanted, pending = {}, sorted(set(re.findall(re.escape(REF) + r"([\w.-]+)", json.dumps(schema))))
+    while pending:
+        name = pending.pop()
+        if name in wanted:
+            continue
+        if name not in available:
+            raise SchemaError(f"{SOURCE} refers to {REF}{name}, which {KUBERNETES.name} does not define "
+                              "(python -m ci.generate kubernetes-schema: ROOTS)")
+        wanted[name] = copy.deepcopy(available[name])
+        pending += sorted(set(re.findall(re.escape(REF) + r"([\w.-]+)", json.dumps(available[name]))))
+    return dict(sorted(wanted.items()))
+
+
 def json_schema(schema: dict) -> dict:
-    """The schema Helm reads: the source with every description on one line, and the control-character rules."""
+    """The schema Helm reads: the source with every description on one line, the Kubernetes definitions it refers
+    to, and the control-character rules (in those definitions too)."""
     out = copy.deepcopy(schema)
     for _, node in properties(out):
         node["description"] = text(node["description"])
     control_rules(out)
-    out.setdefault("definitions", {})[FREE_FORM] = free_form_definition()
+    definitions = out.setdefault("definitions", {})
+    for name, node in kubernetes_definitions(schema).items():
+        control_rules(node, name)
+        definitions[name] = node
+    definitions[FREE_FORM] = free_form_definition()
     return out
 
 
@@ -277,11 +309,21 @@ def allowed(schema: dict) -> str:
     return "; ".join(parts)
 
 
+def ref_type(schema: dict) -> str | None:
+    """A Kubernetes type's name (core.v1.Toleration, k8s.labelValue) where the schema is a $ref to one."""
+    ref = schema.get("$ref", "")
+    return ref.rpartition("/")[2].replace("io.k8s.api.", "").replace("io.k8s.apimachinery.pkg.", "") or None
+
+
 def type_of(schema: dict) -> str:
-    kind = schema.get("type", "any")
+    if "anyOf" in schema and "type" not in schema:
+        return " or ".join(type_of(branch) for branch in schema["anyOf"])
+    kind = schema.get("type", ref_type(schema) or "any")
     kinds = kind if isinstance(kind, list) else [kind]
-    if "array" in kinds and isinstance(schema.get("items"), dict) and "type" in schema["items"]:
-        kinds = [f"array of {schema['items']['type']}" if k == "array" else k for k in kinds]
+    if "array" in kinds and isinstance(schema.get("items"), dict):
+        item = schema["items"].get("type") or ref_type(schema["items"])
+        if item:
+            kinds = [f"array of {item}" if k == "array" else k for k in kinds]
     return " or ".join(kinds)
 
 

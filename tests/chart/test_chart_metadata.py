@@ -113,4 +113,5 @@ class TestTemplateLines:
     def test_should_except_only_the_generated_files(self):
         generated = sorted(name for name, text in self.templates().items() if self.GENERATED.search(text))
         assert generated == ["templates/_sizing-tables.tpl", "templates/dynamo/_dynamo-defaults.tpl",
-                             "templates/engine/_trtllm-fields.tpl", "templates/trtllm-serve/_trtllm-serve-options.tpl"]
+                             "templates/engine/_trtllm-fields.tpl", "templates/trtllm-serve/_trtllm-serve-options.tpl",
+                             "templates/validation/_kubernetes-patterns.tpl"]

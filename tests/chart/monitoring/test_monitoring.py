@@ -323,6 +323,13 @@ MONITORING_REFUSALS = [
               {"inferencePool": {"enabled": True}, "trtllmServe": {"image": {"tag": tag}, "allowUnlistedRelease": True}},
               f"trtllmServe.image.tag={tag} is TensorRT-LLM 1.2", extra=True) for tag in ["1.2.1", "1.2.0rc6"]),
 ]
+MONITORING_REFUSALS += [
+    # Prometheus' "scrape timeout greater than scrape interval": durations compared, not strings (90s > 1m).
+    Refusal("scrape-timeout-above-interval", "agg.yaml",
+            {"monitoring": {"podMonitor": {"enabled": True, "interval": "1m", "scrapeTimeout": "90s"}}},
+            "monitoring.podMonitor.scrapeTimeout=90s is longer than monitoring.podMonitor.interval=1m: Prometheus refuses a "
+            "scrape config whose timeout exceeds its interval"),
+]
 REFUSALS = {"monitoring": MONITORING_REFUSALS}
 
 

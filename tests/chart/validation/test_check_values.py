@@ -12,7 +12,7 @@ from tests.chart.exposure import test_exposure
 from tests.chart.model_cache import test_model_sources
 from tests.chart.monitoring import test_monitoring
 from tests.chart.trtllm_serve import test_trtllm_serve
-from tests.chart.validation import test_credential_errors, test_names
+from tests.chart.validation import test_credential_errors, test_names, test_passthroughs
 from tests.helpers import (CHART_DIR, CHECK_VALUES, DGD, MODEL_CACHE_PVC, OVERLAYS, TRTLLM_SERVE_DEPLOYMENT, Refusal,
                            assert_refused, dgd_workers, fail_messages, find, plan_document, refusal_params, render_chart,
                            render_notes, template_defines)
@@ -74,7 +74,7 @@ REFUSALS = {"sizes": SIZE_REFUSALS}
 TABLES = [module.REFUSALS for module in (test_autoscaling, test_benchmark, test_dynamo_release, test_engine, test_exposure, test_graceful_shutdown,
                                          test_model_sources, test_monitoring, test_operator_admission, test_quantization,
                                          test_hardware, test_topology, test_trtllm_serve, test_security, test_credential_errors,
-                                         test_names)] + [REFUSALS]
+                                         test_names, test_passthroughs)] + [REFUSALS]
 
 
 @pytest.mark.parametrize("case", refusal_params(REFUSALS))
@@ -160,7 +160,8 @@ class TestSizes:
         assert render_chart(["agg.yaml"], values, show_only=[MODEL_CACHE_PVC]) == []
 
     def test_should_accept_a_memory_limit_as_large_as_shared_memory(self):
-        values = {"trtllmServe": {"resources": {"limits": {"memory": "80Gi"}}}}
+        # The request too: the API server refuses one above its limit (tests/chart/validation/test_passthroughs.py).
+        values = {"trtllmServe": {"resources": {"requests": {"memory": "80Gi"}, "limits": {"memory": "80Gi"}}}}
         [deployment] = render_chart(["trtllm-serve-low-latency.yaml"], values, show_only=[TRTLLM_SERVE_DEPLOYMENT])
         assert deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"] == "80Gi"
 

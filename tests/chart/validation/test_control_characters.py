@@ -32,10 +32,18 @@ def _types(node: dict) -> list:
     return kind if isinstance(kind, list) else [kind]
 
 
+def resolved(node):
+    """A schema node with its $ref (a Kubernetes type of the definitions, issue 53) followed."""
+    while isinstance(node, dict) and "$ref" in node:
+        node = SCHEMA["definitions"][node["$ref"].rpartition("/")[2]]
+    return node
+
+
 def string_sites(node: dict, value: str, pointer: str = ""):
     """(values tree, {pointer: kind}) with `value` in every string of the schema: each property, one item of each list,
     one entry ("k") of each map, and a nested string and list item inside each free-form map; kind is "enum", "url",
     "text" (tab and line feed allowed) or "line"."""
+    node = resolved(node)
     kinds = _types(node)
     if "string" in kinds and "object" not in kinds:
         kind = "enum" if "enum" in node else "url" if pointer in URL_POINTERS else "line"
@@ -48,7 +56,7 @@ def string_sites(node: dict, value: str, pointer: str = ""):
         sub, found = string_sites(child, value, f"{pointer}/{key}")
         if found:
             tree[key], sites = sub, {**sites, **found}
-    extra = node.get("additionalProperties")
+    extra = resolved(node.get("additionalProperties"))
     if extra is True:
         tree["k"] = {"n": value, "l": [value]}
         sites.update({f"{pointer}/k/n": "text", f"{pointer}/k/l/0": "text"})

@@ -305,6 +305,8 @@ def test_should_keep_every_string_value_one_scalar_or_refuse_it(runtime, source)
             assert all(any(form in text for form in whole) for text in carriers.get(index, [])), \
                 f"{dotted(path)}: its value reached a scalar split or folded: {carriers[index]}"
     # The render exercised what it claims: the suffixed values that render reached the templates, whole.
-    # Since issue 55 the schema refuses a line feed in every string but an annotation's value and a free-form map's.
+    # Since issue 55 the schema refuses a line feed in every string but an annotation's value and a free-form map's;
+    # since issue 53 tolerations, NetworkPolicy peers, security contexts and label values are Kubernetes types, no
+    # longer free-form maps, so what reaches the templates is mostly annotations, Gateway API fields and scripts' text.
     reached = [path for index, path in enumerate(leaves) if path in accepted and index in carriers]
-    assert len(reached) > 20, sorted(dotted(path) for path in reached)
+    assert len(reached) > 8, sorted(dotted(path) for path in reached)

@@ -137,11 +137,19 @@ class TestSetTypedStringMaps:
         # A new labels, annotations, nodeSelector or env map in the schema takes --set's types too, and gets a case.
         schema = json.loads((CHART_DIR / "values.schema.json").read_text())
 
+        def kinds(node):
+            # A label value is the Kubernetes type (a $ref to a string with its pattern) or a number or boolean.
+            if "$ref" in node:
+                return kinds(schema["definitions"][node["$ref"].rsplit("/", 1)[1]])
+            if "anyOf" in node:
+                return [kind for branch in node["anyOf"] for kind in kinds(branch)]
+            return [node["type"]] if isinstance(node["type"], str) else node["type"]
+
         def maps(node, path=""):
             for key, child in (node.get("properties") or {}).items():
                 if key in ("labels", "annotations", "nodeSelector", "env") and isinstance(
                         child.get("additionalProperties"), dict):
-                    yield f"{path}{key}", child["additionalProperties"]["type"]
+                    yield f"{path}{key}", kinds(child["additionalProperties"])
                 yield from maps(child, f"{path}{key}.")
         found = dict(maps(schema))
         assert {path: kinds for path, kinds in found.items() if set(kinds) != {"string", "number", "boolean"}} == {}

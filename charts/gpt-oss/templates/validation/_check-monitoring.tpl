@@ -2,11 +2,22 @@
 
 {{/*
 Rules of what the scalers, the planner and the endpoint picker read (issue 24): each reads only metrics the
-configured release serves, and the planner only runs when it can decide; and where the dashboard may be written (issue
-55): the release namespace, or one monitoring.dashboard.allowedNamespaces names, never a kube-* one.
+configured release serves, and the planner only runs when it can decide; a PodMonitor's scrapeTimeout within its
+interval (issue 53); and where the dashboard may be written (issue 55): the release namespace, or one
+monitoring.dashboard.allowedNamespaces names, never a kube-* one.
 Usage: {{ include "gpt-oss.checkValues.monitoring" . }}
 */}}
 {{- define "gpt-oss.checkValues.monitoring" -}}
+{{- $pm := .Values.monitoring.podMonitor }}
+{{- $millis := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 }}
+{{- $interval := mul (atoi (regexFind "^[0-9]+" $pm.interval)) (get $millis (regexFind "[a-z]+$" $pm.interval)) }}
+{{- $timeout := mul (atoi (regexFind "^[0-9]+" $pm.scrapeTimeout)) (get $millis (regexFind "[a-z]+$" $pm.scrapeTimeout)) }}
+{{- /* Rule: a scrape times out within its interval (Prometheus refuses the scrape config otherwise). */}}
+{{- if gt $timeout $interval }}
+{{- fail (printf (print "monitoring.podMonitor.scrapeTimeout=%s is longer than monitoring.podMonitor.interval=%s: Prometheus "
+  "refuses a scrape config whose timeout exceeds its interval (\"scrape timeout greater than scrape interval\"), and drops "
+  "the PodMonitor's targets; allowed: a scrapeTimeout at most the interval (%s)") $pm.scrapeTimeout $pm.interval $pm.interval) }}
+{{- end }}
 {{- $pl := .Values.planner }}
 {{- if and $pl.enabled (eq .Values.runtime "dynamo") }}
 {{- $version := include "gpt-oss.planner.version" . }}

@@ -36,4 +36,5 @@ Usage: {{ include "gpt-oss.checkValues" . }}
 {{- include "gpt-oss.checkValues.security" . }}
 {{- include "gpt-oss.checkValues.placement" . }}
 {{- include "gpt-oss.checkValues.names" . }}
+{{- include "gpt-oss.checkValues.passthroughs" . }}
 {{- end }}

@@ -52,3 +52,25 @@ Usage: {{ include "gpt-oss.engineMoeBackend" .Values.workers.worker.engine }}
 {{- $moe := get (ternary . dict (kindIs "map" .)) "moe_config" }}
 {{- if kindIs "map" $moe }}{{ toString (get $moe "backend" | default "") }}{{ end }}
 {{- end }}
+
+{{/*
+An IPv4 CIDR as numbers, JSON {address, network, size, prefix, networkText} (address and network as 32-bit integers,
+size 2^(32-prefix)); {} for anything else (IPv6, not a CIDR), so a rule comparing IPv4 ranges skips it.
+Usage: {{ $range := include "gpt-oss.ipv4Range" "10.1.0.0/16" | fromJson }}
+*/}}
+{{- define "gpt-oss.ipv4Range" -}}
+{{- if regexMatch "^[0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}$" . }}
+{{- $parts := splitList "/" . }}
+{{- $prefix := min 32 (atoi (last $parts)) }}
+{{- $address := 0 }}
+{{- range splitList "." (first $parts) }}{{ $address = add (mul $address 256) (atoi .) }}{{ end }}
+{{- $size := 1 }}
+{{- range until (int (sub 32 $prefix)) }}{{ $size = mul $size 2 }}{{ end }}
+{{- $network := sub $address (mod $address $size) }}
+{{- $text := printf "%d.%d.%d.%d" (div $network 16777216) (mod (div $network 65536) 256) (mod (div $network 256) 256)
+  (mod $network 256) }}
+{{- dict "address" $address "network" $network "size" $size "prefix" $prefix "networkText" $text | toJson }}
+{{- else }}
+{{- "{}" }}
+{{- end }}
+{{- end }}
