@@ -455,7 +455,7 @@ SECURITY_REFUSALS = [
     Refusal("unpinned-images", "agg.yaml", {"security": {"requireImageDigests": True}},
             "security.requireImageDigests=true, but these images are not pinned by digest: dynamo.image "
             "(nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.7.0), modelCache.download.image "
-            "(ghcr.io/gpt-oss-chart/model-fetch:0.8.0), smokeTest.image "
+            "(ghcr.io/gpt-oss-chart/model-fetch:0.9.0), smokeTest.image "
             "(docker.io/library/python:3.12.8-slim-bookworm); allowed: a tag of the form <tag>@sha256:<64 hex> or "
             'sha256:<64 hex> in each (docs/security.md, "Pinning images"), or security.requireImageDigests=false'),
     Refusal("proxy-two-ways", "agg.yaml",

@@ -61,7 +61,7 @@ class TestDownloadJob:
 
     def test_should_run_the_pinned_downloader_image_and_install_nothing(self):
         job = download_job()
-        assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "ghcr.io/gpt-oss-chart/model-fetch:0.8.0"
+        assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "ghcr.io/gpt-oss-chart/model-fetch:0.9.0"
         assert "PIP_PACKAGES" not in env_of(job), "nothing may reach PyPI at start unless the user opts in"
 
     def test_should_install_at_start_only_what_the_user_opts_in_to(self):

@@ -25,7 +25,7 @@ class TestNodeImages:
         names = {image.name: images.image_names(image, rendered) for image in images.IMAGES}
         assert names == {
             "pause": ["registry.k8s.io/pause:3.10"],
-            "python": ["docker.io/library/python:3.12.8-slim-bookworm", "ghcr.io/gpt-oss-chart/model-fetch:0.8.0"],
+            "python": ["docker.io/library/python:3.12.8-slim-bookworm", "ghcr.io/gpt-oss-chart/model-fetch:0.9.0"],
             "serving": ["nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc29"],
             "dynamo-runtime": ["nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1"],
             # The operator's own binaries: its platform chart's repository, appVersion 1.5.0 of main @ 2a6da14c.
