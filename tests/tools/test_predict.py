@@ -481,6 +481,16 @@ class TestPublishedFigures:
             assert got[key][0] == published
             assert got[key][1] == pytest.approx(predicted, rel=TOLERANCE), key
 
+    def test_should_keep_each_published_point_within_its_calibrated_band(self, rows):
+        from tools.gptoss.calibration import calibrate
+        outside = {}
+        for key, (published, _) in EXPECTED_PUBLISHED.items():
+            isl, osl, gpu = key
+            c = calibrate(rows[key]["predicted"], gpu, rows[key]["quantization"], isl, osl)
+            if not c["low"] <= published <= c["high"]:
+                outside[key] = (c["low"], published, c["high"])
+        assert outside == {}
+
     def test_should_be_the_predictions_the_calibration_was_fitted_on(self, rows):
         from tools.gptoss.calibration import load
         stored = {(p["isl"], p["osl"], p["gpu"]): p["predicted"] for p in load()["points"]}

@@ -14,8 +14,10 @@ rendered by the chart and predicted again (tools/predict.py), which is what `--p
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
+import resource
 import shlex
 import time
 
@@ -45,8 +47,10 @@ def parse_rate(text: str) -> tuple[str, float]:
     return ("users" if match["unit"].startswith("user") else "tokens"), number
 
 
+@functools.lru_cache(maxsize=8)
 def _candidates(gpu: str, isl: int, osl: int, ttft: float, itl: float) -> dict:
-    """aiconfigurator's best configurations per mode on one node (its top rows, SLA met or not)."""
+    """aiconfigurator's best configurations per mode on one node (its top rows, SLA met or not); one search per
+    request in a process (another rate or --max-gpus reuses it)."""
     from aiconfigurator.cli.api import _execute_and_wrap_result
     from aiconfigurator.sdk.common import GEMMQuantMode, KVCacheQuantMode, MoEQuantMode
     from aiconfigurator.sdk.task_v2 import Task
@@ -67,6 +71,12 @@ def _candidates(gpu: str, isl: int, osl: int, ttft: float, itl: float) -> dict:
     result = _execute_and_wrap_result(tasks, mode="default", top_n=5)
     return {m: [row for _, row in frame.iterrows()] for m, frame in result.best_configs.items()
             if frame is not None and not frame.empty}
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its children: what the search costs, whatever else the machine runs."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _worker(row, prefix: str) -> dict:
@@ -108,7 +118,7 @@ def describe(c: dict) -> str:
         return f"TP{w['tp']} EP{w['ep']}{' attention-DP' if w['adp'] else ''}, batch {w['batch']}" + \
             (" per rank" if w["adp"] else "")
     if c["mode"] == "agg":
-        return f"agg: {c['replicas']} x worker {role(c['worker'])} ({c['gpus_per_replica']} GPUs each)"
+        return f"agg: {c['replicas']} x worker {role(c['worker'])} ({c['gpus_per_replica']} GPU{'s' * (c['gpus_per_replica'] > 1)} each)"
     p, d = c["prefill"], c["decode"]
     return (f"disagg: {c['replicas']} x ({p['workers']} prefill {role(p)} + {d['workers']} decode {role(d)}; "
             f"{c['gpus_per_replica']} GPUs each)")
@@ -126,17 +136,17 @@ def search(gpu: str, isl: int, osl: int, rate: str, ttft: float = 2000.0, itl: f
     if gpu not in SYSTEMS:
         raise SearchError(f"--gpu {gpu}: no aiconfigurator system (allowed: {', '.join(SYSTEMS)})")
     kind, amount = parse_rate(rate)
-    started = time.monotonic()
+    started, cpu = time.monotonic(), _cpu_seconds()
     with quiet():
-        rows = _candidates(gpu, isl, osl, ttft, itl)
-    seconds = round(time.monotonic() - started, 1)
+        rows = _candidates(gpu, isl, osl, float(ttft), float(itl))
+    seconds, cpu_seconds = round(time.monotonic() - started, 1), round(_cpu_seconds() - cpu, 1)
     every = [_candidate(mode, row, gpu, isl, osl, kind, amount, max_gpus) for mode, found in rows.items()
              for row in found]
     within_sla = [c for c in every if c["itl_ms"] <= itl * 1.01 and c["ttft_ms"] <= ttft * 1.01]
     meeting = [c for c in within_sla if not c["capped"]]
     request = {"gpu": gpu, "isl": isl, "osl": osl, "rate": rate, "rate_kind": kind, "rate_amount": amount,
                "ttft_ms": ttft, "itl_ms": itl, "max_gpus": max_gpus}
-    answer = {"request": request, "seconds": seconds}
+    answer = {"request": request, "seconds": seconds, "cpu_seconds": cpu_seconds}
     if meeting:
         ranked = sorted(meeting, key=lambda c: (c["gpus"], -c["tokens_per_s"]))
         return dict(answer, met=True, best=ranked[0], ranked=ranked)
@@ -193,30 +203,34 @@ def overlay_text(answer: dict, values: dict, command: str, prediction: dict | No
     import yaml
     c, r = answer["best"], answer["request"]
     cal = c["calibration"]
-    lines = [f"# Searched by tools/plan.py --search for {r['rate']} on {r['gpu']}, ISL {r['isl']} / OSL {r['osl']}, "
-             f"ITL <= {r['itl_ms']:g} ms, TTFT <= {r['ttft_ms']:g} ms:",
-             f"#   {shlex.join(command) if isinstance(command, list) else command}",
-             f"# {describe(c)}: {c['gpus']} GPUs.",
-             f"# Calibrated: {cal['tokens_per_s_per_gpu']} tokens/s/GPU (band {cal['low']}-{cal['high']}; raw model "
-             f"{cal['raw']}), x{cal['factor']:.3f} from the {cal['group']} fit on TensorRT-LLM's published figures",
-             f"# (docs/targets.md); {c['tokens_per_s']} tokens/s and {c['users']} users in all at ITL {c['itl_ms']} ms,"
-             f" TTFT {c['ttft_ms']:.0f} ms (the model's latencies).",
-             ]
+    import textwrap
+    paragraphs = [f"Searched by tools/plan.py --search for {r['rate']} on {r['gpu']}, ISL {r['isl']} / OSL {r['osl']}, "
+                  f"ITL <= {r['itl_ms']:g} ms, TTFT <= {r['ttft_ms']:g} ms:",
+                  "  " + (shlex.join(command) if isinstance(command, list) else command),
+                  f"{describe(c)}: {c['gpus']} GPUs.",
+                  f"Calibrated: {cal['tokens_per_s_per_gpu']} tokens/s/GPU (band {cal['low']}-{cal['high']}; raw model "
+                  f"{cal['raw']}), x{cal['factor']:.3f} from the {cal['group']} fit on TensorRT-LLM's published "
+                  f"figures (docs/targets.md); {c['tokens_per_s']} tokens/s and {c['users']} users in all at ITL "
+                  f"{c['itl_ms']} ms, TTFT {c['ttft_ms']:.0f} ms (the model's latencies)."]
     if not answer["met"]:
-        lines.append(f"# NOT MET: {answer['why']}; this is the best reachable point.")
+        paragraphs.append(f"NOT MET: {answer['why']}; this is the best reachable point.")
     if prediction is not None:
         p = prediction["calibrated"]
-        lines.append(f"# tools/plan.py --predict on this file: {p['tokens_per_s_per_gpu']} tokens/s/GPU calibrated "
-                     f"(band {p['low']}-{p['high']}; raw {p['raw']}), ITL {prediction['itl_ms']} ms, TTFT "
-                     f"{prediction['ttft_ms']:.0f} ms at {prediction['benchmark']['concurrency']} users.")
-    lines.append(f"#   helm install gpt-oss charts/gpt-oss -f <this file>")
-    body = yaml.safe_dump(values, sort_keys=False, width=120)
+        paragraphs.append(f"tools/plan.py --predict on this file: {p['tokens_per_s_per_gpu']} tokens/s/GPU calibrated "
+                          f"(band {p['low']}-{p['high']}; raw model {p['raw']}), ITL {prediction['itl_ms']} ms, TTFT "
+                          f"{prediction['ttft_ms']:.0f} ms at {prediction['benchmark']['concurrency']} users.")
+    paragraphs.append("  helm install gpt-oss charts/gpt-oss -f <this file>")
+    # yamllint's 120 columns (.yamllint.yaml), whatever the command's length.
+    lines = [line for text in paragraphs
+             for line in textwrap.wrap(text, 118, initial_indent="# ", subsequent_indent="#     " if
+                                       text.startswith("  ") else "# ", break_on_hyphens=False, break_long_words=False)]
+    body = yaml.safe_dump(values, sort_keys=False, width=118, indent=2)
     return "\n".join(lines) + "\n" + body
 
 
 def format_answer(answer: dict) -> str:
     r = answer["request"]
-    lines = [f"Search (aiconfigurator, {answer['seconds']} s): {r['rate']} on {r['gpu']}, ISL {r['isl']} / OSL "
+    lines = [f"Search (aiconfigurator, {answer['seconds']} s, {answer['cpu_seconds']} s of CPU): {r['rate']} on {r['gpu']}, ISL {r['isl']} / OSL "
              f"{r['osl']}, ITL <= {r['itl_ms']:g} ms, TTFT <= {r['ttft_ms']:g} ms"
              + (f", at most {r['max_gpus']} GPUs" if r["max_gpus"] else "")]
     if not answer["met"]:
