@@ -2,8 +2,9 @@
 
 schema (the value docs from values.schema.yaml), kubernetes_schema (the Kubernetes types of the passthrough values,
 from the pinned OpenAPI), dynamo_defaults, trtllm_fields and trtllm_serve_options (what the
-chart must carry of values.yaml and of TensorRT-LLM), sizing_tables and target_figures (aiconfigurator's figures), and
-compare_published (the model against TensorRT-LLM's published figures). One way in: `python -m ci.generate [--check]`
+chart must carry of values.yaml and of TensorRT-LLM), sizing_tables and target_figures (aiconfigurator's figures),
+compare_published (the model against TensorRT-LLM's published figures) and calibration (the model's error on them,
+fitted per GPU, quantization and ISL/OSL regime: tools/gptoss/calibration.json). One way in: `python -m ci.generate [--check]`
 regenerates (or checks) them all; `python -m ci.generate <verb>` runs one. It imports nothing of the other rooms.
 """
 from __future__ import annotations

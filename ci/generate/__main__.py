@@ -19,11 +19,12 @@ VERBS = {
     "target-figures": ("ci.generate.target_figures", "the predicted figures of README.md and docs/targets.md"),
     "trtllm-serve-options": ("ci.generate.trtllm_serve_options", "trtllm-serve's options, from a release's serve.py"),
     "compare-published": ("ci.generate.compare_published", "aiconfigurator against TensorRT-LLM's published figures"),
+    "calibration": ("ci.generate.calibration", "the calibration of the predictions on the published figures, and its docs"),
 }
 # What the run without a verb regenerates, in order, and what each needs beyond the checkout and ../shared.
 # kubernetes-schema first: schema merges what it writes.
 EVERY = {"kubernetes-schema": "go", "schema": None, "dynamo-defaults": None, "trtllm-fields": None,
-         "sizing-tables": "aiconfigurator", "target-figures": "aiconfigurator"}
+         "sizing-tables": "aiconfigurator", "calibration": None, "target-figures": "aiconfigurator"}
 # About 15 minutes on 2 cores (a best-configuration search per target): only with --slow.
 SLOW = {"target-figures"}
 NOT_IN_EVERY = ("trtllm-serve-options reads a TensorRT-LLM release's serve.py (tests/chart/trtllm_serve/test_trtllm_serve.py checks the "

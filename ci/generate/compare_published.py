@@ -7,8 +7,8 @@ tokens/s/GPU at maximum load, measured with trtllm-bench; attention DP, CUDA gra
 (auto, that is bf16, on Hopper), MoE backend CUTLASS (TRITON on Hopper), no OVERRIDE_QUANT_ALGO, so Blackwell ran
 W4A8_MXFP4_MXFP8 and Hopper W4A16_MXFP4. Each configuration is modeled the way tools/gptoss/predict.py models a target
 (the same GPU mapping, MoE and GEMM modes); "maximum load" is the highest tokens/s/GPU over batch sizes whose KV
-cache fits. tools/gptoss/predict.py states the resulting ratios (PUBLISHED_RATIO) beside every prediction, and
-tests/tools/test_predict.py runs this script and compares.
+cache fits. python -m ci.generate calibration --remodel fits the calibration of every prediction on these rows
+(tools/gptoss/calibration.json), and tests/tools/test_predict.py runs this script and compares.
 """
 from __future__ import annotations
 
@@ -27,9 +27,14 @@ CONFIGURATIONS = {
     "H100": ("DEP4", 4, "W4A16_MXFP4", "bfloat16"),
 }
 # (ISL, OSL) -> GPU -> published output tokens/s/GPU (FACTS.md)
+# (a dash in the table: no figure for that GPU and shape).
 PUBLISHED = {
     (1000, 1000): {"B200": 25943, "GB200": 27198, "H200": 6868, "H100": 4685},
+    (1024, 1024): {"B200": 25870, "GB200": 26609, "H200": 6798, "H100": 4715},
+    (1024, 8192): {"B200": 17289, "GB200": 14800, "H200": 3543},
+    (1024, 32768): {"B200": 6279, "GB200": 5556, "H100": 1177},
     (8192, 1024): {"B200": 6111, "GB200": 6835, "H200": 1828, "H100": 1169},
+    (32768, 1024): {"B200": 1392, "GB200": 1645, "H200": 519, "H100": 333},
 }
 # Sequences per attention-DP rank, up to TensorRT-LLM's default max_batch_size.
 BATCHES = [32, 64, 128, 256, 384, 512, 768, 1024, 1536, 2048]
@@ -59,7 +64,8 @@ def max_load(gpu: str, isl: int, osl: int) -> dict:
             break  # larger batches do not fit either
         tokens = float(result.raw["tokens/s/gpu"])
         if best is None or tokens > best["predicted"]:
-            best = {"predicted": round(tokens), "batch": batch, "moe_quant_mode": mode}
+            best = {"predicted": round(tokens), "batch": batch, "moe_quant_mode": mode,
+                    "database": str(result.backend_version)}
     return best
 
 

@@ -66,12 +66,21 @@ def _n(value: float, decimals_below: float = 100) -> str:
     return f"{value:.1f}" if value < decimals_below else f"{value:.0f}"
 
 
+def calibrated(p: dict, tokens_per_s_per_gpu: float | None = None) -> str:
+    """A tokens/s/GPU figure calibrated, with its band, and the raw model figure beside it (tools/gptoss/calibration.py)."""
+    from tools.gptoss.calibration import for_prediction
+    figure = p["tokens_per_s_per_gpu"] if tokens_per_s_per_gpu is None else tokens_per_s_per_gpu
+    c = for_prediction(dict(p, tokens_per_s_per_gpu=figure))
+    return f"**{c['tokens_per_s_per_gpu']}** [{c['low']}-{c['high']}] (raw {c['raw']})"
+
+
 def latency_figures(p: dict) -> str:
-    """tokens/s/GPU, tokens/s/user, TTFT (with the benchmark's queue) and ITL, as --predict prints them."""
+    """tokens/s/GPU (calibrated with its band, raw beside), tokens/s/user, TTFT (with the benchmark's queue) and ITL,
+    as --predict prints them."""
     ttft = f"{p['ttft_ms']:.0f} ms"
     if p["benchmark_queue_s"] >= 1:
         ttft += f" + {p['benchmark_queue_s']:.0f} s queued"
-    return f"{p['tokens_per_s_per_gpu']:.0f}, {_n(p['tokens_per_s_per_user'])}, {ttft}, {_n(p['itl_ms'])} ms"
+    return f"{calibrated(p)}, {_n(p['tokens_per_s_per_user'])}, {ttft}, {_n(p['itl_ms'])} ms"
 
 
 def predicted_cell(p: dict) -> str:
@@ -85,10 +94,10 @@ def predicted_cell(p: dict) -> str:
     best = p.get("best") or {}
     if best.get("found"):
         searched = " searched" if p["ratio_to_best"] > 1 else ""
-        parts.append(f"{p['ratio_to_best']:.2f} x best{searched} ({best['tokens_per_s_per_gpu']:.0f})")
+        parts.append(f"{p['ratio_to_best']:.2f} x best{searched} ({calibrated(p, best['tokens_per_s_per_gpu'])})")
     cell = "; ".join(parts)
     if "other_gpu" in p:
-        other = p["other_gpu"]
+        other = dict(p["other_gpu"], benchmark=p["benchmark"])
         quant = ", ".join(f"`{q}`" for q in sorted(set(other["quantization"].values())))
         cell += f"; on {other['gpus']}x {other['gpu_type']} ({quant}, {other['moe_backend']} MoE): {latency_figures(other)}"
     return cell
@@ -104,12 +113,12 @@ def line_cell(p: dict) -> str:
 
 
 def predicted_header(version: str) -> str:
-    return (f"{PREDICTED} (aiconfigurator {version}): tokens/s/GPU, tokens/s/user, TTFT (+ the time its benchmark's "
-            "requests wait in the queue), ITL; vs best")
+    return (f"{PREDICTED} (aiconfigurator {version}): tokens/s/GPU calibrated on TensorRT-LLM's published figures "
+            "[band] (raw model), tokens/s/user, TTFT (+ the time its benchmark's requests wait in the queue), ITL; vs best")
 
 
 def line_header(database: str) -> str:
-    return f"{LINE_PREDICTED}, tokens/s/user, TTFT (+ queued), ITL (database {database})"
+    return f"{LINE_PREDICTED} calibrated [band] (raw), tokens/s/user, TTFT (+ queued), ITL (database {database})"
 
 
 def rewrite_table(text: str, header_starts: dict[str, str], cells: dict[str, dict[str, str]],

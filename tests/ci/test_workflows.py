@@ -67,7 +67,7 @@ class TestWorkflows:
     def test_should_install_what_ci_installs_across_the_jobs(self):
         ci_files = set(re.findall(r"-r (requirements-[a-z0-9]+\.txt)", CI_RUN))
         assert ci_files == {"requirements-pip.txt", "requirements-test.txt", "requirements-cluster.txt",
-                            "requirements-e2e.txt", "requirements-checkov.txt"}
+                            "requirements-e2e.txt", "requirements-predict.txt", "requirements-checkov.txt"}
         assert set().union(*(installed(runs) for _, runs in JOBS)) >= ci_files - {"requirements-checkov.txt"}
 
     @pytest.mark.parametrize("name,runs", JOBS, ids=JOB_IDS)

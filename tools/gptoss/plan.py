@@ -3,6 +3,8 @@
 usage: python tools/plan.py [RELEASE] -f values/agg.yaml [-f more.yaml] [--set k=v] [--set-string k=v]
        [--set-json '{"benchmark": {"concurrency": null}}'] [-n NAMESPACE] [--api-version nvidia.com/v1beta1]
        [--predict | --manifests]
+       tools/plan.py --search --gpu H200 --isl 1000 --osl 1000 --rate 100000tok/s [--ttft 2000] [--itl 20]
+       [--max-gpus N] [--write values/my-target.yaml]   (search.py: how many GPUs for a traffic, as an overlay)
 
 Values merge as Helm merges them: -f files in order, then every --set-json, every --set, every --set-string
 (docs/tools.md). RELEASE defaults to gpt-oss and -n to llm, as in the README's `helm install`.
@@ -323,8 +325,13 @@ def main(argv=None) -> int:
                              "(requirements-predict.txt)")
     output.add_argument("--manifests", action="store_true",
                         help="print the rendered manifests as `helm template` does, instead of the plan")
+    from .search import add_search_options
+    add_search_options(parser)
     try:
         args = parser.parse_intermixed_args(argv)
+        if args.search:
+            from .search import run
+            return run(args, argv)
         name, namespace, values = release_and_values(args)
         if args.api_version:
             values = deep_merge(values, {"dynamo": {"apiVersion": args.api_version}})

@@ -18,6 +18,7 @@ import math
 import re
 import warnings
 
+from . import calibration
 from .cli import (HelmLikeParser, UsageError, add_values_options, one_line, refuse, release_and_values,
                   with_set_form_hint, write)
 from .objects import dgd_workers, find, plan_document
@@ -54,16 +55,11 @@ TRTLLM_DEFAULT_MAX_NUM_TOKENS = 8192
 TRTLLM_DEFAULT_MAX_BATCH_SIZE = 2048
 
 
-# How far to trust a figure: aiconfigurator's prediction over TensorRT-LLM's published output tokens/s/GPU at
-# maximum load, per GPU, at ISL/OSL 1000/1000 and 8192/1024 (python -m ci.generate compare-published; tests/tools/test_predict.py
-# reruns it and compares).
-PUBLISHED_RATIO = {"B200": (1.51, 1.40), "GB200": (1.61, 1.35), "H200": (1.34, 1.10), "H100": (1.41, 1.36)}
-
-
-def model_error(gpu: str) -> str:
-    """The model's error on a GPU type, as printed beside each tokens/s/GPU figure."""
-    short, long = PUBLISHED_RATIO[gpu]
-    return f"[{gpu}: the model gives {short:.2f}x / {long:.2f}x the published 1000/1000 / 8192/1024 figures]"
+def figure(result: dict, tokens_per_s_per_gpu: float) -> str:
+    """A predicted tokens/s/GPU as the plan prints it: calibrated with its band first, the raw model figure beside."""
+    c = calibration.for_prediction(dict(result, tokens_per_s_per_gpu=tokens_per_s_per_gpu))
+    return (f"{c['tokens_per_s_per_gpu']} tokens/s/GPU calibrated (band {c['low']}-{c['high']}; raw model "
+            f"{c['raw']})")
 
 
 class PredictionError(Exception):
@@ -397,6 +393,7 @@ def predict(values_files=(), values: dict | str | None = None, best: bool = True
         result["limit"] = {"side": side, "prefill_requests_per_s": round(prefill, 2),
                            "decode_requests_per_s": round(decode, 2),
                            "factor": round(max(prefill, decode) / min(prefill, decode), 2)}
+    result["calibrated"] = calibration.for_prediction(result)
     with quiet():
         result["sol"] = speed_of_light(kwargs)
     result["fraction_of_sol"] = round(result["tokens_per_s_per_gpu"] / result["sol"]["tokens_per_s_per_gpu"], 2)
@@ -412,6 +409,14 @@ def predict(values_files=(), values: dict | str | None = None, best: bool = True
     return result
 
 
+def calibration_line(c: dict) -> str:
+    """Where a calibrated figure comes from: its fit, and what it leaves uncalibrated."""
+    line = (f"  calibrated: x{c['factor']:.3f}, the {c['group']} fit on {c['points']} TensorRT-LLM published points; "
+            f"band {c['band'][0]:.2f}-{c['band'][1]:.2f} x (leave-one-out included, docs/targets.md); TTFT and ITL "
+            "are the model's (no published latency to fit)")
+    return line + (f"; {c['note']}" if c["note"] else "")
+
+
 def format_prediction(result: dict) -> str:
     bench = result["benchmark"]
     lines = [f"Prediction (aiconfigurator {result['aiconfigurator']}, {result['perf_database']} "
@@ -420,9 +425,10 @@ def format_prediction(result: dict) -> str:
              f"  runs {', '.join(sorted(set(result['quantization'].values())))}: modeled with aiconfigurator's "
              f"{result['inputs']['moe_quant_mode']} MoE and {result['inputs']['gemm_quant_mode']} GEMM modes",
              format_release_match(result["tensorrt_llm"]),
-             f"  {result['tokens_per_s_per_gpu']:.0f} tokens/s/GPU {model_error(result['gpu_type'])}, "
+             f"  {figure(result, result['tokens_per_s_per_gpu'])}, "
              f"{result['tokens_per_s_per_user']:.1f} tokens/s/user, "
-             f"TTFT {result['ttft_ms']:.0f} ms, ITL {result['itl_ms']:.1f} ms ({result['mode']}, {result['gpus']} GPUs)"]
+             f"TTFT {result['ttft_ms']:.0f} ms, ITL {result['itl_ms']:.1f} ms ({result['mode']}, {result['gpus']} GPUs)",
+             calibration_line(result["calibrated"])]
     sol = result["sol"]
     lines.append(f"  speed of light (aiconfigurator's SOL database, same configuration): {sol['tokens_per_s_per_gpu']:.0f} "
                  f"tokens/s/GPU, TTFT {sol['ttft_ms']:.0f} ms, ITL {sol['itl_ms']:.1f} ms; this target reaches "
@@ -437,16 +443,15 @@ def format_prediction(result: dict) -> str:
                      f"about {result['benchmark_queue_s']:.0f} s per request in the queue (added to TTFT)")
     best = result.get("best")
     if best and best["found"]:
-        lines.append(f"  best on {result['gpus']} {result['gpu_type']}: {best['tokens_per_s_per_gpu']:.0f} tokens/s/GPU "
-                     f"{model_error(result['gpu_type'])} ({best['configuration']}; ITL {best['itl_ms']:.1f} ms, TTFT {best['ttft_ms']:.0f} ms); "
+        lines.append(f"  best on {result['gpus']} {result['gpu_type']}: {figure(result, best['tokens_per_s_per_gpu'])} "
+                     f"({best['configuration']}; ITL {best['itl_ms']:.1f} ms, TTFT {best['ttft_ms']:.0f} ms); "
                      f"this target reaches {result['ratio_to_best']:.2f} of it"
                      + (" (above 1: the target uses settings its search does not try, e.g. batches above 512 or several prompts per prefill step)"
                         if result["ratio_to_best"] > 1 else ""))
         for mode, other in best["by_mode"].items():
             if mode != best["mode"]:
                 lines.append(f"  best {mode} on {result['gpus']} {result['gpu_type']}: "
-                             f"{other['tokens_per_s_per_gpu']:.0f} tokens/s/GPU {model_error(result['gpu_type'])} "
-                             f"({other['configuration']}; "
+                             f"{figure(result, other['tokens_per_s_per_gpu'])} ({other['configuration']}; "
                              f"ITL {other['itl_ms']:.1f} ms, TTFT {other['ttft_ms']:.0f} ms)")
     elif best:
         lines.append(f"  best: aiconfigurator found no configuration within ITL {best['constraint']['itl_ms']} ms "
