@@ -1,13 +1,14 @@
-"""Release names, namespaces and name overrides that YAML reads as numbers stay strings in every object.
+"""What the generated group (tests/cluster/test_generated_values.py) found the API server refusing in renders the chart
+accepted, fixed in the chart; each an offline regression case.
 
-Helm accepts release name `0` and Kubernetes namespace `123`; written unquoted, YAML reads them as numbers, and the
+Release names, namespaces and name overrides that YAML reads as numbers stay strings in every object: Helm accepts release name `0` and Kubernetes namespace `123`; written unquoted, YAML reads them as numbers, and the
 API server refuses the object ("cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type
 string"). Found by the generated group (tests/cluster/test_generated_values.py, release name `0` on every overlay).
 """
 import pytest
 
 from tests.chart.exposure.test_exposure import INGRESS, POOL, ROUTE
-from tests.helpers import deep_merge, render_chart
+from tests.helpers import DOWNLOAD_JOB, ChartRenderError, deep_merge, render_chart
 
 FEATURES = deep_merge(deep_merge(INGRESS, ROUTE), {"monitoring": {"podMonitor": {"enabled": True},
                                                                   "prometheusRule": {"enabled": True}}})
@@ -44,3 +45,21 @@ class TestNumericNames:
         objects = render_chart([overlay], deep_merge(extra, override), name="0", namespace="123")
         found = [f"{o['kind']} {o['metadata']['name']}{p}" for o in objects for p in non_strings(o)]
         assert found == []
+
+
+INT32_MAX = 2147483647  # batch/v1 JobSpec backoffLimit and ttlSecondsAfterFinished are int32
+
+
+class TestJobIntegerFields:
+    """modelCache.download's Job integers: a large one was written as a float (2147483647.0, or 1e+06 as a string),
+    and one above int32 reached the API server ("cannot unmarshal number ... of type int32")."""
+
+    @pytest.mark.parametrize("key", ["backoffLimit", "ttlSecondsAfterFinished", "activeDeadlineSeconds"])
+    def test_should_write_the_largest_value_as_an_integer(self, key):
+        job = render_chart(["agg.yaml"], {"modelCache": {"download": {key: INT32_MAX}}}, show_only=[DOWNLOAD_JOB])[0]
+        assert job["spec"][key] == INT32_MAX and isinstance(job["spec"][key], int)
+
+    @pytest.mark.parametrize("key", ["backoffLimit", "ttlSecondsAfterFinished"])
+    def test_should_refuse_a_value_beyond_int32(self, key):
+        with pytest.raises(ChartRenderError, match=f"at '/modelCache/download/{key}'"):
+            render_chart(["agg.yaml"], {"modelCache": {"download": {key: INT32_MAX + 1}}}, show_only=[DOWNLOAD_JOB])
