@@ -8,7 +8,7 @@ string"). Found by the generated group (tests/cluster/test_generated_values.py, 
 import pytest
 
 from tests.chart.exposure.test_exposure import INGRESS, POOL, ROUTE
-from tests.helpers import DOWNLOAD_JOB, ChartRenderError, deep_merge, render_chart
+from tests.helpers import DOWNLOAD_JOB, PDBS, ChartRenderError, deep_merge, render_chart
 
 FEATURES = deep_merge(deep_merge(INGRESS, ROUTE), {"monitoring": {"podMonitor": {"enabled": True},
                                                                   "prometheusRule": {"enabled": True}}})
@@ -63,3 +63,16 @@ class TestJobIntegerFields:
     def test_should_refuse_a_value_beyond_int32(self, key):
         with pytest.raises(ChartRenderError, match=f"at '/modelCache/download/{key}'"):
             render_chart(["agg.yaml"], {"modelCache": {"download": {key: INT32_MAX + 1}}}, show_only=[DOWNLOAD_JOB])
+
+
+class TestDisruptionBudgetIntegers:
+    """podDisruptionBudget.maxUnavailable=9007199254740992 reached the API server ("cannot unmarshal number ... of type
+    int32"): the schema bounds both counts by int32."""
+
+    @pytest.mark.parametrize("key,values", [
+        ("maxUnavailable", {"maxUnavailable": INT32_MAX + 1}),
+        ("minAvailable", {"maxUnavailable": None, "minAvailable": INT32_MAX + 1}),
+    ])
+    def test_should_refuse_a_count_beyond_int32(self, key, values):
+        with pytest.raises(ChartRenderError, match=f"at '/podDisruptionBudget/{key}'"):
+            render_chart(["agg.yaml"], {"podDisruptionBudget": values}, show_only=[PDBS])
