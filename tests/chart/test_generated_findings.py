@@ -1,8 +1,9 @@
 """What the generated group (tests/cluster/test_generated_values.py) found the API server refusing in renders the chart
 accepted, fixed in the chart; each an offline regression case.
 
-Release names, namespaces and name overrides that YAML reads as numbers stay strings in every object: Helm accepts release name `0` and Kubernetes namespace `123`; written unquoted, YAML reads them as numbers, and the
-API server refuses the object ("cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type
+Release names, namespaces and name overrides that YAML reads as numbers stay strings in every object: Helm accepts
+release name `0` and Kubernetes namespace `123`; written unquoted, YAML reads them as numbers, and the API server
+refuses the object ("cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type
 string"). Found by the generated group (tests/cluster/test_generated_values.py, release name `0` on every overlay).
 """
 import pytest
