@@ -9,7 +9,7 @@ string"). Found by the generated group (tests/cluster/test_generated_values.py, 
 import pytest
 
 from tests.chart.exposure.test_exposure import INGRESS, POOL, ROUTE
-from tests.helpers import DOWNLOAD_JOB, PDBS, ChartRenderError, deep_merge, render_chart
+from tests.helpers import DOWNLOAD_JOB, PDBS, SCALED_OBJECT, ChartRenderError, deep_merge, render_chart
 
 FEATURES = deep_merge(deep_merge(INGRESS, ROUTE), {"monitoring": {"podMonitor": {"enabled": True},
                                                                   "prometheusRule": {"enabled": True}}})
@@ -77,3 +77,19 @@ class TestDisruptionBudgetIntegers:
     def test_should_refuse_a_count_beyond_int32(self, key, values):
         with pytest.raises(ChartRenderError, match=f"at '/podDisruptionBudget/{key}'"):
             render_chart(["agg.yaml"], {"podDisruptionBudget": values}, show_only=[PDBS])
+
+
+class TestScaledObjectIntegers:
+    """workers.worker.autoscaling.pollingInterval=9007199254740992 reached the API server (the ScaledObject CRD's
+    int32): the schema bounds pollingInterval and cooldownPeriod by int32, for every role."""
+
+    @pytest.mark.parametrize("key", ["pollingInterval", "cooldownPeriod"])
+    def test_should_refuse_an_interval_beyond_int32(self, key):
+        with pytest.raises(ChartRenderError, match=f"at '/workers/worker/autoscaling/{key}'"):
+            render_chart(["agg.yaml"], {"workers": {"worker": {"autoscaling": {"enabled": True, key: INT32_MAX + 1}}}},
+                         show_only=[SCALED_OBJECT])
+
+    def test_should_write_the_largest_interval_as_an_integer(self):
+        scaled = render_chart(["agg.yaml"], {"workers": {"worker": {"autoscaling": {
+            "enabled": True, "pollingInterval": INT32_MAX, "cooldownPeriod": INT32_MAX}}}}, show_only=[SCALED_OBJECT])
+        assert [(o["spec"]["pollingInterval"], o["spec"]["cooldownPeriod"]) for o in scaled] == [(INT32_MAX, INT32_MAX)]

@@ -200,6 +200,9 @@ REGRESSIONS = [
     ("disagg-k8s.yaml", Case("gpt-oss", 0, {"modelCache": {"download": {"backoffLimit": INT53}}}), None),
     # fixed: the PodDisruptionBudget's int32 counts (TestDisruptionBudgetIntegers)
     ("8xb200-single-node.yaml", Case("gpt-oss", 0, {"podDisruptionBudget": {"maxUnavailable": INT53}}), None),
+    # fixed: the ScaledObject's int32 intervals (TestScaledObjectIntegers)
+    ("2xh100-truss.yaml", Case("gpt-oss", 0, {"workers": {"worker": {"autoscaling": {
+        "enabled": True, "pollingInterval": INT53}}}}), None),
     # item 2: the Job's job-name label (release name + "-gpt-oss-benchmark") beyond 63
     ("agg.yaml", Case("a" * 53, 0, {}), f"{ITEM_2}: Job spec.template.labels job-name must be no more than 63 bytes"),
     # item 2: a Service name is a DNS label: no dot
