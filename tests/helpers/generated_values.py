@@ -9,8 +9,9 @@ bounds of each number and the integers beside them, empty and longest lists. Str
 pattern (hypothesis from_regex); every drawn value is checked against its leaf's schema, so a value the schema refuses
 is never sent (the schema's refusals are the offline tier's: tests/chart/validation/).
 
-Leaves of the areas other items of issue 53 own are left out until their fixes land (EXCLUDED says which and why);
-GPT_OSS_GENERATED_ALL=1 generates them too, to check such a fix.
+Leaves of the areas other items of issue 53 own are left out until their fixes land (EXCLUDED and ITEM_3_KEYS say
+which and why); GPT_OSS_GENERATED_ITEMS=2,3 (the items' numbers) or GPT_OSS_GENERATED_ALL=1 generates them too, to
+check such a fix.
 """
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ EDGE_CHARACTERS = ("a", "Z", "0", "-", ".", "_", " ", "/", ":", "é", "日", "�
 LONGEST_UNBOUNDED = 253  # a string the schema does not bound: a DNS subdomain's length, as long as most names go
 
 # Leaves the other items of issue 53 own (path prefix -> why), left out until their fixes land (each found by this
-# group: tests/cluster/test_generated_values.py REGRESSIONS keeps the case).
+# group: tests/cluster/test_generated_values.py REGRESSIONS keeps the case). GPT_OSS_GENERATED_ITEMS=2 (or 3, or 2,3)
+# generates an item's area again, to check its fix.
 ITEM_2 = "issue 53 item 2 (names within Kubernetes' limits)"
 EXCLUDED: dict[tuple[str, ...], str] = {
     ("fullnameOverride",): f"{ITEM_2}: a Service name must be a DNS label (no dot)",
@@ -57,13 +59,20 @@ ITEM_3_KEYS = {
 ITEM_3_PREFIXES = {("networkPolicy",): "NetworkPolicy peers (CIDRs, selectors)"}
 # Release names as item 2 leaves them until its fix lands: no dot (a Service name is a DNS label), at most 31
 # characters (the longest suffix, "-gpt-oss-model-download-<hash>", adds 32 to reach 63).
-# GPT_OSS_GENERATED_ALL=1: every name Helm accepts.
+# GPT_OSS_GENERATED_ITEMS=2 (or GPT_OSS_GENERATED_ALL=1): every name Helm accepts.
 RELEASE_NAME_LIMIT = 31
 RELEASE_NAME_FOR_NOW = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 def generate_everything() -> bool:
     return os.environ.get("GPT_OSS_GENERATED_ALL", "").strip().lower() in {"1", "true", "yes"}
+
+
+def included(item: str) -> bool:
+    """Whether an item's area is generated anyway: GPT_OSS_GENERATED_ALL=1, or its number in GPT_OSS_GENERATED_ITEMS
+    (e.g. `3` or `2,3`), to check that item's fix."""
+    items = {i.strip() for i in os.environ.get("GPT_OSS_GENERATED_ITEMS", "").split(",")}
+    return generate_everything() or item in items
 
 
 class Leaf(NamedTuple):
@@ -115,14 +124,17 @@ def walk(schema: dict, path: tuple[str, ...] = ()) -> list[Leaf]:
 
 def excluded(leaf: Leaf) -> str | None:
     """Why a leaf is left out for now (the item of issue 53 that owns it), or None."""
-    if generate_everything():
-        return None
-    for key in leaf.path:
-        if key in ITEM_3_KEYS:
-            return f"{ITEM_3}: {ITEM_3_KEYS[key]}"
-    for prefix, why in {**EXCLUDED, **{p: f"{ITEM_3}: {w}" for p, w in ITEM_3_PREFIXES.items()}}.items():
-        if leaf.path[:len(prefix)] == prefix:
-            return why
+    if not included("3"):
+        for key in leaf.path:
+            if key in ITEM_3_KEYS:
+                return f"{ITEM_3}: {ITEM_3_KEYS[key]}"
+        for prefix, why in ITEM_3_PREFIXES.items():
+            if leaf.path[:len(prefix)] == prefix:
+                return f"{ITEM_3}: {why}"
+    if not included("2"):
+        for prefix, why in EXCLUDED.items():
+            if leaf.path[:len(prefix)] == prefix:
+                return why
     return None
 
 
@@ -265,7 +277,7 @@ class Case(NamedTuple):
 
 def release_names() -> st.SearchStrategy:
     """Release names Helm accepts, biased to the shortest and the longest allowed."""
-    everything = generate_everything()
+    everything = included("2")
     limit = RELEASE_NAME_MAX if everything else RELEASE_NAME_LIMIT
     form = RELEASE_NAME if everything else RELEASE_NAME_FOR_NOW
     edges = ["gpt-oss", "a", "0", "a" * limit, "9" * limit, ("a-" * limit)[:limit - 1] + "z",
