@@ -212,6 +212,9 @@ REGRESSIONS = [
      f"{ITEM_3}: webhook mdynamographdeployment.kb.io: quantities must match the regular expression"),
     ("8xb200-single-node-balanced.yaml", Case("gpt-oss", 0, {"smokeTest": {"resources": {"requests": {"": ""}}}}),
      f"{ITEM_3}: Pod cannot be handled: quantities must match the regular expression"),
+    # item 3: a toleration without key needs operator Exists
+    ("2xh100-truss.yaml", Case("gpt-oss", 0, {"modelCache": {"download": {"tolerations": [{}]}}}),
+     f"{ITEM_3}: Job spec.template.spec.tolerations[0].operator must be Exists when key is empty"),
     # item 3: a securityContext key Kubernetes does not know (without fieldValidation=Strict, dropped silently)
     ("2xh100-truss.yaml", Case("gpt-oss", 0, {"securityContext": {"pod": {"a": None}}}),
      f"{ITEM_3}: Job strict decoding error: unknown field spec.template.spec.securityContext.a"),
