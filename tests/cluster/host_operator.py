@@ -66,13 +66,27 @@ def platform_config(namespace: str) -> dict:
     return yaml.safe_load(config_map["data"]["config.yaml"])
 
 
+ADAPTER_CRD_FILE = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
+
+
+def adapter_crd() -> dict:
+    """The scaling adapter's CRD as tests/cluster/test_autoscaling.py installs it (same document, same lock), so
+    pytest-xdist workers installing it at once do not race."""
+    from tests.helpers.schemas import crd_file
+    from tools.gptoss.yaml_text import load_yaml
+    adapter = load_yaml(crd_file(ADAPTER_CRD_FILE).read_text())
+    adapter["spec"]["conversion"] = {"strategy": "None"}
+    return adapter
+
+
 def other_crds() -> list[dict]:
-    """The operator's CRDs besides the DGD's (the dgd_api fixture owns that one), conversion None."""
+    """The operator's CRDs besides the DGD's (the dgd_api fixture owns it) and the scaling adapter's (adapter_crd),
+    conversion None."""
     documents = []
     for path in sorted((SOURCE.built() / "crds").glob("*.yaml")):
-        crd = yaml.safe_load(path.read_text())
-        if crd["metadata"]["name"] == kube.DGD_CRD:
+        if path.name in (kube.DGD_CRD_FILE, ADAPTER_CRD_FILE):
             continue
+        crd = yaml.safe_load(path.read_text())
         if crd["spec"].get("conversion", {}).get("strategy") == "Webhook":
             crd["spec"]["conversion"] = {"strategy": "None"}
         documents.append(crd)
@@ -147,6 +161,7 @@ def start(k8s: kube.Kube, kubeconfig: Path, folder: Path, namespace: str, label:
     from kubernetes import client
     started = time.monotonic()
     built = SOURCE.built()
+    controllers.install_crds(k8s.api_client, kubeconfig, [adapter_crd()], "scaling-crds")
     controllers.install_crds(k8s.api_client, kubeconfig, other_crds(), "dynamo-operator-crds")
     folder.mkdir(parents=True, exist_ok=True)
     pki = controllers.write_serving_pki(folder / "certs", ["127.0.0.1"])

@@ -35,7 +35,7 @@ from tests.helpers import generated_values as generated
 from tests.helpers.cleanup import cleaned_up
 from tests.helpers.generated_values import Case
 from tests.helpers.schemas import crd_file, crd_lookup
-from tools.gptoss.yaml_text import load_yaml, load_yaml_all
+from tools.gptoss.yaml_text import load_yaml_all
 
 EXAMPLES = int(os.environ.get("GPT_OSS_GENERATED_EXAMPLES", "560"))
 MIN_ACCEPTED = 400  # issue 53's budget: accepted renders sent to the API server per CI run
@@ -54,7 +54,6 @@ CRASH = re.compile(r"nil pointer|error calling|wrong type for value|can't evalua
                    r"unable to parse|runtime error|panic")
 CRD_GROUPS = ("gateway-api", "gateway-api-inference-extension")
 MONITORING_CRDS = ("podmonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com")
-ADAPTER_CRD = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -68,13 +67,15 @@ def generated_crds(cluster_access, dgd_api):
     except LookupError as error:
         skip_for_missing_part(f"the PodMonitor, PrometheusRule and ScaledObject CRDs come from their pinned modules: "
                               f"{error}")
-    adapter = load_yaml(crd_file(ADAPTER_CRD).read_text())
-    adapter["spec"]["conversion"] = {"strategy": "None"}  # as tests/cluster/test_autoscaling.py installs it
+    adapter = host_operator.adapter_crd()
     exposure = [d for crd in crd_lookup.pinned_crds() if crd.group in CRD_GROUPS
                 for d in load_yaml_all(crd_file(crd.name).read_text())
                 if d and d.get("kind") == "CustomResourceDefinition"]
-    controllers.install_crds(cluster_access.api_client, cluster_access.kubeconfig,
-                             [*monitoring, *keda, adapter, *exposure], "generated-crds")
+    # The locks the tier's other modules install the same CRDs under (test_autoscaling.py, test_exposure.py,
+    # test_node_policies.py): two pytest-xdist workers creating one CRD at once would race (409 AlreadyExists).
+    for documents, lock in (([adapter, *keda], "scaling-crds"), (exposure, "exposure-crds"),
+                            (monitoring, "monitoring-crds")):
+        controllers.install_crds(cluster_access.api_client, cluster_access.kubeconfig, documents, lock)
 
 
 def namespace_name(length: int, characters: str) -> str:
