@@ -11,7 +11,7 @@ every DGD through the real Dynamo operator's validating and defaulting webhooks 
 shrunk example and the server's message. Identical objects are sent once (a ConfigMap many cases render alike).
 
 Fixed seed (derandomize=True): CI runs the same cases every time. GPT_OSS_GENERATED_EXAMPLES=N searches deeper (N
-cases; default 560, about 470 accepted renders). A failure found is kept in REGRESSIONS as an @example (xfail naming
+cases; default 560: 475 accepted renders). A failure found is kept in REGRESSIONS as an @example (xfail naming
 the item of issue 53 that owns its fix, when another item does: the example fails once that fix lands, and becomes a
 plain regression case).
 """
