@@ -145,8 +145,8 @@ Selector labels: name and instance only, so they never change on upgrade.
 Usage: {{ include "gpt-oss.selectorLabels" . }}
 */}}
 {{- define "gpt-oss.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "gpt-oss.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/name: {{ include "gpt-oss.name" . | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
 {{- end }}
 
 {{/*
