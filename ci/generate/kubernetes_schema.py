@@ -129,10 +129,6 @@ def api_server_patterns(apimachinery: Path) -> dict[str, dict]:
 # Rules of the API server's validation (k8s.io/kubernetes pkg/apis/core/validation, networking/validation) added to
 # the OpenAPI types: definition -> property -> keywords (a $ref replaces the property's schema).
 RULES = {
-    "io.k8s.api.core.v1.PodSecurityContext": {"runAsUser": ID, "runAsGroup": ID, "fsGroup": ID,
-                                              "supplementalGroups": {"items": ID}},
-    "io.k8s.api.core.v1.SecurityContext": {"runAsUser": ID, "runAsGroup": ID},
-    "io.k8s.api.networking.v1.IngressTLS": {"hosts": {"items": {"$ref": "#/definitions/k8s.wildcardHostname"}}},
     "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector": {
         "matchLabels": {"propertyNames": {"$ref": "#/definitions/k8s.qualifiedName"},
                         "additionalProperties": {"$ref": "#/definitions/k8s.labelValue"}}},
@@ -146,7 +142,33 @@ RULES = {
     # validatePreferredSchedulingTerms, validateWeightedPodAffinityTerms: "must be in the range 1-100".
     "io.k8s.api.core.v1.PreferredSchedulingTerm": {"weight": {"minimum": 1, "maximum": 100}},
     "io.k8s.api.core.v1.WeightedPodAffinityTerm": {"weight": {"minimum": 1, "maximum": 100}},
-    "io.k8s.api.core.v1.SeccompProfile": {"type": {"enum": ["RuntimeDefault", "Unconfined", "Localhost"]}},
+    # Pod Security "restricted" (the level the chart's pods meet, and its examples' namespaces enforce) takes
+    # RuntimeDefault or Localhost only, for seccomp and AppArmor alike; SELinux without user or role, of four types.
+    "io.k8s.api.core.v1.SeccompProfile": {"type": {"enum": ["RuntimeDefault", "Localhost"]}},
+    "io.k8s.api.core.v1.SELinuxOptions": {"type": {"enum": ["container_t", "container_init_t", "container_kvm_t",
+                                                            "container_engine_t"]}},
+    # validatePodSecurityContext's value lists (the OpenAPI states them in prose only).
+    "io.k8s.api.core.v1.PodSecurityContext": {"runAsUser": ID, "runAsGroup": ID, "fsGroup": ID,
+                                              "supplementalGroups": {"items": ID},
+                                              "fsGroupChangePolicy": {"enum": ["OnRootMismatch", "Always"]},
+                                              "seLinuxChangePolicy": {"enum": ["MountOption", "Recursive"]},
+                                              "supplementalGroupsPolicy": {"enum": ["Merge", "Strict"]}},
+    # validateProcMountType; Unmasked needs the pod's hostUsers false, which the chart's pods do not set.
+    "io.k8s.api.core.v1.SecurityContext": {"runAsUser": ID, "runAsGroup": ID, "procMount": {"enum": ["Default"]}},
+    # validateSysctls: IsSysctlName's form.
+    "io.k8s.api.core.v1.Sysctl": {"name": {"pattern": r"^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$",
+                                           "maxLength": 253}},
+    # validatePodAffinityTerm: a qualified name.
+    "io.k8s.api.core.v1.PodAffinityTerm": {"topologyKey": {"$ref": "#/definitions/k8s.qualifiedName"}},
+    # ValidateIngressTLS: secretName a Secret's name (a DNS-1123 subdomain) when set.
+    "io.k8s.api.networking.v1.IngressTLS": {"hosts": {"items": {"$ref": "#/definitions/k8s.wildcardHostname"}},
+                                            "secretName": {"$ref": "#/definitions/k8s.hostname"}},
+    # ValidateMetricSpec, validateMetricTarget: their type lists.
+    "io.k8s.api.autoscaling.v2.MetricSpec": {"type": {"enum": ["ContainerResource", "External", "Object", "Pods",
+                                                               "Resource"]}},
+    "io.k8s.api.autoscaling.v2.MetricTarget": {"type": {"enum": ["Utilization", "Value", "AverageValue"]}},
+    # validateAppArmorProfileField, and Pod Security restricted (above).
+    "io.k8s.api.core.v1.AppArmorProfile": {"type": {"enum": ["RuntimeDefault", "Localhost"]}},
     # validateScalingRules, validateScalingPolicy (autoscaling validation: MaxStabilizationWindowSeconds, MaxPeriodSeconds).
     "io.k8s.api.autoscaling.v2.HPAScalingRules": {"stabilizationWindowSeconds": {"minimum": 0, "maximum": 3600},
                                                   "selectPolicy": {"enum": ["Max", "Min", "Disabled"]}},
@@ -156,6 +178,29 @@ RULES = {
     "io.k8s.api.networking.v1.NetworkPolicyPort": {"protocol": {"enum": ["TCP", "UDP", "SCTP"]},
                                                    "endPort": {"minimum": 1, "maximum": 65535}},
 }
+
+
+# validateSeccompProfileField, validateAppArmorProfileField: localhostProfile is required (not empty) with type
+# Localhost and forbidden with any other type.
+LOCALHOST_PROFILE = {"if": {"properties": {"type": {"const": "Localhost"}}},
+                     "then": {"required": ["localhostProfile"], "properties": {"localhostProfile": {"minLength": 1}}},
+                     "else": {"not": {"required": ["localhostProfile"]}}}
+# Properties left out of the chart's types (a closed object then refuses them): the chart's images are Linux images on
+# Linux nodes, and the API server checks Windows options it cannot honour there (an empty gmsaCredentialSpec, ...).
+LEFT_OUT = {"io.k8s.api.core.v1.PodSecurityContext": ("windowsOptions",),
+            "io.k8s.api.core.v1.SecurityContext": ("windowsOptions",),
+            "io.k8s.api.core.v1.SELinuxOptions": ("user", "role")}  # Pod Security restricted forbids both
+# Rules of the API server across a definition's properties: definition -> keywords.
+DEFINITION_RULES = {"io.k8s.api.core.v1.SeccompProfile": LOCALHOST_PROFILE,
+                    "io.k8s.api.core.v1.AppArmorProfile": LOCALHOST_PROFILE}
+
+
+def required_not_empty(definition: dict) -> None:
+    """The API server answers "Required value" for a required string that is empty: such a property gets minLength 1."""
+    for name in definition.get("required", []):
+        prop = definition.get("properties", {}).get(name, {})
+        if prop.get("type") == "string" and "enum" not in prop:
+            prop.setdefault("minLength", 1)
 
 
 def first_sentence(text: str) -> str:
@@ -225,6 +270,14 @@ def definitions(openapi: Path, apimachinery: Path) -> dict[str, dict]:
                                    **keywords["items"]}
             else:
                 target.update(keywords)
+    for name, properties in LEFT_OUT.items():
+        for prop in properties:
+            del out[name]["properties"][prop]
+    out.pop("io.k8s.api.core.v1.WindowsSecurityContextOptions", None)
+    for name, keywords in DEFINITION_RULES.items():
+        out[name].update(keywords)
+    for definition in out.values():
+        required_not_empty(definition)
     out.update(api_server_patterns(apimachinery))
     return dict(sorted(out.items()))
 

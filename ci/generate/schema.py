@@ -57,6 +57,7 @@ SINGLE_LINE = r"^[^\x00-\x1f\x7f-\x9f]*$"
 # return rewrites the line a terminal shows.
 TEXT = r"^[^\x00-\x08\x0b-\x1f\x7f-\x9f]*$"
 CONTROL = r"[\x00-\x1f\x7f-\x9f]"
+INT32_MAX = 2147483647
 FREE_FORM = "freeFormText"
 # Keys whose value may carry a credential: URLs (user:password@host). Helm's schema error quotes the value that fails a
 # `pattern` (or a `format`), password included, before any template runs; so these keys have no pattern and no format
@@ -194,6 +195,22 @@ def kubernetes_definitions(schema: dict) -> dict:
     return dict(sorted(wanted.items()))
 
 
+def int32_bounds(node: dict) -> None:
+    """Every integer value without a maximum of its own gets 2147483647, in place: the chart writes its integers into
+    Kubernetes' int32 fields (a probe's failureThreshold from trtllmServe.startupTimeoutSeconds, a Job's backoffLimit),
+    and the API server cannot decode one beyond int32."""
+    if "integer" in _types(node) and "maximum" not in node and "exclusiveMaximum" not in node:
+        node["maximum"] = INT32_MAX
+    for child in (node.get("properties") or {}).values():
+        int32_bounds(child)
+    for branch in node.get("anyOf") or []:
+        int32_bounds(branch)
+    if isinstance(node.get("items"), dict):
+        int32_bounds(node["items"])
+    if isinstance(node.get("additionalProperties"), dict):
+        int32_bounds(node["additionalProperties"])
+
+
 def json_schema(schema: dict) -> dict:
     """The schema Helm reads: the source with every description on one line, the Kubernetes definitions it refers
     to, and the control-character rules (in those definitions too)."""
@@ -201,6 +218,7 @@ def json_schema(schema: dict) -> dict:
     for _, node in properties(out):
         node["description"] = text(node["description"])
     control_rules(out)
+    int32_bounds(out)
     definitions = out.setdefault("definitions", {})
     for name, node in kubernetes_definitions(schema).items():
         control_rules(node, name)
@@ -399,6 +417,8 @@ def port(other: dict, schema: dict) -> list[str]:
     """
     out = []
     other = without_control_rules(other)
+    schema = copy.deepcopy(schema)
+    int32_bounds(schema)  # the JSON's int32 maximums, which the source leaves to the generator
     mine, theirs = dict(properties(schema)), dict(properties(other))
     for path, node in theirs.items():
         parent = path.rpartition(".")[0]

@@ -11,9 +11,7 @@ every DGD through the real Dynamo operator's validating and defaulting webhooks 
 shrunk example and the server's message. Identical objects are sent once (a ConfigMap many cases render alike).
 
 Fixed seed (derandomize=True): CI runs the same cases every time. GPT_OSS_GENERATED_EXAMPLES=N searches deeper (N
-cases; default 560: 475 accepted renders). A failure found is kept in REGRESSIONS as an @example (xfail naming
-the item of issue 53 that owns its fix, when another item does: the example fails once that fix lands, and becomes a
-plain regression case).
+cases; default 1700: 416 accepted renders). A failure found is kept in REGRESSIONS as an @example.
 """
 from __future__ import annotations
 
@@ -37,7 +35,7 @@ from tests.helpers.generated_values import Case
 from tests.helpers.schemas import crd_file, crd_lookup
 from tools.gptoss.yaml_text import load_yaml_all
 
-EXAMPLES = int(os.environ.get("GPT_OSS_GENERATED_EXAMPLES", "560"))
+EXAMPLES = int(os.environ.get("GPT_OSS_GENERATED_EXAMPLES", "1700"))
 MIN_ACCEPTED = 400  # issue 53's budget: accepted renders sent to the API server per CI run
 SENDERS = 4  # parallel dry-run requests of one render (within the API client's pool: 5 connections per core)
 # The namespaces the cases render into: the longest a namespace may be (63), a short one, and one of digits only
@@ -186,46 +184,37 @@ def judge(judges: Judges, overlay: str, case: Case) -> None:
     TALLY.accepted += 1
 
 
-# Failures the group found, kept as regression cases: (overlay, case, owner). owner None: fixed in the chart, the case
-# must pass; else the item of issue 53 that owns the fix (xfail until it lands: the example then fails as an unexpected
-# pass, to be moved to owner None). tests/helpers/generated_values.py keeps the strategy away from those areas.
-ITEM_2, ITEM_3 = generated.ITEM_2, generated.ITEM_3
+# Failures the group found, kept as regression cases (overlay, case): each must now be admitted or refused naming a key.
 INT53 = 2**53
 REGRESSIONS = [
-    # fixed: labels and names YAML read as numbers (tests/chart/test_generated_findings.py TestNumericNames)
-    ("agg.yaml", Case("0", 2, {}), None),
-    ("trtllm-serve-low-latency.yaml", Case("0", 0, {}), None),
-    ("agg.yaml", Case("gpt-oss", 2, {"fullnameOverride": "2"}), None),
-    # fixed: the Job's int32 fields written as floats or beyond int32 (TestJobIntegerFields)
-    ("disagg-k8s.yaml", Case("gpt-oss", 0, {"modelCache": {"download": {"backoffLimit": 2147483647}}}), None),
-    ("disagg-k8s.yaml", Case("gpt-oss", 0, {"modelCache": {"download": {"backoffLimit": INT53}}}), None),
-    # fixed: the PodDisruptionBudget's int32 counts (TestDisruptionBudgetIntegers)
-    ("8xb200-single-node.yaml", Case("gpt-oss", 0, {"podDisruptionBudget": {"maxUnavailable": INT53}}), None),
-    # fixed: the ScaledObject's int32 intervals (TestScaledObjectIntegers)
+    # labels and names YAML read as numbers (tests/chart/test_generated_findings.py TestNumericNames)
+    ("agg.yaml", Case("0", 2, {})),
+    ("trtllm-serve-low-latency.yaml", Case("0", 0, {})),
+    ("agg.yaml", Case("gpt-oss", 2, {"fullnameOverride": "2"})),
+    # the Job's int32 fields written as floats or beyond int32 (TestJobIntegerFields)
+    ("disagg-k8s.yaml", Case("gpt-oss", 0, {"modelCache": {"download": {"backoffLimit": 2147483647}}})),
+    ("disagg-k8s.yaml", Case("gpt-oss", 0, {"modelCache": {"download": {"backoffLimit": INT53}}})),
+    # the PodDisruptionBudget's int32 counts (TestDisruptionBudgetIntegers)
+    ("8xb200-single-node.yaml", Case("gpt-oss", 0, {"podDisruptionBudget": {"maxUnavailable": INT53}})),
+    # the ScaledObject's int32 intervals (TestScaledObjectIntegers)
     ("2xh100-truss.yaml", Case("gpt-oss", 0, {"workers": {"worker": {"autoscaling": {
-        "enabled": True, "pollingInterval": INT53}}}}), None),
-    # item 2: the Job's job-name label (release name + "-gpt-oss-benchmark") beyond 63
-    ("agg.yaml", Case("a" * 53, 0, {}), f"{ITEM_2}: Job spec.template.labels job-name must be no more than 63 bytes"),
-    # item 2: a Service name is a DNS label: no dot
-    ("trtllm-serve-low-latency.yaml", Case("0.0", 0, {}), f"{ITEM_2}: Service metadata.name must not contain dots"),
-    # item 3: quantities reach the objects unchecked (the operator's defaulting webhook, the Pod's decoding)
-    ("2xh100-truss.yaml", Case("gpt-oss", 0, {"workers": {"resources": {"requests": {"": ""}}}}),
-     f"{ITEM_3}: webhook mdynamographdeployment.kb.io: quantities must match the regular expression"),
-    ("8xb200-single-node-balanced.yaml", Case("gpt-oss", 0, {"smokeTest": {"resources": {"requests": {"": ""}}}}),
-     f"{ITEM_3}: Pod cannot be handled: quantities must match the regular expression"),
-    # item 3: a toleration without key needs operator Exists
-    ("2xh100-truss.yaml", Case("gpt-oss", 0, {"modelCache": {"download": {"tolerations": [{}]}}}),
-     f"{ITEM_3}: Job spec.template.spec.tolerations[0].operator must be Exists when key is empty"),
-    # item 3: a securityContext key Kubernetes does not know (without fieldValidation=Strict, dropped silently)
-    ("2xh100-truss.yaml", Case("gpt-oss", 0, {"securityContext": {"pod": {"a": None}}}),
-     f"{ITEM_3}: Job strict decoding error: unknown field spec.template.spec.securityContext.a"),
+        "enabled": True, "pollingInterval": INT53}}}})),
+    # names (gpt-oss.checkValues.names): the Job's job-name label beyond 63; a Service name with a dot
+    ("agg.yaml", Case("a" * 53, 0, {})),
+    ("trtllm-serve-low-latency.yaml", Case("0.0", 0, {})),
+    # passthroughs typed by Kubernetes (the schema, gpt-oss.checkValues.passthroughs): quantities the operator's
+    # defaulting webhook and the Pod's decoding refused, a toleration without key whose operator is not Exists, a
+    # securityContext key Kubernetes does not know (dropped silently without fieldValidation=Strict)
+    ("2xh100-truss.yaml", Case("gpt-oss", 0, {"workers": {"resources": {"requests": {"": ""}}}})),
+    ("8xb200-single-node-balanced.yaml", Case("gpt-oss", 0, {"smokeTest": {"resources": {"requests": {"": ""}}}})),
+    ("2xh100-truss.yaml", Case("gpt-oss", 0, {"modelCache": {"download": {"tolerations": [{}]}}})),
+    ("2xh100-truss.yaml", Case("gpt-oss", 0, {"securityContext": {"pod": {"a": None}}})),
 ]
 
 
 def with_regressions(test):
-    for overlay, case, owner in reversed(REGRESSIONS):
-        found = example(overlay=overlay, case=case)
-        test = (found.xfail(reason=owner, raises=AssertionError) if owner else found)(test)
+    for overlay, case in reversed(REGRESSIONS):
+        test = example(overlay=overlay, case=case)(test)
     return test
 
 

@@ -14,6 +14,7 @@ import shlex
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -230,6 +231,8 @@ def tool_argv(words: list[str], files: dict, tmp_path) -> tuple[str, list[str]] 
         return None
     argv = [str(files_at[w]) if w in files_at and i and argv[i - 1] in ("-f", "--values") else w
             for i, w in enumerate(argv)]
+    # A file the command writes (plan.py --search --write) goes to the test's folder, never into the checkout.
+    argv = [str(tmp_path / Path(w).name) if i and argv[i - 1] == "--write" else w for i, w in enumerate(argv)]
     return tool, argv
 
 

@@ -90,7 +90,7 @@ class TestSchema:
             if kind == "text" and character in "\t\n":
                 ok = TEXT_ERROR not in messages and SINGLE_LINE_ERROR not in messages
             elif kind == "enum":
-                ok = "value must be one of" in messages
+                ok = "value must be one of" in messages or "value must be '" in messages  # one value: no "one of"
             else:
                 ok = {"line": SINGLE_LINE_ERROR, "text": TEXT_ERROR, "url": URL_ERROR}[kind] in messages
             if not ok:
