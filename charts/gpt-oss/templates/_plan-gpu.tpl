@@ -23,6 +23,15 @@ One record per GPU type the chart serves, the one table every GPU fact of the ch
 Usage: {{ $records := include "gpt-oss.gpuRecords" . | fromYaml }}
 */}}
 {{- define "gpt-oss.gpuRecords" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeGpuRecords" .) }}
+{{- end }}
+
+{{/*
+The table behind gpt-oss.gpuRecords, written once per render (gpt-oss.memo keeps its text: four renders' checks and
+the plan read it).
+Usage: {{ include "gpt-oss.computeGpuRecords" . }} (templates read it through gpt-oss.gpuRecords)
+*/}}
+{{- define "gpt-oss.computeGpuRecords" -}}
 GB200:
   architecture: Blackwell
   sm: 100
@@ -96,11 +105,36 @@ H100:
 {{- end }}
 
 {{/*
+The record of gpu.type (gpt-oss.gpuRecords), alone: the checks parse this one, a quarter of the table.
+Usage: {{ $record := include "gpt-oss.gpuRecord" . | fromYaml }}
+*/}}
+{{- define "gpt-oss.gpuRecord" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeGpuRecord" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.gpuRecord, run once per render (gpt-oss.memo keeps its text); {} for a type without
+a record (the schema's enum refuses it first).
+Usage: {{ include "gpt-oss.computeGpuRecord" . }} (templates read it through gpt-oss.gpuRecord)
+*/}}
+{{- define "gpt-oss.computeGpuRecord" -}}
+{{- toYaml (get (include "gpt-oss.gpuRecords" . | fromYaml) (toString .Values.gpu.type)) }}
+{{- end }}
+
+{{/*
 Facts per GPU type in the shape the plan reads (from gpt-oss.gpuRecords): the node it comes in (CPU architecture,
 GPUs per node, the default nvidia.com/gpu.product label), the memory software sees (MiB), Blackwell or not.
 Usage: {{ $types := include "gpt-oss.gpuTypes" . | fromYaml }}
 */}}
 {{- define "gpt-oss.gpuTypes" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeGpuTypes" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.gpuTypes, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computeGpuTypes" . }} (templates read it through gpt-oss.gpuTypes)
+*/}}
+{{- define "gpt-oss.computeGpuTypes" -}}
 {{- $types := dict }}
 {{- range $type, $r := include "gpt-oss.gpuRecords" . | fromYaml }}
 {{- $_ := set $types $type (dict "nodeArch" $r.nodeArch "perNode" (int $r.perNode) "productLabel" (first $r.productLabels)

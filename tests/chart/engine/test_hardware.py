@@ -10,7 +10,7 @@ import yaml
 
 from tests.helpers import (CHECK_VALUES, Refusal, assert_refused, refusal_params, render_chart, template_defines)
 
-RECORDS = yaml.safe_load(template_defines("_plan-gpu.tpl")["gpt-oss.gpuRecords"])
+RECORDS = yaml.safe_load(template_defines("_plan-gpu.tpl")["gpt-oss.computeGpuRecords"])
 RELEASES = ["1.2.0", "1.2.1", "1.3.0rc14", "1.3.0rc19", "1.3.0rc22", "1.3.0rc25", "1.3.0rc29", "1.4.0rc2"]
 
 

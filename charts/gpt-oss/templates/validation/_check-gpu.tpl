@@ -8,8 +8,7 @@ Usage: {{ include "gpt-oss.checkValues.gpu" . }}
 */}}
 {{- define "gpt-oss.checkValues.gpu" -}}
 {{- $gpu := .Values.gpu }}
-{{- $records := include "gpt-oss.gpuRecords" . | fromYaml }}
-{{- $record := get $records $gpu.type }}
+{{- $record := include "gpt-oss.gpuRecord" . | fromYaml }}
 {{- $labels := join ", " $record.productLabels }}
 {{- if and (not (kindIs "invalid" $gpu.nodeArch)) (ne $gpu.nodeArch $record.nodeArch) }}
 {{- /* Rule: GB200 nodes are ARM64 (Grace). */}}

@@ -9,7 +9,7 @@ every recorded release runs.
 Usage: {{ include "gpt-oss.checkValues.hardware" . }}
 */}}
 {{- define "gpt-oss.checkValues.hardware" -}}
-{{- $record := get (include "gpt-oss.gpuRecords" . | fromYaml) .Values.gpu.type }}
+{{- $record := include "gpt-oss.gpuRecord" . | fromYaml }}
 {{- $list := include "gpt-oss.engineKeyList" . | fromYaml }}
 {{- $release := $list.runs | default $list.release }}
 {{- $known := hasKey $record.trtllm $release }}

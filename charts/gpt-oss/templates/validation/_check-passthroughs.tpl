@@ -23,6 +23,8 @@ Usage: {{ include "gpt-oss.checkValues.passthroughs" . }}
   "frontend" $v.frontend.resources "workers" $v.workers.resources "trtllmServe" $v.trtllmServe.resources
   "benchmark" $v.benchmark.resources "smokeTest" $v.smokeTest.resources
   "inferencePool.endpointPicker" $v.inferencePool.endpointPicker.resources "planner" $v.planner.resources }}
+{{- /* Every render has these: no pattern to compile for them. */}}
+{{- $standardResources := list "cpu" "memory" "ephemeral-storage" "nvidia.com/gpu" }}
 {{- $maps := list }}
 {{- range $path, $env := dict "workers.env" $v.workers.env "workers.worker.env" $v.workers.worker.env
   "workers.prefill.env" $v.workers.prefill.env "workers.decode.env" $v.workers.decode.env "trtllmServe.env" $v.trtllmServe.env }}
@@ -48,7 +50,7 @@ Usage: {{ include "gpt-oss.checkValues.passthroughs" . }}
 {{- $path := .path }}
 {{- range $key := keys (default dict $map) | sortAlpha }}
 {{- /* Rule: env var names, label and annotation keys and resource names are names the API server takes. */}}
-{{- if not (regexMatch (get $patterns $kind) $key) }}
+{{- if and (not (and (eq $kind "resourceName") (has $key $standardResources))) (not (regexMatch (get $patterns $kind) $key)) }}
 {{- fail (printf "%s has the key %q, which the API server refuses there; allowed: %s" $path $key (get $allowed $kind)) }}
 {{- end }}
 {{- end }}
@@ -56,10 +58,14 @@ Usage: {{ include "gpt-oss.checkValues.passthroughs" . }}
 {{- range $component, $res := $resources }}
 {{- $requests := dig "requests" dict (default dict $res) }}
 {{- $limits := dig "limits" dict (default dict $res) }}
+{{- /* Each quantity parsed once: "requests/<name>" and "limits/<name>" -> its millis. */}}
+{{- $millis := dict }}
 {{- range $kind, $quantities := dict "requests" $requests "limits" $limits }}
 {{- range $name, $quantity := $quantities }}
+{{- $m := include "gpt-oss.quantityMillis" $quantity }}
+{{- $_ := set $millis (printf "%s/%s" $kind $name) $m }}
 {{- /* Rule: a request or limit is a quantity resource.ParseQuantity reads (the schema's pattern lets 1e1.5 through). */}}
-{{- if not (include "gpt-oss.quantityMillis" $quantity) }}
+{{- if not $m }}
 {{- fail (printf (print "%s.resources.%s.%s=%v is not a Kubernetes quantity; allowed: a number with an optional suffix "
   "m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or an integer exponent (500m, 2, 1.5, 16Gi, 1e3)") $component $kind $name $quantity) }}
 {{- end }}
@@ -68,14 +74,15 @@ Usage: {{ include "gpt-oss.checkValues.passthroughs" . }}
 {{- range $name, $request := $requests }}
 {{- $limit := get $limits $name }}
 {{- $overcommit := has $name (list "cpu" "memory" "ephemeral-storage") }}
-{{- $requested := float64 (include "gpt-oss.quantityMillis" $request) }}
+{{- $requested := float64 (get $millis (printf "requests/%s" $name)) }}
+{{- $limited := float64 (default "" (get $millis (printf "limits/%s" $name))) }}
 {{- /* Rule: a request is at most its limit (cpu, memory, ephemeral-storage: the resources Kubernetes overcommits). */}}
-{{- if and $overcommit (hasKey $limits $name) (gt $requested (float64 (include "gpt-oss.quantityMillis" $limit))) }}
+{{- if and $overcommit (hasKey $limits $name) (gt $requested $limited) }}
 {{- fail (printf (print "%s.resources.requests.%s=%v is more than %s.resources.limits.%s=%v: the API server refuses a "
   "request above its limit; allowed: a request at most the limit, or no limit") $component $name $request $component $name $limit) }}
 {{- end }}
 {{- /* Rule: an extended resource (nvidia.com/*, rdma/*) or hugepages is not overcommitted: a limit, equal to the request. */}}
-{{- if and (not $overcommit) (or (not (hasKey $limits $name)) (ne $requested (float64 (include "gpt-oss.quantityMillis" (default "" $limit))))) }}
+{{- if and (not $overcommit) (or (not (hasKey $limits $name)) (ne $requested $limited)) }}
 {{- fail (printf (print "%s.resources.requests.%s=%v needs %s.resources.limits.%s equal to it (it is %s): Kubernetes does "
   "not overcommit extended resources and hugepages, and the API server refuses a request without an equal limit; allowed: "
   "the same quantity in both, or only the limit (the request then defaults to it)") $component $name $request $component
