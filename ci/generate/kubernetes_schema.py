@@ -132,13 +132,14 @@ RULES = {
     "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector": {
         "matchLabels": {"propertyNames": {"$ref": "#/definitions/k8s.qualifiedName"},
                         "additionalProperties": {"$ref": "#/definitions/k8s.labelValue"}}},
-    "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement": {"key": {"$ref": "#/definitions/k8s.qualifiedName"}},
     "io.k8s.api.core.v1.Toleration": {"effect": {"enum": ["", "NoSchedule", "PreferNoSchedule", "NoExecute"]},
                                       "operator": {"enum": ["", "Exists", "Equal", "Lt", "Gt"]}},
     "io.k8s.api.core.v1.NodeSelectorRequirement": {"operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]},
-                                                   "key": {"$ref": "#/definitions/k8s.qualifiedName"}},
+                                                   "key": {"$ref": "#/definitions/k8s.qualifiedName"},
+                                                   "values": {"items": {"$ref": "#/definitions/k8s.labelValue"}}},
     "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement": {
-        "operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist"]}},
+        "key": {"$ref": "#/definitions/k8s.qualifiedName"}, "operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist"]},
+        "values": {"items": {"$ref": "#/definitions/k8s.labelValue"}}},
     # validatePreferredSchedulingTerms, validateWeightedPodAffinityTerms: "must be in the range 1-100".
     "io.k8s.api.core.v1.PreferredSchedulingTerm": {"weight": {"minimum": 1, "maximum": 100}},
     "io.k8s.api.core.v1.WeightedPodAffinityTerm": {"weight": {"minimum": 1, "maximum": 100}},
@@ -158,6 +159,8 @@ RULES = {
     # validateSysctls: IsSysctlName's form.
     "io.k8s.api.core.v1.Sysctl": {"name": {"pattern": r"^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$",
                                            "maxLength": 253}},
+    # ValidateNodeSelector: "must have at least one node selector term".
+    "io.k8s.api.core.v1.NodeSelector": {"nodeSelectorTerms": {"minItems": 1}},
     # validatePodAffinityTerm: a qualified name.
     "io.k8s.api.core.v1.PodAffinityTerm": {"topologyKey": {"$ref": "#/definitions/k8s.qualifiedName"}},
     # ValidateIngressTLS: secretName a Secret's name (a DNS-1123 subdomain) when set.
@@ -191,8 +194,20 @@ LEFT_OUT = {"io.k8s.api.core.v1.PodSecurityContext": ("windowsOptions",),
             "io.k8s.api.core.v1.SecurityContext": ("windowsOptions",),
             "io.k8s.api.core.v1.SELinuxOptions": ("user", "role")}  # Pod Security restricted forbids both
 # Rules of the API server across a definition's properties: definition -> keywords.
+# validateNodeSelectorRequirement, ValidateLabelSelectorRequirement: In and NotIn need values, Exists and
+# DoesNotExist take none, Gt and Lt one integer.
+def operator_values(operators: list[str], then: dict) -> dict:
+    return {"if": {"required": ["operator"], "properties": {"operator": {"enum": operators}}}, "then": then}
+
+
+NEEDS_VALUES = operator_values(["In", "NotIn"], {"required": ["values"], "properties": {"values": {"minItems": 1}}})
+NO_VALUES = operator_values(["Exists", "DoesNotExist"], {"properties": {"values": {"maxItems": 0}}})
+ONE_INTEGER = operator_values(["Gt", "Lt"], {"required": ["values"], "properties": {"values": {
+    "minItems": 1, "maxItems": 1, "items": {"pattern": "^-?[0-9]+$"}}}})
 DEFINITION_RULES = {"io.k8s.api.core.v1.SeccompProfile": LOCALHOST_PROFILE,
-                    "io.k8s.api.core.v1.AppArmorProfile": LOCALHOST_PROFILE}
+                    "io.k8s.api.core.v1.AppArmorProfile": LOCALHOST_PROFILE,
+                    "io.k8s.api.core.v1.NodeSelectorRequirement": {"allOf": [NEEDS_VALUES, NO_VALUES, ONE_INTEGER]},
+                    "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement": {"allOf": [NEEDS_VALUES, NO_VALUES]}}
 
 
 def required_not_empty(definition: dict) -> None:

@@ -34,15 +34,64 @@ RESTART_IDS = [t.removesuffix(".yaml") for t in RESTART_TARGETS]
 CHART_REFUSES = {"gpu": {"type": "GB200", "nodeArch": "amd64"}}
 CHART_REFUSAL = "gpu.type=GB200 runs only on ARM64 (Grace) nodes, but gpu.nodeArch=amd64; allowed: gpu.nodeArch=arm64"
 # Values the chart renders but the API server refuses, and the server's words. Dynamo: a CEL rule of the
-# DGD CRD (x-kubernetes-validations on each component); trtllm-serve: Pod validation of a label key.
+# DGD CRD (x-kubernetes-validations on each component); trtllm-serve: the cluster's own admission policy (the chart
+# now refuses every pod field the API server would, so the refusal comes from a ValidatingAdmissionPolicy the test
+# binds to the release's namespace: refused_by_policy).
+REFUSED_LABEL = "gpt-oss.test/refused"
 API_REFUSES = {
     # minAvailable passes the chart's admission rules only on a Grove-backed platform from Dynamo 1.3.0 (the
     # default 1.7 line's runtime is 1.7.0; an override to 1.3.0 would also skip minors from the installed 1.7.0).
     "dynamo": ({"dynamo": {"grove": True},
                 "workers": {"componentFields": {"minAvailable": 99}}},
                "minAvailable must be less than or equal to replicas unless replicas is 0"),
-    "trtllm-serve": ({"trtllmServe": {"nodeSelector": {"bad key!": "x"}}}, "spec.template.spec.nodeSelector"),
+    "trtllm-serve": ({"trtllmServe": {"nodeSelector": {REFUSED_LABEL: "yes"}}},
+                     f"{REFUSED_LABEL}: this cluster's admission policy refuses the Deployment"),
 }
+
+
+def refused_by_policy(k8s: kube.Kube, namespace: str):
+    """A ValidatingAdmissionPolicy, bound to `namespace` only, that refuses a Deployment whose pods select
+    REFUSED_LABEL; returns its removal."""
+    from kubernetes import client
+    api = client.AdmissionregistrationV1Api(k8s.api_client)
+    name = f"gpt-oss-refuse-{namespace}"
+    selector = "object.spec.template.spec.nodeSelector"
+    api.create_validating_admission_policy({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": {"name": name},
+        "spec": {"failurePolicy": "Fail",
+                 "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                         "operations": ["CREATE", "UPDATE"], "resources": ["deployments"]}]},
+                 "validations": [{"expression": f"!has({selector}) || !('{REFUSED_LABEL}' in {selector})",
+                                  "message": API_REFUSES["trtllm-serve"][1]}]}})
+    api.create_validating_admission_policy_binding({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {"policyName": name, "validationActions": ["Deny"],
+                 "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}}})
+
+    def remove():
+        api.delete_validating_admission_policy_binding(name)
+        api.delete_validating_admission_policy(name)
+
+    # The API server compiles a new policy in the background: wait (bounded) until a dry run shows it refusing.
+    from kubernetes.client.exceptions import ApiException
+    probe = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "policy-probe"},
+             "spec": {"selector": {"matchLabels": {"app": "probe"}},
+                      "template": {"metadata": {"labels": {"app": "probe"}},
+                                   "spec": {"nodeSelector": {REFUSED_LABEL: "yes"},
+                                            "containers": [{"name": "c", "image": "registry.invalid/probe:1"}]}}}}
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            k8s.apps.create_namespaced_deployment(namespace, probe, dry_run="All")
+        except ApiException as error:
+            if REFUSED_LABEL in str(error.body):
+                return remove
+            raise
+        if time.monotonic() > deadline:
+            remove()
+            raise AssertionError(f"the admission policy {name} did not refuse a Deployment within 60 s")
+        time.sleep(0.5)
 
 
 def stored(k8s: kube.Kube, namespace: str, instance: str) -> dict[tuple[str, str], dict]:
@@ -231,8 +280,12 @@ class TestUpgradeFault:
         # A new download Job (changed pod template) comes before the refused object in Helm's order.
         changed = CHANGED_TRTLLM_SERVE if runtime == "trtllm-serve" else CHANGED
 
-        with pytest.raises(helm_python.HelmError) as error:
-            release.upgrade(target, deep_merge(changed, refusing))
+        remove_policy = refused_by_policy(k8s, release.namespace) if runtime == "trtllm-serve" else (lambda: None)
+        try:
+            with pytest.raises(helm_python.HelmError) as error:
+                release.upgrade(target, deep_merge(changed, refusing))
+        finally:
+            remove_policy()
 
         assert refusal in str(error.value), str(error.value)
         assert release.history() == [(1, "deployed"), (2, "failed")]

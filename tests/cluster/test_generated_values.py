@@ -11,7 +11,7 @@ every DGD through the real Dynamo operator's validating and defaulting webhooks 
 shrunk example and the server's message. Identical objects are sent once (a ConfigMap many cases render alike).
 
 Fixed seed (derandomize=True): CI runs the same cases every time. GPT_OSS_GENERATED_EXAMPLES=N searches deeper (N
-cases; default 1700: 416 accepted renders). A failure found is kept in REGRESSIONS as an @example.
+cases; default 1700: 427 accepted renders). A failure found is kept in REGRESSIONS as an @example.
 """
 from __future__ import annotations
 

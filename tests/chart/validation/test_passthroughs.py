@@ -182,12 +182,31 @@ class TestIssueExamples:
      "at '/trtllmServe/autoscaling/behavior/scaleUp/policies/0/value': minimum"),
     ({"networkPolicy": {"dynamoPlatformEgress": [{"ports": [{"protocol": "tcp", "port": 4222}]}]}},
      "at '/networkPolicy/dynamoPlatformEgress/0/ports/0/protocol'"),
+    # found by the generated group (tests/cluster/test_generated_values.py), each refused by the API server
+    ({"securityContext": {"pod": {"appArmorProfile": {"type": ""}}}}, "at '/securityContext/pod/appArmorProfile/type'"),
+    ({"securityContext": {"pod": {"seccompProfile": {"type": "Localhost"}}}},
+     "at '/securityContext/pod/seccompProfile': missing property 'localhostProfile'"),
+    ({"securityContext": {"pod": {"fsGroupChangePolicy": ""}}}, "at '/securityContext/pod/fsGroupChangePolicy'"),
+    ({"securityContext": {"pod": {"windowsOptions": {"gmsaCredentialSpec": ""}}}},
+     "at '/securityContext/pod': additional properties 'windowsOptions' not allowed"),
+    ({"securityContext": {"pod": {"seLinuxOptions": {"role": "r"}}}},
+     "at '/securityContext/pod/seLinuxOptions': additional properties 'role' not allowed"),
+    ({"modelCache": {"download": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": []}}}}}},
+     "at '/modelCache/download/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms': "
+     "minItems"),
+    ({"modelCache": {"download": {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "preference": {"matchExpressions": [{"key": "pool", "operator": "In"}]}}]}}}}},
+     "missing property 'values'"),
+    ({"trtllmServe": {"startupTimeoutSeconds": 2147483648}}, "at '/trtllmServe/startupTimeoutSeconds': maximum"),
 ], ids=["negative-memory", "cpu-with-words", "run-as-user-negative", "fs-group-above-int32", "run-as-group-above-int32",
         "security-context-unknown-field", "toleration-operator", "toleration-unknown-field", "label-value-64",
         "affinity-unknown-field", "host-with-port", "wildcard-not-first", "path-without-slash", "tls-host-upper-case",
         "hostname-with-scheme", "label-value-space", "match-labels-value", "peer-unknown-field", "port-not-int-or-string",
         "behavior-window-string", "affinity-weight-0", "affinity-operator", "seccomp-type", "behavior-select-policy",
-        "behavior-policy-value-0", "port-protocol-lower-case"])
+        "behavior-policy-value-0", "port-protocol-lower-case", "apparmor-type-empty", "seccomp-localhost-without-profile",
+        "fs-group-change-policy-empty", "windows-options", "selinux-role", "no-node-selector-terms", "in-without-values",
+        "integer-above-int32"])
 def test_should_refuse_what_the_kubernetes_types_refuse(values, message):
     with pytest.raises(ChartRenderError) as error:
         render_chart(["agg.yaml"], values)
