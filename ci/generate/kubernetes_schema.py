@@ -156,9 +156,12 @@ RULES = {
                                               "supplementalGroupsPolicy": {"enum": ["Merge", "Strict"]}},
     # validateProcMountType; Unmasked needs the pod's hostUsers false, which the chart's pods do not set.
     "io.k8s.api.core.v1.SecurityContext": {"runAsUser": ID, "runAsGroup": ID, "procMount": {"enum": ["Default"]}},
-    # validateSysctls: IsSysctlName's form.
-    "io.k8s.api.core.v1.Sysctl": {"name": {"pattern": r"^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$",
-                                           "maxLength": 253}},
+    # Pod Security restricted (baseline's sysctls check) admits only the safe sysctls, and validateSysctls a value.
+    "io.k8s.api.core.v1.Sysctl": {"name": {"enum": [
+        "kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
+        "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
+        "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
+        "net.ipv4.tcp_keepalive_probes", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"]}},
     # ValidateNodeSelector: "must have at least one node selector term".
     "io.k8s.api.core.v1.NodeSelector": {"nodeSelectorTerms": {"minItems": 1}},
     # validatePodAffinityTerm: a qualified name.

@@ -31,7 +31,7 @@ from tests.examples.test_argocd import HOOK, release_name, synced, value_files, 
 pytestmark = pytest.mark.argocd
 
 APPLICATIONS = gitops.application_files()
-SYNC_TIMEOUT = 240
+SYNC_TIMEOUT = 480  # every example's first sync, on a 2-core machine that runs the node and cluster planes beside it
 # The field manager of Argo CD's server-side apply (gitops-engine's sync with ServerSideApply=true).
 ARGOCD_MANAGER = "argocd-controller"
 # The Dynamo target the day-two commits change; the trtllm-serve one is whichever got the GPUs (serve_app).
