@@ -43,13 +43,8 @@ SERVICE_ACCOUNT_MOUNT = ('mount -t tmpfs gpt-oss-operator /run && mkdir -p /run/
 
 def why_not() -> str | None:
     """None when the operator can run here, else why not."""
-    if SOURCE.built() is None:
-        try:
-            SOURCE.read_source()
-        except SOURCE.SourceMissing as missing:
-            return str(missing)
-        return f"the Go part {SOURCE.PART} is not built (python -m ci.cluster go-parts build {SOURCE.PART})"
-    return None
+    from tests.cluster import operator
+    return operator.unbuilt() if SOURCE.built() is None else None
 
 
 def platform_config(namespace: str) -> dict:

@@ -84,13 +84,16 @@ def why_not(kubeconfig: Path) -> str | None:
     reason = real.why_no_node(kubeconfig)
     if reason:
         return f"the Dynamo operator runs as a pod on the kubelet node, and there is none: {reason}"
-    if chart_dir() is None:
-        try:
-            SOURCE.read_source()
-        except SOURCE.SourceMissing as missing:
-            return str(missing)
-        return f"the Go part {SOURCE.PART} is not built (python -m ci.cluster go-parts build {SOURCE.PART})"
-    return None
+    return unbuilt() if chart_dir() is None else None
+
+
+def unbuilt() -> str:
+    """Why the operator's Go part is not there: its source is missing, or it is not built yet."""
+    try:
+        SOURCE.read_source()
+    except SOURCE.SourceMissing as missing:
+        return str(missing)
+    return f"the Go part {SOURCE.PART} is not built (python -m ci.cluster go-parts build {SOURCE.PART})"
 
 
 def webhook_answers(k8s: kube.Kube) -> str | None:
