@@ -29,7 +29,10 @@ logs="$PWD/.envtest"
 background=()
 
 stop_planes() {
-  for pid in "${background[@]}"; do kill -- "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
+  # a group run behind the node's leads a process group of its own (its xdist workers): end all of it
+  for pid in "${background[@]}"; do
+    { kill -- "-$pid" 2>/dev/null || kill -- "$pid" 2>/dev/null; } && wait "$pid" 2>/dev/null
+  done
   for plane in "$node_plane" "$serial_plane" "$gitops_plane" "$cluster_plane"; do
     "$PYTHON" -m ci.cluster control-plane stop --dir "$plane"
   done
@@ -49,9 +52,13 @@ start_plane() {
   fi
 }
 # The node's tests wait on real pods far more than they compute (alone they use about a third of two cores), yet they
-# are the longest group: the other groups, CPU-bound, run behind them at a lower priority (nice, which the servers they
-# start in sessions of their own keep: ci/cluster/processes.py keep_niceness), and take what the node leaves.
+# are the longest group: the other groups, CPU-bound, run behind them at a lower priority, and take what the node
+# leaves. Each runs in a session of its own whose autogroup has that niceness (python -m ci.cluster behind): under
+# sched_autogroup a session is scheduled as one group, so in this script's session, beside the node's tests, their
+# `nice` alone would count for nothing against the node's pods. The servers they start in sessions of their own keep it
+# (ci/cluster/processes.py keep_niceness).
 behind=10
+run_behind() { "$PYTHON" -m ci.cluster behind "$behind" -- "$@"; }
 start_plane "$cluster_plane" "$behind" GPT_OSS_NODE=0
 start_plane "$serial_plane" "$behind" GPT_OSS_NODE=0
 start_plane "$gitops_plane" "$behind" GPT_OSS_NODE=0
@@ -62,14 +69,16 @@ mkdir -p "$logs"
 # The slowest steps of each group, so a run's time can be read from its log (the budgets in docs/testing.md).
 durations=(--durations=15 --durations-min=5)
 echo "serial and node tests: running beside the others, each group on its own control plane; their output follows"
-KUBECONFIG="$serial_plane/kubeconfig" nice -n "$behind" "$PYTHON" -m pytest -m serial "${durations[@]}" "$@" >"$logs/serial-tests.log" 2>&1 &
+KUBECONFIG="$serial_plane/kubeconfig" run_behind "$PYTHON" -m pytest -m serial "${durations[@]}" "$@" >"$logs/serial-tests.log" 2>&1 &
 background+=($!)
 KUBECONFIG="$node_plane/kubeconfig" "$PYTHON" -m pytest -m node "${durations[@]}" "$@" >"$logs/node-tests.log" 2>&1 &
 background+=($!)
-KUBECONFIG="$gitops_plane/kubeconfig" nice -n "$behind" "$PYTHON" -m pytest -m argocd "${durations[@]}" "$@" >"$logs/argocd-tests.log" 2>&1 &
+KUBECONFIG="$gitops_plane/kubeconfig" run_behind "$PYTHON" -m pytest -m argocd "${durations[@]}" "$@" >"$logs/argocd-tests.log" 2>&1 &
 background+=($!)
-KUBECONFIG="$cluster_plane/kubeconfig" nice -n "$behind" "$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node and not argocd" \
-  "${durations[@]}" "$@" || status=1
+# In the background too (its own session does not get the terminal's Ctrl-C): stop_planes ends it.
+KUBECONFIG="$cluster_plane/kubeconfig" run_behind "$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node and not argocd" \
+  "${durations[@]}" "$@" &
+background+=($!)
 for pid in "${background[@]}"; do wait "$pid" || status=1; done
 background=()
 cat "$logs/serial-tests.log" "$logs/node-tests.log" "$logs/argocd-tests.log"

@@ -10,6 +10,7 @@ VERBS = {
     "go-parts": ("ci.cluster.go_parts", "the Go programs the tiers run, built from pinned modules: build, where, list"),
     "argocd": ("ci.cluster.argocd", "a live Argo CD in a control plane: start, stop"),
     "kind-nodes": ("ci.cluster.kind_nodes", "label and fake the GPU nodes of a kind cluster"),
+    "behind": ("ci.cluster.processes", "run a command behind the node's tests (niceness and autogroup of its own)"),
     "crds": ("ci.cluster.crds", "the pinned upstream CRDs the tests read, fetched and sha256-checked"),
 }
 

@@ -101,3 +101,35 @@ def running_servers() -> list[str]:
         if argv0 and os.path.basename(argv0) in SERVER_NAMES and fields and fields[0] != "Z":
             found.append(f"{entry.name} {argv0}")
     return found
+
+
+def behind(niceness: int, argv: list[str]) -> None:
+    """Exec argv at `niceness` in a session of its own whose autogroup has that niceness too. A plain `nice -n` is not
+    enough beside the node's pods: under sched_autogroup the session it runs in (CI's own, holding the node tests) is
+    one group at nice 0, so the CPU-bound groups of ci/test-tiers.sh would take the node's share whatever their
+    processes' niceness."""
+    if os.getpid() != os.getsid(0):
+        try:
+            os.setsid()
+        except PermissionError:  # already a process group leader: a child can start a session
+            if os.fork():
+                code = os.waitstatus_to_exitcode(os.wait()[1])
+                os._exit(code if code >= 0 else 128 - code)
+            os.setsid()
+    os.setpriority(os.PRIO_PROCESS, 0, max(niceness, os.getpriority(os.PRIO_PROCESS, 0)))
+    keep_niceness(os.getpid())
+    os.execvp(argv[0], argv)
+
+
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    import argparse
+    parser = argparse.ArgumentParser(prog=prog, description="Run a command behind the node's tests: at NICENESS, in a "
+                                     "session of its own scheduled (sched_autogroup) at that niceness too.")
+    parser.add_argument("niceness", type=int, choices=range(0, 20), metavar="NICENESS", help="0-19")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("no command: behind NICENESS -- COMMAND [ARGS...]")
+    behind(args.niceness, command)
+    return 0  # not reached: behind execs

@@ -54,15 +54,18 @@ class TestWorkflows:
         assert set().union(*(tiers(runs) for _, runs in JOBS)) == {"not e2e and not cluster", "e2e", "cluster"}
 
     def test_should_run_the_node_group_ahead_of_the_others(self):
-        # The node's group waits on pods and is the longest: the others, and their planes, run behind it (nice).
+        # The node's group waits on pods and is the longest: the others, and their planes, run behind it (nice, and in
+        # sessions of their own at that niceness: python -m ci.cluster behind).
         assert re.search(r'^start_plane "\$node_plane" 0$', TEST_TIERS, re.M)
         assert re.search(r'^KUBECONFIG="\$node_plane/kubeconfig" "\$PYTHON" -m pytest', TEST_TIERS, re.M)
         behind = int(re.search(r"^behind=(\d+)$", TEST_TIERS, re.M).group(1))
         assert behind >= 10
         for plane in ("cluster", "serial", "gitops"):
             assert re.search(rf'^start_plane "\${plane}_plane" "\$behind" ', TEST_TIERS, re.M), plane
-            assert re.search(rf'^KUBECONFIG="\${plane}_plane/kubeconfig" nice -n "\$behind" "\$PYTHON" -m pytest',
+            assert re.search(rf'^KUBECONFIG="\${plane}_plane/kubeconfig" run_behind "\$PYTHON" -m pytest',
                              TEST_TIERS, re.M), plane
+        assert re.search(r'^run_behind\(\) \{ "\$PYTHON" -m ci\.cluster behind "\$behind" -- "\$@"; \}$', TEST_TIERS, re.M)
+        assert "python -m ci.cluster behind 10 -- bash -c 'python -m venv .venv-checkov" in CI_RUN
 
     def test_should_install_what_ci_installs_across_the_jobs(self):
         ci_files = set(re.findall(r"-r (requirements-[a-z0-9]+\.txt)", CI_RUN))

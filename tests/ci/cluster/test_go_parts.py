@@ -335,6 +335,11 @@ NICE_SESSION = {
     "processes.spawn": "from ci.cluster import processes; started = processes.spawn(['sleep', '30'], log)['pid']",
     "e2e stack runner": "from tests.e2e import stack; started = stack.start({'name': 'sleep', 'argv': ['sleep', '30'], "
                         "'env': dict(os.environ)}, pathlib.Path(folder), folder).pid",
+    # ci/test-tiers.sh's groups behind the node's: `sleep` is the verb's own process once it has exec'd
+    "python -m ci.cluster behind": "import subprocess, time; started = subprocess.Popen([sys.executable, '-m', "
+                                   "'ci.cluster', 'behind', '15', '--', 'sleep', '30']).pid; "
+                                   "[time.sleep(0.05) for _ in iter(lambda: not open(f'/proc/{started}/cmdline', "
+                                   "'rb').read().startswith(b'sleep'), False)]",
 }
 
 
