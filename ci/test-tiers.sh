@@ -27,8 +27,10 @@ node_plane="$(state_folder node)"
 gitops_plane="$(state_folder gitops)"
 logs="$PWD/.envtest"
 background=()
+sampler=""
 
 stop_planes() {
+  [[ -z "$sampler" ]] || kill "$sampler" 2>/dev/null || true
   # a group run behind the node's leads a process group of its own (its xdist workers): end all of it
   for pid in "${background[@]}"; do
     { kill -- "-$pid" 2>/dev/null || kill -- "$pid" 2>/dev/null; } && wait "$pid" 2>/dev/null
@@ -68,10 +70,17 @@ status=0
 mkdir -p "$logs"
 # The slowest steps of each group, so a run's time can be read from its log (the budgets in docs/testing.md).
 durations=(--durations=15 --durations-min=5)
+# What the machine does meanwhile (CPU, memory, I/O every 30 s), to read a slow run by.
+if command -v vmstat >/dev/null 2>&1; then
+  vmstat -t 30 >"$logs/vmstat.log" 2>&1 &
+  sampler=$!
+fi
 echo "serial and node tests: running beside the others, each group on its own control plane; their output follows"
 KUBECONFIG="$serial_plane/kubeconfig" run_behind "$PYTHON" -m pytest -m serial "${durations[@]}" "$@" >"$logs/serial-tests.log" 2>&1 &
 background+=($!)
-KUBECONFIG="$node_plane/kubeconfig" "$PYTHON" -m pytest -m node "${durations[@]}" "$@" >"$logs/node-tests.log" 2>&1 &
+: >"$logs/node-steps.log"
+KUBECONFIG="$node_plane/kubeconfig" GPT_OSS_NODE_STEPS_LOG="$logs/node-steps.log" "$PYTHON" -m pytest -m node \
+  "${durations[@]}" "$@" >"$logs/node-tests.log" 2>&1 &
 background+=($!)
 KUBECONFIG="$gitops_plane/kubeconfig" run_behind "$PYTHON" -m pytest -m argocd "${durations[@]}" "$@" >"$logs/argocd-tests.log" 2>&1 &
 background+=($!)
@@ -81,5 +90,9 @@ KUBECONFIG="$cluster_plane/kubeconfig" run_behind "$PYTHON" -m pytest -n 3 --dis
 background+=($!)
 for pid in "${background[@]}"; do wait "$pid" || status=1; done
 background=()
+[[ -z "$sampler" ]] || kill "$sampler" 2>/dev/null || true
 cat "$logs/serial-tests.log" "$logs/node-tests.log" "$logs/argocd-tests.log"
+echo "== the node tests' steps (time of day, seconds since each run's start)"
+cat "$logs/node-steps.log"
+[[ ! -s "$logs/vmstat.log" ]] || { echo "== vmstat every 30 s while the groups ran"; cat "$logs/vmstat.log"; }
 exit "$status"

@@ -116,6 +116,9 @@ def api_server_patterns(apimachinery: Path) -> dict[str, dict]:
         # IsQualifiedName: a label, annotation or resource name key: [prefix/]name.
         "k8s.qualifiedName": {"type": "string", "maxLength": c["DNS1123SubdomainMaxLength"] + 1 + c["labelKeyMaxLength"],
                               "pattern": f"^({subdomain}/)?{name}$"},
+        # IsDNS1123Label (ValidateNamespaceName): a namespace a pod affinity term names.
+        "k8s.namespace": {"type": "string", "maxLength": c["DNS1123LabelMaxLength"],
+                          "pattern": f"^{c['dns1123LabelFmt']}$"},
         # IsValidLabelValue: empty, or a name part.
         "k8s.labelValue": {"type": "string", "maxLength": c["LabelValueMaxLength"], "pattern": f"^({name})?$"},
         # IsEnvVarName (the pod's env[].name).
@@ -165,7 +168,8 @@ RULES = {
     # ValidateNodeSelector: "must have at least one node selector term".
     "io.k8s.api.core.v1.NodeSelector": {"nodeSelectorTerms": {"minItems": 1}},
     # validatePodAffinityTerm: a qualified name.
-    "io.k8s.api.core.v1.PodAffinityTerm": {"topologyKey": {"$ref": "#/definitions/k8s.qualifiedName"}},
+    "io.k8s.api.core.v1.PodAffinityTerm": {"topologyKey": {"$ref": "#/definitions/k8s.qualifiedName"},
+                                           "namespaces": {"items": {"$ref": "#/definitions/k8s.namespace"}}},
     # ValidateIngressTLS: secretName a Secret's name (a DNS-1123 subdomain) when set.
     "io.k8s.api.networking.v1.IngressTLS": {"hosts": {"items": {"$ref": "#/definitions/k8s.wildcardHostname"}},
                                             "secretName": {"$ref": "#/definitions/k8s.hostname"}},
@@ -195,7 +199,11 @@ LOCALHOST_PROFILE = {"if": {"properties": {"type": {"const": "Localhost"}}},
 # Linux nodes, and the API server checks Windows options it cannot honour there (an empty gmsaCredentialSpec, ...).
 LEFT_OUT = {"io.k8s.api.core.v1.PodSecurityContext": ("windowsOptions",),
             "io.k8s.api.core.v1.SecurityContext": ("windowsOptions",),
-            "io.k8s.api.core.v1.SELinuxOptions": ("user", "role")}  # Pod Security restricted forbids both
+            "io.k8s.api.core.v1.SELinuxOptions": ("user", "role"),  # Pod Security restricted forbids both
+            # ValidateMatchLabelKeysAndMismatchLabelKeys: a key in both lists, or in both a list and the term's
+            # labelSelector, is refused, which a schema cannot state; the chart's pods carry its own labels, which
+            # such a key would name, so the two lists are left out rather than accepted unchecked.
+            "io.k8s.api.core.v1.PodAffinityTerm": ("matchLabelKeys", "mismatchLabelKeys")}
 # Rules of the API server across a definition's properties: definition -> keywords.
 # validateNodeSelectorRequirement, ValidateLabelSelectorRequirement: In and NotIn need values, Exists and
 # DoesNotExist take none, Gt and Lt one integer.

@@ -92,9 +92,12 @@ class TestRooms:
 
     def test_should_check_every_generated_file_in_one_command(self, shared_dir, monkeypatch):
         monkeypatch.setenv("GPT_OSS_SHARED_DIR", str(shared_dir))
-        result = subprocess.run([sys.executable, "-m", "ci.generate", "--check"], capture_output=True, text=True,
-                                cwd=REPO_ROOT, timeout=120)
+        # The sizing tables take aiconfigurator a minute of CPU: tests/tools/test_predict.py TestSizingTables
+        # regenerates them where it is installed.
+        result = subprocess.run([sys.executable, "-m", "ci.generate", "--check", "--skip", "sizing-tables"],
+                                capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
         assert result.returncode == 0, result.stdout + result.stderr
         for verb in ("schema", "dynamo-defaults", "trtllm-fields"):
             assert f"{verb}: up to date" in result.stdout
+        assert "sizing-tables: left out (--skip)" in result.stdout
         assert "target-figures: left out (about 15 minutes; --slow runs it)" in result.stdout

@@ -57,7 +57,8 @@ class TestWorkflows:
         # The node's group waits on pods and is the longest: the others, and their planes, run behind it (nice, and in
         # sessions of their own at that niceness: python -m ci.cluster behind).
         assert re.search(r'^start_plane "\$node_plane" 0$', TEST_TIERS, re.M)
-        assert re.search(r'^KUBECONFIG="\$node_plane/kubeconfig" "\$PYTHON" -m pytest', TEST_TIERS, re.M)
+        assert re.search(r'^KUBECONFIG="\$node_plane/kubeconfig" GPT_OSS_NODE_STEPS_LOG="\$logs/node-steps.log" '
+                         r'"\$PYTHON" -m pytest -m node', TEST_TIERS, re.M)
         behind = int(re.search(r"^behind=(\d+)$", TEST_TIERS, re.M).group(1))
         assert behind >= 10
         for plane in ("cluster", "serial", "gitops"):
@@ -326,9 +327,10 @@ def test_should_keep_the_process_title_in_a_pytest_xdist_worker(worker_id):
     assert b"pytest-xdist" not in title, title
 
 
-def test_should_start_the_workers_helm_at_gogc_800_and_their_children_at_gos_default(worker_id):
+def test_should_start_the_workers_helm_at_gogc_800_and_their_children_at_gos_default_beside_servers(worker_id,
+                                                                                                      request):
     """Helm's Go runtime reads GOGC from the environment its process started with (tests/conftest.py): a worker's
-    starts with GOGC=800, and what its tests start does not inherit it."""
+    starts with GOGC=800; what its tests start inherits it in the offline tier's run only (no servers there)."""
     if worker_id == "master":
         pytest.skip("not in a pytest-xdist worker")
     started_with = Path("/proc/self/environ").read_bytes().split(b"\0")
@@ -336,7 +338,10 @@ def test_should_start_the_workers_helm_at_gogc_800_and_their_children_at_gos_def
         pytest.skip("GOGC was set for the whole run: the workers keep it")
     assert b"GOGC=800" in started_with, "the worker's Helm started at Go's default GOGC"
     child = subprocess.run(["env"], capture_output=True, text=True, check=True).stdout.splitlines()
-    assert [line for line in child if line.startswith(("GOGC=", "GPT_OSS_HELM_GOGC="))] == []
+    inherited = [line for line in child if line.startswith(("GOGC=", "GPT_OSS_HELM_GOGC="))]
+    offline = not marks_may_select(request.config.option.markexpr, "cluster") and not marks_may_select(
+        request.config.option.markexpr, "e2e")
+    assert inherited == (["GOGC=800"] if offline else [])
 
 
 @pytest.mark.parametrize("markexpr, selectable", [

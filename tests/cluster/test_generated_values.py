@@ -209,6 +209,10 @@ REGRESSIONS = [
     ("8xb200-single-node-balanced.yaml", Case("gpt-oss", 0, {"smokeTest": {"resources": {"requests": {"": ""}}}})),
     ("2xh100-truss.yaml", Case("gpt-oss", 0, {"modelCache": {"download": {"tolerations": [{}]}}})),
     ("2xh100-truss.yaml", Case("gpt-oss", 0, {"securityContext": {"pod": {"a": None}}})),
+    # a pod affinity term's namespaces are namespace names (ValidateNamespaceName): "" refused
+    ("2xh100-truss.yaml", Case("gpt-oss", 1, {"modelCache": {"download": {"affinity": {"podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {}, "topologyKey": "0",
+                                                             "namespaces": [""]}]}}}}})),
 ]
 
 

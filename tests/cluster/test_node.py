@@ -211,7 +211,16 @@ class Run:
     def mark(self, step: str) -> None:
         """Seconds from the run's start to the end of `step`, recorded and printed (a failing test's setup shows them)."""
         self.seconds[step] = round(time.monotonic() - self.started, 1)
-        print(f"{self.target} in {self.namespace}: {step} after {self.seconds[step]} s", flush=True)
+        line = f"{self.target} in {self.namespace}: {step} after {self.seconds[step]} s"
+        print(line, flush=True)
+        # ci/test-tiers.sh keeps every step of a passing run too, with the time of day, beside the other groups' logs.
+        if os.environ.get(STEPS_LOG):
+            with open(os.environ[STEPS_LOG], "a") as steps:
+                steps.write(f"{time.strftime('%H:%M:%S')} {line}\n")
+
+
+# A file every run step is appended to (ci/test-tiers.sh: .envtest/node-steps.log).
+STEPS_LOG = "GPT_OSS_NODE_STEPS_LOG"
 
 
 def snapshot_pods(k8s: kube.Kube, run: Run) -> None:

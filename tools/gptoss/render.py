@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 from typing import Iterable
 
@@ -63,6 +64,19 @@ def render_manifests(values_files=(), values=None, name=RELEASE_NAME, namespace=
     return dict(cached)
 
 
+# A template's documents by its rendered text, pickled (each caller gets objects of its own): renders of different
+# values share most templates' text, and unpickling is many times faster than reading the YAML again.
+_documents_cache: dict[str, bytes] = {}
+
+
+def _documents(text: str) -> list[dict]:
+    pickled = _documents_cache.get(text)
+    if pickled is None:
+        pickled = _documents_cache[text] = pickle.dumps([doc for doc in load_yaml_all(text) if doc],
+                                                        protocol=pickle.HIGHEST_PROTOCOL)
+    return pickle.loads(pickled)
+
+
 def parse_manifests(manifests: dict[str, str], show_only: Iterable[str] | None = None) -> list[dict]:
     """The objects of rendered templates (NOTES.txt and empty documents left out), in template-path order."""
     wanted = None if show_only is None else {f"{CHART_DIR.name}/{path}" for path in show_only}
@@ -72,7 +86,7 @@ def parse_manifests(manifests: dict[str, str], show_only: Iterable[str] | None =
     for path in sorted(manifests):
         if not path.endswith(".yaml") or (wanted is not None and path not in wanted):
             continue
-        objects.extend(doc for doc in load_yaml_all(manifests[path]) if doc)
+        objects.extend(_documents(manifests[path]))
     return objects
 
 

@@ -68,7 +68,7 @@ Usage: {{ $names := include "gpt-oss.limitedNames" . | fromYamlArray }}
 {{- $job := "Kubernetes copies it into its pods' job-name label" }}
 {{- $serviceWhy := "a DNS-1123 label" }}
 {{- $operatorService := "a DNS-1123 label; the operator names each component's <DGD>-<lower-case component>, a worker's with -<8-hex worker hash>" }}
-{{- if (include "gpt-oss.modelSource" . | fromYaml).job }}
+{{- if (index . (include "gpt-oss.object" (list "gpt-oss.modelSource" .))).job }}
 {{- $names = append $names (dict "kind" "Job" "name" (include "gpt-oss.downloadJobName" .) "why" $job) }}
 {{- end }}
 {{- if .Values.benchmark.enabled }}
@@ -104,7 +104,7 @@ Usage: {{ $names := include "gpt-oss.limitedNames" . | fromYamlArray }}
   than the Service. */}}
 {{- $names = append $names (dict "kind" "label nvidia.com/dynamo-namespace" "name" (include "gpt-oss.dynamoNamespace" .)
   "why" "the operator labels every pod of the DGD with <namespace>-<DGD name>, and a label value is at most 63 characters") }}
-{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 {{- $components := list "Frontend" }}
 {{- range $plan.roles }}{{ $components = append $components .component }}{{ end }}
 {{- if .Values.planner.enabled }}{{ $components = append $components "Planner" }}{{ end }}
@@ -215,6 +215,22 @@ Usage: {{ include "gpt-oss.memo" (list "gpt-oss.computeX" .) }}
 {{- end }}
 
 {{/*
+A memoized helper's YAML as an object, parsed once per render: the first call keeps it on the root context beside
+gpt-oss.memo's text; every call gives the key it is kept under, for index. A template must not change what it reads
+this way (every later reader would see the change): a template that edits it takes a deepCopy first.
+Usage: {{ $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
+*/}}
+{{- define "gpt-oss.object" -}}
+{{- $helper := index . 0 }}
+{{- $root := index . 1 }}
+{{- $key := printf "gptOssObject/%s" $helper }}
+{{- if not (hasKey $root $key) }}
+{{- $_ := set $root $key (include $helper $root | fromYaml) }}
+{{- end }}
+{{- $key }}
+{{- end }}
+
+{{/*
 TCP port of a URL: the one it names, else 443 over https and 80 over http.
 Usage: {{ include "gpt-oss.urlPort" "https://hf-mirror.example.com:8443/" }}
 */}}
@@ -274,7 +290,7 @@ compares them with the images of the rendered pods.
 Usage: {{ range include "gpt-oss.images" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.images" -}}
-{{- $dynamo := include "gpt-oss.dynamoImage" . | fromYaml }}
+{{- $dynamo := index . (include "gpt-oss.object" (list "gpt-oss.dynamoImage" .)) }}
 {{- $images := list }}
 {{- if eq .Values.runtime "dynamo" }}
 {{- $images = append $images (dict "key" "dynamo.image" "image" (include "gpt-oss.image" $dynamo)) }}

@@ -5,7 +5,7 @@ The plan as a reader gets it, computed once per render (NOTES.txt formats it; th
 it for tools/plan.py and tools/predict.py): GPUs, layout, each role's shape and quantization, decode slots, the
 admission gate's capacity, benchmark, sizing warnings, the TensorRT-LLM release that runs ("" for an unversioned
 image), and with the SLA planner the account it runs as and what it may do (gpt-oss.planner.identity).
-Usage: {{ $doc := include "gpt-oss.planDocument" . | fromYaml }}
+Usage: {{ $doc := index . (include "gpt-oss.object" (list "gpt-oss.planDocument" .)) }}
 */}}
 {{- define "gpt-oss.planDocument" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computePlanDocument" .) }}
@@ -16,7 +16,7 @@ The computation behind gpt-oss.planDocument, run once per render (gpt-oss.memo k
 Usage: {{ include "gpt-oss.computePlanDocument" . }} (templates read it through gpt-oss.planDocument)
 */}}
 {{- define "gpt-oss.computePlanDocument" -}}
-{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 {{- $quantization := include "gpt-oss.quantization" . | fromYaml }}
 {{- $trtllmServe := eq .Values.runtime "trtllm-serve" }}
 {{- $roles := list }}
@@ -32,7 +32,7 @@ Usage: {{ include "gpt-oss.computePlanDocument" . }} (templates read it through 
 {{- $doc := dict "runtime" .Values.runtime "gpuType" .Values.gpu.type "totalGpus" (int $plan.totalGpus) "layout" $layout
   "roles" $roles "decodeSlots" (int $plan.decodeSlots) "admissionCapacity" (int $plan.admissionCapacity) "benchmark" $benchmark
   "warnings" (include "gpt-oss.warnings" . | fromYamlArray) "trtllmRelease" (include "gpt-oss.trtllmRelease" .)
-  "engineKeys" (pick (include "gpt-oss.engineKeyList" . | fromYaml) "release" "list" "summary") }}
+  "engineKeys" (pick (index . (include "gpt-oss.object" (list "gpt-oss.engineKeyList" .))) "release" "list" "summary") }}
 {{- if and .Values.planner.enabled (not $trtllmServe) }}
 {{- $_ := set $doc "planner" (include "gpt-oss.planner.identity" . | fromYaml) }}
 {{- end }}

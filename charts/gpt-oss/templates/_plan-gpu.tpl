@@ -20,7 +20,7 @@ One record per GPU type the chart serves, the one table every GPU fact of the ch
     1.3.0rc14 on and is its default (line 69: "gained AUTO (new default; was CUTLASS)"); it picks TRTLLM on
     Blackwell and TRITON on Hopper in the 1.4 guide (line 312), a backend of the table before. Every other backend
     of the Literal (line 278: CUTEDSL, DEEPGEMM, DENSEGEMM, VANILLA, MARLIN, MEGAMOE_*) is not listed for gpt-oss.
-Usage: {{ $records := include "gpt-oss.gpuRecords" . | fromYaml }}
+Usage: {{ $records := index . (include "gpt-oss.object" (list "gpt-oss.gpuRecords" .)) }}
 */}}
 {{- define "gpt-oss.gpuRecords" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeGpuRecords" .) }}
@@ -106,7 +106,7 @@ H100:
 
 {{/*
 The record of gpu.type (gpt-oss.gpuRecords), alone: the checks parse this one, a quarter of the table.
-Usage: {{ $record := include "gpt-oss.gpuRecord" . | fromYaml }}
+Usage: {{ $record := index . (include "gpt-oss.object" (list "gpt-oss.gpuRecord" .)) }}
 */}}
 {{- define "gpt-oss.gpuRecord" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeGpuRecord" .) }}
@@ -118,13 +118,13 @@ a record (the schema's enum refuses it first).
 Usage: {{ include "gpt-oss.computeGpuRecord" . }} (templates read it through gpt-oss.gpuRecord)
 */}}
 {{- define "gpt-oss.computeGpuRecord" -}}
-{{- toYaml (get (include "gpt-oss.gpuRecords" . | fromYaml) (toString .Values.gpu.type)) }}
+{{- toYaml (get (index . (include "gpt-oss.object" (list "gpt-oss.gpuRecords" .))) (toString .Values.gpu.type)) }}
 {{- end }}
 
 {{/*
 Facts per GPU type in the shape the plan reads (from gpt-oss.gpuRecords): the node it comes in (CPU architecture,
 GPUs per node, the default nvidia.com/gpu.product label), the memory software sees (MiB), Blackwell or not.
-Usage: {{ $types := include "gpt-oss.gpuTypes" . | fromYaml }}
+Usage: {{ $types := index . (include "gpt-oss.object" (list "gpt-oss.gpuTypes" .)) }}
 */}}
 {{- define "gpt-oss.gpuTypes" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeGpuTypes" .) }}
@@ -136,7 +136,7 @@ Usage: {{ include "gpt-oss.computeGpuTypes" . }} (templates read it through gpt-
 */}}
 {{- define "gpt-oss.computeGpuTypes" -}}
 {{- $types := dict }}
-{{- range $type, $r := include "gpt-oss.gpuRecords" . | fromYaml }}
+{{- range $type, $r := index . (include "gpt-oss.object" (list "gpt-oss.gpuRecords" .)) }}
 {{- $_ := set $types $type (dict "nodeArch" $r.nodeArch "perNode" (int $r.perNode) "productLabel" (first $r.productLabels)
   "memoryMiB" (int $r.memoryMiB) "blackwell" (eq $r.architecture "Blackwell")) }}
 {{- end }}
@@ -146,7 +146,7 @@ Usage: {{ include "gpt-oss.computeGpuTypes" . }} (templates read it through gpt-
 {{/*
 The facts of gpu.type, with gpu.nodeArch, gpu.perNode and gpu.productLabel where the user sets them (null
 follows gpu.type; gpt-oss.checkValues.gpu refuses a nodeArch or productLabel that contradicts it).
-Usage: {{ $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+Usage: {{ $gpu := index . (include "gpt-oss.object" (list "gpt-oss.gpuFacts" .)) }}
 */}}
 {{- define "gpt-oss.gpuFacts" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeGpuFacts" .) }}
@@ -157,7 +157,7 @@ The computation behind gpt-oss.gpuFacts, run once per render (gpt-oss.memo keeps
 Usage: {{ include "gpt-oss.computeGpuFacts" . }} (templates read it through gpt-oss.gpuFacts)
 */}}
 {{- define "gpt-oss.computeGpuFacts" -}}
-{{- $facts := get (include "gpt-oss.gpuTypes" . | fromYaml) .Values.gpu.type }}
+{{- $facts := deepCopy (get (index . (include "gpt-oss.object" (list "gpt-oss.gpuTypes" .))) .Values.gpu.type) }}
 {{- range $key := list "nodeArch" "perNode" "productLabel" }}
 {{- $value := index $.Values.gpu $key }}
 {{- if not (kindIs "invalid" $value) }}
@@ -173,7 +173,7 @@ Node labels every GPU pod selects: kubernetes.io/arch, and nvidia.com/gpu.produc
 Usage: {{ $selector := include "gpt-oss.gpuNodeSelector" . | fromYaml }}
 */}}
 {{- define "gpt-oss.gpuNodeSelector" -}}
-{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $gpu := index . (include "gpt-oss.object" (list "gpt-oss.gpuFacts" .)) }}
 {{- $selector := dict "kubernetes.io/arch" $gpu.nodeArch }}
 {{- with $gpu.productLabel }}
 {{- $_ := set $selector "nvidia.com/gpu.product" . }}

@@ -6,7 +6,7 @@ the preStop wait, the longest request the deployment lets finish, the exit allow
 terminationGracePeriodSeconds, computed here and nowhere else:
   terminationGracePeriodSeconds = preStopSeconds + maxRequestSeconds + exitSeconds (30: the server's own exit after
   its last request, e.g. TensorRT-LLM freeing its engines; a SIGKILL then drops no request).
-Usage: {{ $shutdown := include "gpt-oss.gracefulShutdown" . | fromYaml }}
+Usage: {{ $shutdown := index . (include "gpt-oss.object" (list "gpt-oss.gracefulShutdown" .)) }}
 */}}
 {{- define "gpt-oss.gracefulShutdown" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeGracefulShutdown" .) }}
@@ -41,7 +41,7 @@ and the scripts volume mounted at /opt/gpt-oss/scripts (gpt-oss.scriptsVolume).
 Usage: {{ include "gpt-oss.drainHooks" (dict "root" . "port" 8000 "model" "openai/gpt-oss-120b") | nindent 10 }}
 */}}
 {{- define "gpt-oss.drainHooks" -}}
-{{- $shutdown := include "gpt-oss.gracefulShutdown" .root | fromYaml }}
+{{- $shutdown := index .root (include "gpt-oss.object" (list "gpt-oss.gracefulShutdown" .root)) }}
 {{- $marker := "/tmp/gpt-oss-draining" }}
 lifecycle:
   preStop:

@@ -10,8 +10,8 @@ Returns a YAML list of sentences.
 Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.warnings" -}}
-{{- $plan := include "gpt-oss.plan" . | fromYaml }}
-{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
+{{- $gpu := index . (include "gpt-oss.object" (list "gpt-oss.gpuFacts" .)) }}
 {{- $tables := include "gpt-oss.sizingTables" . | fromYaml }}
 {{- $sizing := get $tables.gpus .Values.gpu.type }}
 {{- /* The tables of the quantization that runs (gpt-oss.quantization; moeModes names the aiconfigurator mode that

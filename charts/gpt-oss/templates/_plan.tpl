@@ -18,7 +18,7 @@ Usage: {{ range $role := include "gpt-oss.roleTable" . | fromYamlArray }}
 
 {{/*
 The plan of gpt-oss.computePlan, computed once per render (gpt-oss.memo): a dozen templates read one computation.
-Usage: {{ $plan := include "gpt-oss.plan" . | fromYaml }}
+Usage: {{ $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 */}}
 {{- define "gpt-oss.plan" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computePlan" .) }}

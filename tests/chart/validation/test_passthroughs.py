@@ -201,6 +201,12 @@ class TestIssueExamples:
     ({"trtllmServe": {"startupTimeoutSeconds": 2147483648}}, "at '/trtllmServe/startupTimeoutSeconds': maximum"),
     ({"securityContext": {"pod": {"sysctls": [{"name": "kernel.msgmax", "value": "1"}]}}},
      "at '/securityContext/pod/sysctls/0/name'"),
+    ({"modelCache": {"download": {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {}, "topologyKey": "zone", "namespaces": [""]}]}}}}},
+     "at '/modelCache/download/affinity/podAffinity/requiredDuringSchedulingIgnoredDuringExecution/0/namespaces/0'"),
+    ({"modelCache": {"download": {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {}, "topologyKey": "zone", "matchLabelKeys": ["app"]}]}}}}},
+     "additional properties 'matchLabelKeys' not allowed"),
 ], ids=["negative-memory", "cpu-with-words", "run-as-user-negative", "fs-group-above-int32", "run-as-group-above-int32",
         "security-context-unknown-field", "toleration-operator", "toleration-unknown-field", "label-value-64",
         "affinity-unknown-field", "host-with-port", "wildcard-not-first", "path-without-slash", "tls-host-upper-case",
@@ -208,7 +214,7 @@ class TestIssueExamples:
         "behavior-window-string", "affinity-weight-0", "affinity-operator", "seccomp-type", "behavior-select-policy",
         "behavior-policy-value-0", "port-protocol-lower-case", "apparmor-type-empty", "seccomp-localhost-without-profile",
         "fs-group-change-policy-empty", "windows-options", "selinux-role", "no-node-selector-terms", "in-without-values",
-        "integer-above-int32", "unsafe-sysctl"])
+        "integer-above-int32", "unsafe-sysctl", "affinity-namespace-empty", "affinity-match-label-keys"])
 def test_should_refuse_what_the_kubernetes_types_refuse(values, message):
     with pytest.raises(ChartRenderError) as error:
         render_chart(["agg.yaml"], values)

@@ -100,9 +100,9 @@ this chart's PodMonitors both on, a pod is scraped twice.
 Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.autoscalers" -}}
-{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 {{- $series := include "gpt-oss.seriesSelectors" . | fromYaml }}
-{{- $metrics := include "gpt-oss.dynamoMetrics" . | fromYaml }}
+{{- $metrics := index . (include "gpt-oss.object" (list "gpt-oss.dynamoMetrics" .)) }}
 {{- $fullname := include "gpt-oss.fullname" . }}
 {{- $scalers := list }}
 {{- $rows := list }}

@@ -53,7 +53,7 @@ The AIPerf command line of the benchmark, every number final (from gpt-oss.plan)
 Usage: {{ include "gpt-oss.benchmarkCommand" . | nindent 12 }}
 */}}
 {{- define "gpt-oss.benchmarkCommand" -}}
-{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 {{- $bench := .Values.benchmark -}}
 - aiperf
 - profile

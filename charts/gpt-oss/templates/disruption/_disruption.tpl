@@ -9,7 +9,7 @@ Deployment's own selector.
 Usage: {{ range include "gpt-oss.disruptionBudgets" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.disruptionBudgets" -}}
-{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 {{- $fullname := include "gpt-oss.fullname" . }}
 {{- $budgets := list }}
 {{- if eq .Values.runtime "trtllm-serve" }}

@@ -5,7 +5,7 @@ The Dynamo runtime version as the operator resolves it: imageTag is the tag of t
 (digest cut off), imageVersion its MAJOR.MINOR.PATCH when the operator's image-tag pattern
 (runtimeversion.ParseImageVersion) accepts it, else ""; version is dynamo.runtimeVersionOverride, else
 imageVersion; source names the value it came from.
-Usage: {{ $runtime := include "gpt-oss.dynamoRuntimeVersion" . | fromYaml }}
+Usage: {{ $runtime := index . (include "gpt-oss.object" (list "gpt-oss.dynamoRuntimeVersion" .)) }}
 */}}
 {{- define "gpt-oss.dynamoRuntimeVersion" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeDynamoRuntimeVersion" .) }}
@@ -16,7 +16,7 @@ The computation behind gpt-oss.dynamoRuntimeVersion, run once per render (gpt-os
 Usage: {{ include "gpt-oss.computeDynamoRuntimeVersion" . }} (templates read it through gpt-oss.dynamoRuntimeVersion)
 */}}
 {{- define "gpt-oss.computeDynamoRuntimeVersion" -}}
-{{- $ref := regexReplaceAll "@.*$" (include "gpt-oss.image" (include "gpt-oss.dynamoImage" . | fromYaml) | trim) "" }}
+{{- $ref := regexReplaceAll "@.*$" (include "gpt-oss.image" (index . (include "gpt-oss.object" (list "gpt-oss.dynamoImage" .))) | trim) "" }}
 {{- $tag := "" }}
 {{- if regexMatch ":[^:/]*$" $ref }}
 {{- $tag = regexFind "[^:]*$" $ref | trim }}

@@ -47,7 +47,7 @@ Command-line arguments of one worker role's dynamo.trtllm process (the model fla
 Usage: {{ include "gpt-oss.workerArgs" (dict "root" $ "row" $row) }}
 */}}
 {{- define "gpt-oss.workerArgs" -}}
-- {{ (include "gpt-oss.dynamoRelease" .root | fromYaml).worker.modelFlag }}
+- {{ (index .root (include "gpt-oss.object" (list "gpt-oss.dynamoRelease" .root))).worker.modelFlag }}
 - {{ include "gpt-oss.modelPath" .root | quote }}
 - --served-model-name
 - {{ .root.Values.model.id | quote }}
@@ -99,7 +99,7 @@ workers env from setting them.
 Usage: {{ $gateEnv := include "gpt-oss.admissionGateEnv" . | fromYaml }}
 */}}
 {{- define "gpt-oss.admissionGateEnv" -}}
-{{- $prefix := (include "gpt-oss.dynamoRelease" . | fromYaml).worker.admissionGate }}
+{{- $prefix := (index . (include "gpt-oss.object" (list "gpt-oss.dynamoRelease" .))).worker.admissionGate }}
 {{- $gate := .Values.dynamo.admissionGate }}
 {{- $env := dict }}
 {{- if and $prefix (or (not (kindIs "invalid" $gate.engineRequestLimit)) (not (kindIs "invalid" $gate.engineRequestWaitingLimit))) }}
@@ -139,8 +139,8 @@ Usage: {{ include "gpt-oss.workerPodSpec" . | nindent 8 }}
 */}}
 {{- define "gpt-oss.workerPodSpec" -}}
 {{- include "gpt-oss.podSecurityContext" . }}
-# Time to finish admitted requests after SIGTERM: {{ (include "gpt-oss.gracefulShutdown" . | fromYaml).formula }}.
-terminationGracePeriodSeconds: {{ int (include "gpt-oss.gracefulShutdown" . | fromYaml).terminationGracePeriodSeconds }}
+# Time to finish admitted requests after SIGTERM: {{ (index . (include "gpt-oss.object" (list "gpt-oss.gracefulShutdown" .))).formula }}.
+terminationGracePeriodSeconds: {{ int (index . (include "gpt-oss.object" (list "gpt-oss.gracefulShutdown" .))).terminationGracePeriodSeconds }}
 nodeSelector: {{ include "gpt-oss.workerNodeSelector" . | nindent 2 }}
 {{- with .Values.workers.tolerations }}
 tolerations: {{ toYaml . | nindent 2 }}
@@ -167,7 +167,7 @@ Usage: {{ include "gpt-oss.workerContainer" (dict "root" $ "row" $row) | nindent
 */}}
 {{- define "gpt-oss.workerContainer" -}}
 name: main
-image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" .root | fromYaml) | quote }}
+image: {{ include "gpt-oss.image" (index .root (include "gpt-oss.object" (list "gpt-oss.dynamoImage" .root))) | quote }}
 imagePullPolicy: {{ .root.Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.trtllm"]
 args: {{ include "gpt-oss.workerArgs" . | nindent 2 }}
@@ -193,8 +193,8 @@ graceful-shutdown timeout) and the drain hooks.
 Usage: {{ include "gpt-oss.frontendContainer" . | nindent 10 }}
 */}}
 {{- define "gpt-oss.frontendContainer" -}}
-{{- $shutdown := include "gpt-oss.gracefulShutdown" . | fromYaml }}
-image: {{ include "gpt-oss.image" (include "gpt-oss.dynamoImage" . | fromYaml) | quote }}
+{{- $shutdown := index . (include "gpt-oss.object" (list "gpt-oss.gracefulShutdown" .)) }}
+image: {{ include "gpt-oss.image" (index . (include "gpt-oss.object" (list "gpt-oss.dynamoImage" .))) | quote }}
 imagePullPolicy: {{ .Values.dynamo.image.pullPolicy }}
 command: ["python3", "-m", "dynamo.frontend"]
 args:

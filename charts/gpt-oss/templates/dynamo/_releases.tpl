@@ -143,7 +143,7 @@ Usage: {{ $lines := include "gpt-oss.dynamoReleases" . | fromYaml }}
 
 {{/*
 The selected release line's record (gpt-oss.dynamoReleases, keyed by gpt-oss.dynamoLine).
-Usage: {{ $release := include "gpt-oss.dynamoRelease" . | fromYaml }}
+Usage: {{ $release := index . (include "gpt-oss.object" (list "gpt-oss.dynamoRelease" .)) }}
 */}}
 {{- define "gpt-oss.dynamoRelease" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeDynamoRelease" .) }}
@@ -173,7 +173,7 @@ Usage: {{ $minors := include "gpt-oss.dynamoMinors" . | fromYamlArray }}
 
 {{/*
 The Dynamo runtime image, whole: dynamo.image with an empty tag replaced by the release line's own.
-Usage: {{ $image := include "gpt-oss.dynamoImage" . | fromYaml }}
+Usage: {{ $image := index . (include "gpt-oss.object" (list "gpt-oss.dynamoImage" .)) }}
 */}}
 {{- define "gpt-oss.dynamoImage" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeDynamoImage" .) }}
@@ -186,7 +186,7 @@ Usage: {{ include "gpt-oss.computeDynamoImage" . }} (templates read it through g
 {{- define "gpt-oss.computeDynamoImage" -}}
 {{- $image := deepCopy .Values.dynamo.image }}
 {{- if eq (toString $image.tag) "" }}
-{{- $_ := set $image "tag" (include "gpt-oss.dynamoRelease" . | fromYaml).runtime.tag }}
+{{- $_ := set $image "tag" (index . (include "gpt-oss.object" (list "gpt-oss.dynamoRelease" .))).runtime.tag }}
 {{- end }}
 {{- toYaml $image }}
 {{- end }}

@@ -11,7 +11,7 @@ KV-aware routing (frontend.routerMode=kv) as the chart sets it up; empty map fie
   publishFlag: the worker flag that publishes them, by runtime version (--publish-kv-events from 1.3.0)
   queueThreshold: the frontend's --router-queue-threshold from runtime 1.4.0, which turned router queueing off
     by default (the release line's frontend.routerQueueThreshold keeps it on); "" before 1.4.0 (on by default)
-Usage: {{ $kv := include "gpt-oss.kvRouting" . | fromYaml }}
+Usage: {{ $kv := index . (include "gpt-oss.object" (list "gpt-oss.kvRouting" .)) }}
 */}}
 {{- define "gpt-oss.kvRouting" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeKvRouting" .) }}
@@ -36,9 +36,9 @@ enabled: {{ $enabled }}
 blockSize: {{ $blockSize }}
 kvEvents: {{ and $enabled (not $disaggregated) }}
 {{- if $enabled }}
-{{- $version := (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version }}
+{{- $version := (index . (include "gpt-oss.object" (list "gpt-oss.dynamoRuntimeVersion" .))).version }}
 publishFlag: {{ ternary "--publish-kv-events" "--publish-events-and-metrics" (semverCompare ">=1.3.0-0" $version) }}
-{{- $threshold := (include "gpt-oss.dynamoRelease" . | fromYaml).frontend.routerQueueThreshold }}
+{{- $threshold := (index . (include "gpt-oss.object" (list "gpt-oss.dynamoRelease" .))).frontend.routerQueueThreshold }}
 queueThreshold: {{ ternary $threshold "" (semverCompare ">=1.4.0-0" $version) | quote }}
 {{- end }}
 {{- end }}
@@ -49,7 +49,7 @@ the queue threshold (gpt-oss.kvRouting).
 Usage: {{ include "gpt-oss.routerArgs" . | nindent 2 }}
 */}}
 {{- define "gpt-oss.routerArgs" -}}
-{{- $kv := include "gpt-oss.kvRouting" . | fromYaml -}}
+{{- $kv := index . (include "gpt-oss.object" (list "gpt-oss.kvRouting" .)) -}}
 - --router-mode
 - {{ .Values.frontend.routerMode }}
 {{- if $kv.enabled }}
@@ -71,7 +71,7 @@ gpt-oss.workerPublishArgs, which also turns it on for the planner).
 Usage: {{ include "gpt-oss.kvWorkerArgs" . }}
 */}}
 {{- define "gpt-oss.kvWorkerArgs" -}}
-{{- $kv := include "gpt-oss.kvRouting" . | fromYaml }}
+{{- $kv := index . (include "gpt-oss.object" (list "gpt-oss.kvRouting" .)) }}
 {{- if $kv.enabled }}
 - --kv-block-size
 - {{ int $kv.blockSize | quote }}

@@ -9,7 +9,7 @@ moe_config.backend gets TensorRT-LLM's default backend, which is not TRITON.
 Usage: {{ $quant := include "gpt-oss.quantization" . | fromYaml }}
 */}}
 {{- define "gpt-oss.quantization" -}}
-{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $gpu := index . (include "gpt-oss.object" (list "gpt-oss.gpuFacts" .)) }}
 {{- $family := ternary "Blackwell" "Hopper" (and $gpu.blackwell true) }}
 {{- $roles := dict }}
 {{- if eq .Values.runtime "trtllm-serve" }}

@@ -39,7 +39,7 @@ The key list that checks the engine YAML (gpt-oss.engineKeyList), computed once 
   runs, runsFrom: under Dynamo, the release inside the runtime image actually rendered, and the value that chose
     that runtime (a stepping-stone runtime of the upgrade path runs a release of its own)
   summary: the sentence NOTES.txt and the plan print
-Usage: {{ $list := include "gpt-oss.engineKeyList" . | fromYaml }}
+Usage: {{ $list := index . (include "gpt-oss.object" (list "gpt-oss.engineKeyList" .)) }}
 */}}
 {{- define "gpt-oss.engineKeyList" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeEngineKeyList" .) }}
@@ -62,7 +62,7 @@ Usage: {{ include "gpt-oss.computeEngineKeyList" . }} (templates read it through
   (printf "trtllmServe.image.tag=%s names no TensorRT-LLM release" $tag) (ne $release "") }}
 {{- else }}
 {{- $reader = printf "the release inside the Dynamo %s line's runtime" (include "gpt-oss.dynamoLine" .) }}
-{{- $runtime := include "gpt-oss.dynamoRuntimeVersion" . | fromYaml }}
+{{- $runtime := index . (include "gpt-oss.object" (list "gpt-oss.dynamoRuntimeVersion" .)) }}
 {{- $minor := regexFind `^[0-9]+\.[0-9]+` (toString $runtime.version) }}
 {{- $pins := include "gpt-oss.dynamoTrtllmPins" . | fromYaml }}
 {{- $runs = get $pins $minor }}
@@ -106,7 +106,7 @@ line's and has no list (checked against the line's). A YAML list of sentences.
 Usage: {{ $warnings := include "gpt-oss.engineKeyWarnings" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.engineKeyWarnings" -}}
-{{- $list := include "gpt-oss.engineKeyList" . | fromYaml }}
+{{- $list := index . (include "gpt-oss.object" (list "gpt-oss.engineKeyList" .)) }}
 {{- $index := include "gpt-oss.trtllmKeyLists" . | fromYaml }}
 {{- $warnings := list }}
 {{- if not $list.listed }}

@@ -22,7 +22,7 @@ copy) at the model's directory.
 Usage: {{ include "gpt-oss.modelCache.mountPoint" . }}
 */}}
 {{- define "gpt-oss.modelCache.mountPoint" -}}
-{{- if (include "gpt-oss.modelSource" . | fromYaml).imageVolume }}
+{{- if (index . (include "gpt-oss.object" (list "gpt-oss.modelSource" .))).imageVolume }}
 {{- include "gpt-oss.modelPath" . }}
 {{- else }}
 {{- .Values.modelCache.mountPath }}
@@ -35,7 +35,7 @@ Usage: {{ include "gpt-oss.modelCache.volume" . | nindent 8 }}
 */}}
 {{- define "gpt-oss.modelCache.volume" -}}
 - name: model-cache
-{{- if (include "gpt-oss.modelSource" . | fromYaml).imageVolume }}
+{{- if (index . (include "gpt-oss.object" (list "gpt-oss.modelSource" .))).imageVolume }}
   image:
     reference: {{ printf "%s@%s" .Values.modelCache.oci.repository .Values.modelCache.oci.digest | quote }}
     pullPolicy: IfNotPresent
@@ -72,7 +72,7 @@ Usage: {{ include "gpt-oss.downloadJobName" . }}
 {{- define "gpt-oss.downloadJobName" -}}
 {{- $source := pick .Values.modelCache "source" "manifestSha256" "proxy" "caBundle" }}
 {{- /* Each source's own values (modelCache.<source>, where it has any). */}}
-{{- range $name, $_ := include "gpt-oss.modelSources" . | fromYaml }}
+{{- range $name, $_ := index . (include "gpt-oss.object" (list "gpt-oss.modelSources" .)) }}
 {{- with get $.Values.modelCache $name }}{{ $_ := set $source $name . }}{{ end }}
 {{- end }}
 {{- /* Helm 3 (Argo CD's repo-server) keeps the null defaults of values.yaml as keys, Helm 4 drops them: only keys
@@ -127,7 +127,7 @@ Usage: {{ include "gpt-oss.checkModelContainer" (dict "root" . "paths" (list)) |
 */}}
 {{- define "gpt-oss.checkModelContainer" -}}
 {{- $root := .root }}
-{{- $source := include "gpt-oss.modelSource" $root | fromYaml }}
+{{- $source := index $root (include "gpt-oss.object" (list "gpt-oss.modelSource" $root)) }}
 {{- $image := $root.Values.modelCache.download.image }}
 - name: check-model
   image: {{ include "gpt-oss.image" $image | quote }}
@@ -235,8 +235,8 @@ not.
 Usage: {{ $cache := include "gpt-oss.cachePlacement" . | fromYaml }}
 */}}
 {{- define "gpt-oss.cachePlacement" -}}
-{{- $source := include "gpt-oss.modelSource" . | fromYaml }}
-{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $source := index . (include "gpt-oss.object" (list "gpt-oss.modelSource" .)) }}
+{{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 {{- $mode := .Values.modelCache.accessMode }}
 {{- $trtllmServe := eq .Values.runtime "trtllm-serve" }}
 {{- $pods := list }}

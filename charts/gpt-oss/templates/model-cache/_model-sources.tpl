@@ -16,7 +16,7 @@ render: gpt-oss.memo); a new source is one record here, its Job part in _model-f
     or verify (check every file of a read-only copy)
   serviceAccount: the ServiceAccount the download Job runs as ("" for the namespace's default)
   fetch: the define of the Job's env, volumeMounts and volumes for the source (_model-fetch.tpl)
-Usage: {{ $sources := include "gpt-oss.modelSources" . | fromYaml }}
+Usage: {{ $sources := index . (include "gpt-oss.object" (list "gpt-oss.modelSources" .)) }}
 */}}
 {{- define "gpt-oss.modelSources" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeModelSources" .) }}
@@ -106,7 +106,7 @@ release (NOTES, the Job, the NetworkPolicy and every pod read it):
   job: the download Job renders; disk: what each pod needs on disk; ports: the TCP ports the Job connects to,
   sorted (those of the source's endpoint, the proxies (modelCache.proxy.existingSecretPort for a proxy from a
   Secret) and the vocabulary URL, as gpt-oss.urlPort reads them).
-Usage: {{ $source := include "gpt-oss.modelSource" . | fromYaml }}
+Usage: {{ $source := index . (include "gpt-oss.object" (list "gpt-oss.modelSource" .)) }}
 */}}
 {{- define "gpt-oss.modelSource" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeModelSource" .) }}
@@ -118,7 +118,7 @@ Usage: {{ include "gpt-oss.computeModelSource" . }} (templates read it through g
 */}}
 {{- define "gpt-oss.computeModelSource" -}}
 {{- $mc := .Values.modelCache }}
-{{- $record := get (include "gpt-oss.modelSources" . | fromYaml) $mc.source }}
+{{- $record := get (index . (include "gpt-oss.object" (list "gpt-oss.modelSources" .))) $mc.source }}
 {{- $imageVolume := eq $record.checker "verify" }}
 {{- $disk := list }}
 {{- $weights := "the weights (~65 GB for openai/gpt-oss-120b without original/ and metal/)" }}

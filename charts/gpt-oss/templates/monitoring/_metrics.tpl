@@ -13,7 +13,7 @@ The selected release line's (gpt-oss.dynamoLine) Dynamo series, as YAML:
 those are deprecated (metrics catalog: -> dynamo_frontend_active_requests, and the sum of
 dynamo_frontend_stage_requests{stage=~"preprocess|route|dispatch"}); the 1.6.1 frontend serves both (tests/e2e). 1.7
 line: the 1.6 line's series.
-Usage: {{ $metrics := include "gpt-oss.dynamoMetrics" . | fromYaml }}
+Usage: {{ $metrics := index . (include "gpt-oss.object" (list "gpt-oss.dynamoMetrics" .)) }}
 */}}
 {{- define "gpt-oss.dynamoMetrics" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeDynamoMetrics" .) }}
@@ -48,7 +48,7 @@ where the line's series carry model.
 Usage: {{ include "gpt-oss.frontendQueuedQuery" (dict "root" $ "selector" $series.frontend "model" "") }}
 */}}
 {{- define "gpt-oss.frontendQueuedQuery" -}}
-{{- $queued := (include "gpt-oss.dynamoMetrics" .root | fromYaml).frontendQueued }}
+{{- $queued := (index .root (include "gpt-oss.object" (list "gpt-oss.dynamoMetrics" .root))).frontendQueued }}
 {{- $matchers := compact (list .selector (ternary .model "" (contains "model" $queued.labels)) $queued.matchers) }}
 {{- printf "sum(max by (namespace, pod, %s) (%s{%s}))" $queued.labels $queued.metric (join ", " $matchers) }}
 {{- end }}

@@ -6,7 +6,7 @@ of its series (gpt-oss.dynamoMetrics workerComponents); mode: agg, prefill or de
 Usage: {{ include "gpt-oss.workerComponentName" (dict "root" $ "mode" $row.mode) }}
 */}}
 {{- define "gpt-oss.workerComponentName" -}}
-{{- get (include "gpt-oss.dynamoMetrics" .root | fromYaml).workerComponents .mode }}
+{{- get (index .root (include "gpt-oss.object" (list "gpt-oss.dynamoMetrics" .root))).workerComponents .mode }}
 {{- end }}
 
 {{/*
@@ -45,8 +45,8 @@ common/utils/prometheus.py). On under KV-aware routing with KV events, and whene
 Usage: {{ $publishing := include "gpt-oss.workerPublishing" . | fromYaml }}
 */}}
 {{- define "gpt-oss.workerPublishing" -}}
-{{- $kv := include "gpt-oss.kvRouting" . | fromYaml }}
-{{- $version := (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version }}
+{{- $kv := index . (include "gpt-oss.object" (list "gpt-oss.kvRouting" .)) }}
+{{- $version := (index . (include "gpt-oss.object" (list "gpt-oss.dynamoRuntimeVersion" .))).version }}
 {{- $publishes := and (eq .Values.runtime "dynamo") (or $kv.kvEvents .Values.planner.enabled) }}
 publishes: {{ $publishes }}
 flag: {{ ternary "--publish-kv-events" "--publish-events-and-metrics" (and (ne $version "") (semverCompare ">=1.3.0-0" $version)) }}
@@ -144,8 +144,8 @@ Usage: {{ $rules := include "gpt-oss.alertRules" . | fromYamlArray }}
   (ternary "for their first token" "in trtllm-serve's queue" $dynamo) (int $pr.queuedRequests))) }}
 {{- if $dynamo }}
 {{- $component := include "gpt-oss.workerComponentName" (dict "root" . "mode" "agg") }}
-{{- $workers := printf "%s{%s,dynamo_component=%q,dynamo_endpoint=\"generate\"}" (include "gpt-oss.dynamoMetrics" . | fromYaml).workerActive
-  $series.workers $component }}
+{{- $workers := printf "%s{%s,dynamo_component=%q,dynamo_endpoint=\"generate\"}"
+  (index . (include "gpt-oss.object" (list "gpt-oss.dynamoMetrics" .))).workerActive $series.workers $component }}
 {{- $rules = append $rules (dict "alert" "GptOssNoModelServed" "expr"
   (printf "count(max by (namespace, pod) (up{%s}) == 1) > 0 unless on () count(max by (namespace, pod) (%s)) > 0" $series.frontend $workers) "summary"
   (printf "%s: the frontend is up but serves no model" $name) "description"
@@ -194,9 +194,9 @@ Usage: {{ $rules := include "gpt-oss.costRules" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.costRules" -}}
 {{- $cost := .Values.monitoring.cost }}
-{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 {{- $series := include "gpt-oss.seriesSelectors" . | fromYaml }}
-{{- $metrics := include "gpt-oss.dynamoMetrics" . | fromYaml }}
+{{- $metrics := index . (include "gpt-oss.object" (list "gpt-oss.dynamoMetrics" .)) }}
 {{- $price := get $cost.gpuHourPrice .Values.gpu.type }}
 {{- $amount := regexFind "[0-9]+" $cost.window | int }}
 {{- $unit := regexFind "[smh]$" $cost.window }}

@@ -32,14 +32,14 @@ the runtime image, same version; every line the chart renders for has it, from D
 Usage: {{ include "gpt-oss.planner.image" . }}
 */}}
 {{- define "gpt-oss.planner.image" -}}
-{{- $d := include "gpt-oss.dynamoImage" . | fromYaml }}
+{{- $d := index . (include "gpt-oss.object" (list "gpt-oss.dynamoImage" .)) }}
 {{- $p := .Values.planner.image }}
 {{- $version := .Values.dynamo.runtimeVersionOverride | default (toString $d.tag) | trimPrefix "v" }}
 {{- $tag := $p.tag | default (ternary $version (toString $d.tag) (hasPrefix "sha256:" (toString $d.tag))) }}
 {{- if $p.repository }}
 {{- include "gpt-oss.image" (dict "repository" $p.repository "tag" $tag) }}
 {{- else }}
-{{- $name := (include "gpt-oss.dynamoRelease" . | fromYaml).images.planner }}
+{{- $name := (index . (include "gpt-oss.object" (list "gpt-oss.dynamoRelease" .))).images.planner }}
 {{- include "gpt-oss.image" (dict "repository" (printf "%s/%s" (dir $d.repository) $name) "tag" $tag) }}
 {{- end }}
 {{- end }}
@@ -54,7 +54,7 @@ Usage: {{ $version := include "gpt-oss.planner.version" . }}
 {{- if regexMatch `^[0-9]+\.[0-9]+\.[0-9]+` $tag }}
 {{- regexFind `^[0-9]+\.[0-9]+\.[0-9]+` $tag }}
 {{- else }}
-{{- (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version }}
+{{- (index . (include "gpt-oss.object" (list "gpt-oss.dynamoRuntimeVersion" .))).version }}
 {{- end }}
 {{- end }}
 
@@ -127,7 +127,7 @@ labels: {{ include "gpt-oss.labels" (dict "root" $root "component" "planner") | 
 podSpec:
   {{- include "gpt-oss.podSecurityContext" $root | nindent 2 }}
   # The chart's grace period, as on the frontend and workers (the operator would give the planner 60 s).
-  terminationGracePeriodSeconds: {{ int (include "gpt-oss.gracefulShutdown" $root | fromYaml).terminationGracePeriodSeconds }}
+  terminationGracePeriodSeconds: {{ int (index $root (include "gpt-oss.object" (list "gpt-oss.gracefulShutdown" $root))).terminationGracePeriodSeconds }}
   # No serviceAccountName: the operator sets planner-serviceaccount on every planner pod (gpt-oss.planner.identity).
   {{- with $root.Values.dynamo.imagePullSecrets }}
   imagePullSecrets: {{ toYaml . | nindent 4 }}

@@ -41,7 +41,7 @@ MoE backend: engine.moe_config.backend when the user sets it, else the one for t
 Usage: {{ include "gpt-oss.trtllmServe.moeBackend" . }}
 */}}
 {{- define "gpt-oss.trtllmServe.moeBackend" -}}
-{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $gpu := index . (include "gpt-oss.object" (list "gpt-oss.gpuFacts" .)) }}
 {{- $explicit := get (get (default dict .Values.trtllmServe.engine) "moe_config" | default dict) "backend" }}
 {{- $explicit | default (ternary .Values.trtllmServe.moeBackend.blackwell .Values.trtllmServe.moeBackend.hopper (and $gpu.blackwell true)) }}
 {{- end }}
@@ -81,7 +81,7 @@ list (_trtllm-serve-options.tpl), which tests/chart/trtllm_serve/test_trtllm_ser
 Usage: {{ include "gpt-oss.trtllmServe.args" . | nindent 12 }}
 */}}
 {{- define "gpt-oss.trtllmServe.args" -}}
-{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 {{- $server := index $plan.roles 0 }}
 {{- $t := .Values.trtllmServe -}}
 - {{ include "gpt-oss.modelPath" . | quote }}
@@ -148,7 +148,7 @@ maxUnavailable 0), which needs a second set of trtllmServe.gpus free during the 
 Usage: {{ include "gpt-oss.trtllmServe.rollingUpdate" . | nindent 6 }}
 */}}
 {{- define "gpt-oss.trtllmServe.rollingUpdate" -}}
-{{- $plan := include "gpt-oss.plan" . | fromYaml }}
+{{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 {{- $server := index $plan.roles 0 }}
 {{- if ge (int $server.minReplicas) 2 }}
 maxSurge: 0

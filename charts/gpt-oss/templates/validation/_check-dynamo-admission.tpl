@@ -13,7 +13,7 @@ Usage: {{ include "gpt-oss.checkValues.dynamoAdmission" . }}
 */}}
 {{- define "gpt-oss.checkValues.dynamoAdmission" -}}
 {{- if eq .Values.runtime "dynamo" }}
-{{- $runtime := include "gpt-oss.dynamoRuntimeVersion" . | fromYaml }}
+{{- $runtime := index . (include "gpt-oss.object" (list "gpt-oss.dynamoRuntimeVersion" .)) }}
 {{- $fields := .Values.workers.componentFields }}
 {{- $constraint := .Values.dynamo.topologyConstraint }}
 
@@ -26,7 +26,7 @@ Usage: {{ include "gpt-oss.checkValues.dynamoAdmission" . }}
 {{- end }}
 
 {{- /* The component fields a release serves (the line's record); minAvailable only on the Grove pathway. */}}
-{{- $since := (include "gpt-oss.dynamoRelease" . | fromYaml).admission.componentFieldsSince }}
+{{- $since := (index . (include "gpt-oss.object" (list "gpt-oss.dynamoRelease" .))).admission.componentFieldsSince }}
 {{- range $field, $release := $since }}
 {{- /* Rule: a component field only from the Dynamo release that serves it. */}}
 {{- if and (hasKey $fields $field) (semverCompare (printf "<%s" $release) $runtime.version) }}

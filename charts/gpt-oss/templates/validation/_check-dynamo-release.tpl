@@ -7,8 +7,8 @@ Usage: {{ include "gpt-oss.checkValues.dynamoRelease" . }}
 */}}
 {{- define "gpt-oss.checkValues.dynamoRelease" -}}
 {{- if eq .Values.runtime "dynamo" }}
-{{- $release := include "gpt-oss.dynamoRelease" . | fromYaml }}
-{{- $version := (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version }}
+{{- $release := index . (include "gpt-oss.object" (list "gpt-oss.dynamoRelease" .)) }}
+{{- $version := (index . (include "gpt-oss.object" (list "gpt-oss.dynamoRuntimeVersion" .))).version }}
 {{- $range := $release.runtime }}
 
 {{- /* Rule: the chart writes nvidia.com/v1beta1 only; v1alpha1 was retired (every release line serves v1beta1). */}}

@@ -7,7 +7,7 @@ chart has a list for (or trtllmServe.allowUnlistedRelease); a disaggregated pair
 Usage: {{ include "gpt-oss.checkValues.engine" . }}
 */}}
 {{- define "gpt-oss.checkValues.engine" -}}
-{{- $list := include "gpt-oss.engineKeyList" . | fromYaml }}
+{{- $list := index . (include "gpt-oss.object" (list "gpt-oss.engineKeyList" .)) }}
 {{- if eq .Values.runtime "trtllm-serve" }}
 {{- $t := .Values.trtllmServe }}
 {{- /* Rule: trtllm-serve runs a release the chart has an engine key list for, unless trtllmServe.allowUnlistedRelease. */}}

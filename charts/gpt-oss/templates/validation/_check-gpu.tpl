@@ -8,7 +8,7 @@ Usage: {{ include "gpt-oss.checkValues.gpu" . }}
 */}}
 {{- define "gpt-oss.checkValues.gpu" -}}
 {{- $gpu := .Values.gpu }}
-{{- $record := include "gpt-oss.gpuRecord" . | fromYaml }}
+{{- $record := index . (include "gpt-oss.object" (list "gpt-oss.gpuRecord" .)) }}
 {{- $labels := join ", " $record.productLabels }}
 {{- if and (not (kindIs "invalid" $gpu.nodeArch)) (ne $gpu.nodeArch $record.nodeArch) }}
 {{- /* Rule: GB200 nodes are ARM64 (Grace). */}}

@@ -9,8 +9,8 @@ every recorded release runs.
 Usage: {{ include "gpt-oss.checkValues.hardware" . }}
 */}}
 {{- define "gpt-oss.checkValues.hardware" -}}
-{{- $record := include "gpt-oss.gpuRecord" . | fromYaml }}
-{{- $list := include "gpt-oss.engineKeyList" . | fromYaml }}
+{{- $record := index . (include "gpt-oss.object" (list "gpt-oss.gpuRecord" .)) }}
+{{- $list := index . (include "gpt-oss.object" (list "gpt-oss.engineKeyList" .)) }}
 {{- $release := $list.runs | default $list.release }}
 {{- $known := hasKey $record.trtllm $release }}
 {{- $support := get $record.trtllm (ternary $release "unlisted" $known) }}

@@ -31,7 +31,7 @@ Usage: {{ include "gpt-oss.checkValues.modelSource" . }}
 {{- end }}
 
 {{- /* Settings of a source that is not chosen would be ignored, silently: say so instead. */}}
-{{- $records := include "gpt-oss.modelSources" . | fromYaml }}
+{{- $records := index . (include "gpt-oss.object" (list "gpt-oss.modelSources" .)) }}
 {{- range $name, $record := $records }}
 {{- /* Rule: no setting of a source that is not chosen. */}}
 {{- if and $record.settingValue (ne $source $name) }}

@@ -39,7 +39,7 @@ Usage: {{ include "gpt-oss.checkValues.monitoring" . }}
 {{- end }}
 {{- /* Only load scaling decides (another optimizationTarget forces it on and throughput scaling off). */}}
 {{- $loadOnly := or (ne $pl.optimizationTarget "sla") (not $pl.throughputScaling) }}
-{{- $runtime := (include "gpt-oss.dynamoRuntimeVersion" . | fromYaml).version }}
+{{- $runtime := (index . (include "gpt-oss.object" (list "gpt-oss.dynamoRuntimeVersion" .))).version }}
 {{- if and $loadOnly $runtime (semverCompare "<1.3.0-0" $runtime) }}
 {{- range $key := list "worker" "prefill" "decode" }}
 {{- $role := get $.Values.workers $key }}

@@ -6,7 +6,7 @@ Usage: {{ include "gpt-oss.checkValues.parallelism" . }}
 */}}
 {{- define "gpt-oss.checkValues.parallelism" -}}
 {{- if eq .Values.runtime "dynamo" }}
-{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $gpu := index . (include "gpt-oss.object" (list "gpt-oss.gpuFacts" .)) }}
 {{- $w := .Values.workers }}
 {{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
 {{- $role := get $w $row.key }}

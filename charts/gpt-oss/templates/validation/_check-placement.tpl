@@ -8,8 +8,8 @@ Usage: {{ include "gpt-oss.checkValues.placement" . }}
 */}}
 {{- define "gpt-oss.checkValues.placement" -}}
 {{- if and (eq .Values.runtime "dynamo") .Values.workers.sameNode }}
-{{- $plan := include "gpt-oss.plan" . | fromYaml }}
-{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
+{{- $gpu := index . (include "gpt-oss.object" (list "gpt-oss.gpuFacts" .)) }}
 {{- $total := 0 }}
 {{- $parts := list }}
 {{- /* The most GPUs: a KEDA or HPA scaler may grow its role to maxReplicas, the planner its roles to its budget. */}}

@@ -6,7 +6,7 @@ Usage: {{ include "gpt-oss.checkValues.quantization" . }}
 */}}
 {{- define "gpt-oss.checkValues.quantization" -}}
 {{- if eq .Values.runtime "dynamo" }}
-{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $gpu := index . (include "gpt-oss.object" (list "gpt-oss.gpuFacts" .)) }}
 {{- $w := .Values.workers }}
 {{- /* Rule: W4A8_MXFP4_MXFP8 runs on Blackwell only. */}}
 {{- if and (eq $w.overrideQuantAlgo "W4A8_MXFP4_MXFP8") (not $gpu.blackwell) }}

@@ -18,7 +18,7 @@ Usage: {{ include "gpt-oss.checkValues.sizes" . }}
   (include "gpt-oss.scalarString" $size) $key (include "gpt-oss.scalarString" $size)) }}
 {{- end }}
 {{- end }}
-{{- $createsClaim := and (not $mc.existingClaim) (include "gpt-oss.modelSource" . | fromYaml).pvc }}
+{{- $createsClaim := and (not $mc.existingClaim) (index . (include "gpt-oss.object" (list "gpt-oss.modelSource" .))).pvc }}
 {{- if and $createsClaim (eq .Values.model.id "openai/gpt-oss-120b") }}
 {{- /* What the Job downloads: with source huggingface, every folder (gpt-oss.modelFiles) no ignore pattern matches;
   the other sources copy what tools/mirror-model.py wrote, the weights without original/ and metal/. */}}

@@ -7,7 +7,7 @@ Usage: {{ include "gpt-oss.checkValues.trtllmServe" . }}
 */}}
 {{- define "gpt-oss.checkValues.trtllmServe" -}}
 {{- if eq .Values.runtime "trtllm-serve" }}
-{{- $gpu := include "gpt-oss.gpuFacts" . | fromYaml }}
+{{- $gpu := index . (include "gpt-oss.object" (list "gpt-oss.gpuFacts" .)) }}
 {{- $t := .Values.trtllmServe }}
 {{- $gpus := int $t.gpus }}
 {{- /* Rule: the pod's GPUs fit one node. */}}
