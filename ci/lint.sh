@@ -5,7 +5,7 @@
 #   PYTHON=...        interpreter with requirements-test.txt installed (default: python3)
 #   SKIP_TESTS=1      stop after the linters (tests/chart/test_lint.py runs the same lint checks)
 #   SKIP_GENERATED=1  leave the generated files' check to the tests (tests/ci/test_rooms.py runs the same command, and
-#                     tests/tools/test_predict.py regenerates the sizing tables)
+#                     tests/tools/test_sizing_tables.py regenerates the sizing tables)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PYTHON=${PYTHON:-python3}
@@ -66,7 +66,7 @@ else
 fi
 
 if [[ "${SKIP_GENERATED:-0}" == "1" ]]; then
-  echo "== SKIP_GENERATED=1: generated files left to the tests (tests/ci/test_rooms.py, tests/tools/test_predict.py)"
+  echo "== SKIP_GENERATED=1: generated files left to the tests (tests/ci/test_rooms.py, tests/tools/test_sizing_tables.py)"
 else
   echo "== generated files (python -m ci.generate --check)"
   # Every file the chart and docs derive: the value docs (values.schema.json, the values.yaml key comments, the chart

@@ -68,6 +68,9 @@ start_plane "$node_plane" 0
 
 status=0
 mkdir -p "$logs"
+# aiconfigurator's predictions, made once per run and shared by the groups' processes (tools/gptoss/predict.py).
+rm -rf "$logs/predictions"
+export GPT_OSS_PREDICTION_CACHE="$logs/predictions"
 # The slowest steps of each group, so a run's time can be read from its log (the budgets in docs/testing.md).
 durations=(--durations=15 --durations-min=5)
 # What the machine does meanwhile (CPU, memory, I/O every 30 s), to read a slow run by.

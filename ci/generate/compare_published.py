@@ -8,7 +8,7 @@ tokens/s/GPU at maximum load, measured with trtllm-bench; attention DP, CUDA gra
 W4A8_MXFP4_MXFP8 and Hopper W4A16_MXFP4. Each configuration is modeled the way tools/gptoss/predict.py models a target
 (the same GPU mapping, MoE and GEMM modes); "maximum load" is the highest tokens/s/GPU over batch sizes whose KV
 cache fits. python -m ci.generate calibration --remodel fits the calibration of every prediction on these rows
-(tools/gptoss/calibration.json), and tests/tools/test_predict.py runs this script and compares.
+(tools/gptoss/calibration.json), and tests/tools/test_published_figures.py runs this script and compares.
 """
 from __future__ import annotations
 

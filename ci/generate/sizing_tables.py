@@ -2,7 +2,7 @@
 
 usage: python -m ci.generate sizing-tables [--check]   (needs requirements-predict.txt; --check fails when the file is stale)
 The chart stays dependency-free: it carries these literal tables, which its sizing warnings
-(gpt-oss.warnings in templates/_plan-warnings.tpl) read; tests/tools/test_predict.py regenerates them and compares.
+(gpt-oss.warnings in templates/_plan-warnings.tpl) read; tests/tools/test_sizing_tables.py regenerates them and compares.
 """
 from __future__ import annotations
 

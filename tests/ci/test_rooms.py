@@ -92,7 +92,7 @@ class TestRooms:
 
     def test_should_check_every_generated_file_in_one_command(self, shared_dir, monkeypatch):
         monkeypatch.setenv("GPT_OSS_SHARED_DIR", str(shared_dir))
-        # The sizing tables take aiconfigurator a minute of CPU: tests/tools/test_predict.py TestSizingTables
+        # The sizing tables take aiconfigurator a minute of CPU: tests/tools/test_sizing_tables.py
         # regenerates them where it is installed.
         result = subprocess.run([sys.executable, "-m", "ci.generate", "--check", "--skip", "sizing-tables"],
                                 capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)

@@ -503,6 +503,19 @@ LEFTOVER_KINDS = ("ServiceAccount", "Role", "RoleBinding", "Service", "Deploymen
 TIER_OWN = {"ServiceAccount/default", "ConfigMap/kube-root-ca.crt", f"ConfigMap/{CA_CONFIGMAP}"}
 
 
+def storage_version(k8s: kube.Kube, crd: str) -> str | None:
+    """The version a CRD stores its objects in, None when the cluster has no such CRD."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+    try:
+        definition = client.ApiextensionsV1Api(k8s.api_client).read_custom_resource_definition(crd)
+    except ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+    return next(v.name for v in definition.spec.versions if v.storage)
+
+
 def leftovers(k8s: kube.Kube, namespace: str, settle: float = 60) -> list[str]:
     """Kind/name of what stays in the namespace once an uninstall's owned objects are gone (the garbage collector
     deletes an owner's dependents in the background: wait until the list stops shrinking)."""
@@ -519,10 +532,12 @@ def leftovers(k8s: kube.Kube, namespace: str, settle: float = 60) -> list[str]:
         for kind, plural in (("DynamoComponentDeployment", "dynamocomponentdeployments"),
                              ("DynamoGraphDeploymentScalingAdapter", "dynamographdeploymentscalingadapters"),
                              ("DynamoWorkerMetadata", "dynamoworkermetadatas")):
-            try:
-                items = k8s.custom.list_namespaced_custom_object("nvidia.com", "v1alpha1", namespace, plural)["items"]
-            except Exception:  # not served in this cluster
-                items = []
+            # In the version the CRD stores: another one goes through the operator's conversion webhook, and with
+            # the operator gone (an earlier module's) the API server's cache of that version never fills, so each
+            # list waited out its 429s (about 90 s, three times a run in CI).
+            stored = storage_version(k8s, f"{plural}.nvidia.com")
+            items = ([] if stored is None else
+                     k8s.custom.list_namespaced_custom_object("nvidia.com", stored, namespace, plural)["items"])
             found += [f"{kind}/{o['metadata']['name']}" for o in items]
         return sorted(set(found) - TIER_OWN)
     deadline, last = time.monotonic() + settle, None

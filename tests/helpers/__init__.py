@@ -2,6 +2,7 @@
 a few assertions. The values and the renders come from tools/gptoss (Helm's own parsers and engine)."""
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import os
@@ -23,6 +24,13 @@ OVERLAYS = overlays()
 RUNTIMES = {name: overlay_runtime(name) for name in OVERLAYS}
 DYNAMO_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "dynamo"]
 TRTLLM_SERVE_OVERLAYS = [name for name in OVERLAYS if RUNTIMES[name] == "trtllm-serve"]
+
+
+# aiconfigurator (requirements-predict.txt), an optional extra: its tests skip without it.
+HAVE_AICONFIGURATOR = importlib.util.find_spec("aiconfigurator") is not None
+needs_aiconfigurator = pytest.mark.skipif(
+    not HAVE_AICONFIGURATOR, reason="aiconfigurator is not installed (pip install -r requirements-predict.txt)")
+PREDICTION_TOLERANCE = 0.03  # relative: the pinned model is deterministic, this only absorbs float noise across platforms
 
 
 # The parsed objects of renders within one process, by merged values, release, namespace and show_only.

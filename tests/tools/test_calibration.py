@@ -1,6 +1,6 @@
 """The calibration of aiconfigurator's figures on TensorRT-LLM's published ones (tools/gptoss/calibration.json, issue 56).
 
-Needs no aiconfigurator: the fit is arithmetic on the file's points; tests/tools/test_predict.py checks, where
+Needs no aiconfigurator: the fit is arithmetic on the file's points; tests/tools/test_published_figures.py checks, where
 aiconfigurator is installed, that the points are what the pinned model predicts.
 """
 import json

@@ -1,24 +1,20 @@
-"""aiconfigurator's predictions behind `tools/plan.py --predict`, and the chart's generated sizing tables.
+"""aiconfigurator's predictions behind `tools/plan.py --predict` (the published figures and the sizing tables:
+test_published_figures.py and test_sizing_tables.py, each a file of its own so that each runs in a pytest-xdist
+worker of its own: minutes of aiconfigurator's CPU each).
 
 The mapping of rendered roles onto aiconfigurator's inputs needs no aiconfigurator and always runs; the
-predictions and the tables need requirements-predict.txt (the version its figures belong to) and skip without it.
+predictions need requirements-predict.txt (the version its figures belong to) and skip without it.
 """
-import importlib.util
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, ChartRenderError, dynamo_line_values,
-                           render_chart)
+from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS,
+                           ChartRenderError, dynamo_line_values, needs_aiconfigurator, render_chart)
+from tests.helpers import PREDICTION_TOLERANCE as TOLERANCE
 from tools.gptoss.predict import aiconfigurator_inputs, format_release_match, read_target, release_match
-
-HAVE_AICONFIGURATOR = importlib.util.find_spec("aiconfigurator") is not None
-needs_aiconfigurator = pytest.mark.skipif(
-    not HAVE_AICONFIGURATOR, reason="aiconfigurator is not installed (pip install -r requirements-predict.txt)")
-TOLERANCE = 0.03  # relative: the pinned model is deterministic, this only absorbs float noise across platforms
 
 # overlay -> the aiconfigurator inputs each rendered role maps to (TensorRT-LLM TP with attention-DP is
 # aiconfigurator's attention DP; batch = benchmark users per rank up to max_batch_size; a prefill step
@@ -445,61 +441,16 @@ class TestPlanCommand:
         assert "this target reaches 0.49 of it" in result.stdout
 
 
-# (ISL, OSL, GPU) -> TensorRT-LLM's published output tokens/s/GPU and aiconfigurator's at maximum load for the
-# published configuration (FACTS.md "Published throughput": B200 DEP2, GB200 TP1, H200 TP1, H100 DEP4).
-EXPECTED_PUBLISHED = {
-    (1000, 1000, "B200"): (25943, 39281), (1000, 1000, "GB200"): (27198, 43834),
-    (1000, 1000, "H200"): (6868, 9230), (1000, 1000, "H100"): (4685, 6606),
-    (1024, 1024, "B200"): (25870, 39073), (1024, 1024, "GB200"): (26609, 43631),
-    (1024, 1024, "H200"): (6798, 9215), (1024, 1024, "H100"): (4715, 6585),
-    (1024, 8192, "B200"): (17289, 26558), (1024, 8192, "GB200"): (14800, 21752),
-    (1024, 8192, "H200"): (3543, 4446), (1024, 32768, "B200"): (6279, 8345),
-    (1024, 32768, "GB200"): (5556, 7565), (1024, 32768, "H100"): (1177, 1682),
-    (8192, 1024, "B200"): (6111, 8566), (8192, 1024, "GB200"): (6835, 9225),
-    (8192, 1024, "H200"): (1828, 2018), (8192, 1024, "H100"): (1169, 1586),
-    (32768, 1024, "B200"): (1392, 1679), (32768, 1024, "GB200"): (1645, 1919),
-    (32768, 1024, "H200"): (519, 522), (32768, 1024, "H100"): (333, 388),
-}
-
-
-@pytest.fixture(scope="module")
-def rows():
-    """ci.generate.compare_published's rows by (ISL, OSL, GPU)."""
-    result = subprocess.run([sys.executable, "-m", "ci.generate", "compare-published", "--json"],
-                            capture_output=True, text=True, cwd=REPO_ROOT)
-    assert result.returncode == 0, result.stderr[-2000:]
-    return {(r["isl"], r["osl"], r["gpu"]): r for r in json.loads(result.stdout)}
-
-
 @needs_aiconfigurator
-class TestPublishedFigures:
+class TestPredictionCache:
+    """A test run's processes share their predictions (GPT_OSS_PREDICTION_CACHE, set by ci/test-tiers.sh)."""
 
-    def test_should_predict_every_published_configuration(self, rows):
-        got = {key: (r["published"], r["predicted"]) for key, r in rows.items()}
-        assert got.keys() == EXPECTED_PUBLISHED.keys()
-        for key, (published, predicted) in EXPECTED_PUBLISHED.items():
-            assert got[key][0] == published
-            assert got[key][1] == pytest.approx(predicted, rel=TOLERANCE), key
-
-    def test_should_keep_each_published_point_within_its_calibrated_band(self, rows):
-        from tools.gptoss.calibration import calibrate
-        outside = {}
-        for key, (published, _) in EXPECTED_PUBLISHED.items():
-            isl, osl, gpu = key
-            c = calibrate(rows[key]["predicted"], gpu, rows[key]["quantization"], isl, osl)
-            if not c["low"] <= published <= c["high"]:
-                outside[key] = (c["low"], published, c["high"])
-        assert outside == {}
-
-    def test_should_be_the_predictions_the_calibration_was_fitted_on(self, rows):
-        from tools.gptoss.calibration import load
-        stored = {(p["isl"], p["osl"], p["gpu"]): p["predicted"] for p in load()["points"]}
-        assert stored == {key: r["predicted"] for key, r in rows.items()}, "run python -m ci.generate calibration --remodel"
-
-
-@needs_aiconfigurator
-class TestSizingTables:
-    def test_should_be_what_the_pinned_model_predicts(self):
-        # Regenerates the tables in memory (a few minutes) and compares with the chart's copy.
-        from ci.generate import sizing_tables as module
-        assert module.render() == module.TARGET.read_text(), "stale: run python -m ci.generate sizing-tables"
+    def test_should_give_a_prediction_once_made_to_the_same_inputs_only(self, tmp_path, monkeypatch):
+        from tools.gptoss import predict as module
+        monkeypatch.setenv(module.CACHE, str(tmp_path))
+        first = module.predict(["2xh100-truss.yaml"], best=False)
+        assert len(list(tmp_path.glob("*.json"))) == 1
+        monkeypatch.setattr(module, "_predict", lambda target, best: pytest.fail("predicted again"))
+        assert module.predict(["2xh100-truss.yaml"], best=False) == first
+        with pytest.raises(pytest.fail.Exception, match="predicted again"):
+            module.predict(["trtllm-serve-low-latency.yaml"], best=False)

@@ -11,12 +11,15 @@ evaluated by predict(). Settings the model cannot take are listed with what was 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import logging
 import math
+import os
 import re
 import warnings
+from pathlib import Path
 
 from . import calibration
 from .cli import (HelmLikeParser, UsageError, add_values_options, one_line, refuse, release_and_values,
@@ -353,6 +356,21 @@ def best_configuration(kwargs: dict, target: dict, itl_ms: float, ttft_ms: float
     return {"found": True, "mode": mode, **by_mode[mode], "by_mode": by_mode, "constraint": constraint}
 
 
+# A folder of predictions by their inputs, shared by the processes of one test run (ci/test-tiers.sh sets it):
+# aiconfigurator is deterministic, and a prediction with its search for the best configuration takes a minute of CPU,
+# which the predictions' tests, the docs' commands and the tools' own tests would otherwise spend on one target each.
+CACHE = "GPT_OSS_PREDICTION_CACHE"
+
+
+def _cache_file(target: dict, best: bool) -> Path | None:
+    folder = os.environ.get(CACHE)
+    if not folder:
+        return None
+    key = json.dumps({"target": target, "best": best, "aiconfigurator": aiconfigurator_version(),
+                      "code": hashlib.sha256(Path(__file__).read_bytes()).hexdigest()}, sort_keys=True, default=str)
+    return Path(folder) / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
+
+
 def predict(values_files=(), values: dict | str | None = None, best: bool = True, name: str = RELEASE_NAME,
             namespace: str = NAMESPACE) -> dict:
     """Predicted tokens/s/GPU, tokens/s/user, TTFT and ITL of a rendered target (and the best configuration).
@@ -366,6 +384,22 @@ def predict(values_files=(), values: dict | str | None = None, best: bool = True
             from None
     values = json.loads(values) if isinstance(values, str) else (values or {})
     target = read_target(values_files, values, name=name, namespace=namespace)
+    cached = _cache_file(target, best)
+    if cached is not None and cached.is_file():
+        result = json.loads(cached.read_text())
+    else:
+        result = _predict(target, best)
+        if cached is not None:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            partial = cached.with_suffix(f".{os.getpid()}.partial")
+            partial.write_text(json.dumps(result))
+            partial.replace(cached)  # whole or absent, for a process reading beside it
+    result["calibrated"] = calibration.for_prediction(result)
+    return result
+
+
+def _predict(target: dict, best: bool) -> dict:
+    """predict() past the render: aiconfigurator's estimate, speed of light and best configuration (no calibration)."""
     kwargs, notes = aiconfigurator_inputs(target)
     with quiet():
         estimate, database = _estimate(kwargs, notes)
@@ -393,7 +427,6 @@ def predict(values_files=(), values: dict | str | None = None, best: bool = True
         result["limit"] = {"side": side, "prefill_requests_per_s": round(prefill, 2),
                            "decode_requests_per_s": round(decode, 2),
                            "factor": round(max(prefill, decode) / min(prefill, decode), 2)}
-    result["calibrated"] = calibration.for_prediction(result)
     with quiet():
         result["sol"] = speed_of_light(kwargs)
     result["fraction_of_sol"] = round(result["tokens_per_s_per_gpu"] / result["sol"]["tokens_per_s_per_gpu"], 2)
