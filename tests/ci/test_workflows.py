@@ -374,3 +374,19 @@ def test_should_collect_every_offline_test_module(request):
     offline = [p for p in (REPO_ROOT / "tests").rglob("test_*.py") if not tiers & set(p.parents)]
     assert len(offline) >= 40
     assert sorted(p.relative_to(REPO_ROOT).as_posix() for p in offline if p not in collected) == []
+
+
+def test_should_hand_pytest_xdist_the_heavy_modules_first():
+    """tests/conftest.py: modules marked heavy (minutes of CPU) are scheduled first, the others keep their order."""
+    from tests.conftest import pytest_collection_modifyitems
+
+    class Item:
+        def __init__(self, name: str, heavy: bool):
+            self.name, self.heavy = name, heavy
+
+        def get_closest_marker(self, name):
+            return object() if self.heavy and name == "heavy" else None
+
+    items = [Item("a", False), Item("b", True), Item("c", False), Item("d", True)]
+    pytest_collection_modifyitems(None, items)
+    assert [item.name for item in items] == ["b", "d", "a", "c"]

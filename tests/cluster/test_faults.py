@@ -209,8 +209,10 @@ class TestApiServerFault:
                 return stored(k8s, release.namespace, release.name)  # once the first object exists
             return None
 
+        # 300 s: behind the node's tests (niceness 10, ci/test-tiers.sh) on a loaded CI machine, trtllm-serve's install
+        # took more than 120 s to reach its first object through the proxy.
         created = kube.wait_for("helm's release record pending-install and its first object created", midway,
-                                timeout=120, interval=0.05)
+                                timeout=300, interval=0.05)
         assert thread.is_alive(), "the install was over before the API server could be killed"
         control_plane.kill("kube-apiserver")
         time.sleep(3)

@@ -35,6 +35,9 @@ from tests.helpers.generated_values import Case
 from tests.helpers.schemas import crd_file, crd_lookup
 from tools.gptoss.yaml_text import load_yaml_all
 
+# 2000 generated cases rendered and sent to the API server: minutes of CPU, scheduled first (tests/conftest.py).
+pytestmark = pytest.mark.heavy
+
 EXAMPLES = int(os.environ.get("GPT_OSS_GENERATED_EXAMPLES", "2000"))
 MIN_ACCEPTED = 400  # issue 53's budget: accepted renders sent to the API server per CI run
 SENDERS = 4  # parallel dry-run requests of one render (within the API client's pool: 5 connections per core)

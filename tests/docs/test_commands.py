@@ -22,6 +22,10 @@ import pytest
 
 from tests.helpers import REPO_ROOT
 
+# the docs' --predict and --search commands run aiconfigurator where it is installed: scheduled first
+# (tests/conftest.py).
+pytestmark = pytest.mark.heavy
+
 # The command, its room or module, and the word after it: a verb, an option or nothing.
 # A placeholder (`python -m ci.<room>`) is not a command.
 COMMAND = re.compile(r"python3? -m (ci(?:\.\w+)*)(?!\.<)((?: +[a-z][\w-]*)?)")

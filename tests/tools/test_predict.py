@@ -16,6 +16,9 @@ from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OV
 from tests.helpers import PREDICTION_TOLERANCE as TOLERANCE
 from tools.gptoss.predict import aiconfigurator_inputs, format_release_match, read_target, release_match
 
+# aiconfigurator's predictions of every target: minutes of CPU, scheduled first (tests/conftest.py).
+pytestmark = pytest.mark.heavy
+
 # overlay -> the aiconfigurator inputs each rendered role maps to (TensorRT-LLM TP with attention-DP is
 # aiconfigurator's attention DP; batch = benchmark users per rank up to max_batch_size; a prefill step
 # batches whole prompts up to max_num_tokens).

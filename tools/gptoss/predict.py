@@ -11,6 +11,7 @@ evaluated by predict(). Settings the model cannot take are listed with what was 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import io
 import json
@@ -385,15 +386,20 @@ def predict(values_files=(), values: dict | str | None = None, best: bool = True
     values = json.loads(values) if isinstance(values, str) else (values or {})
     target = read_target(values_files, values, name=name, namespace=namespace)
     cached = _cache_file(target, best)
-    if cached is not None and cached.is_file():
-        result = json.loads(cached.read_text())
-    else:
+    if cached is None:
         result = _predict(target, best)
-        if cached is not None:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            partial = cached.with_suffix(f".{os.getpid()}.partial")
-            partial.write_text(json.dumps(result))
-            partial.replace(cached)  # whole or absent, for a process reading beside it
+    else:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        # One process predicts, another asking the same meanwhile waits for its answer (a lock per prediction).
+        with open(cached.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if cached.is_file():
+                result = json.loads(cached.read_text())
+            else:
+                result = _predict(target, best)
+                partial = cached.with_suffix(f".{os.getpid()}.partial")
+                partial.write_text(json.dumps(result))
+                partial.replace(cached)
     result["calibrated"] = calibration.for_prediction(result)
     return result
 

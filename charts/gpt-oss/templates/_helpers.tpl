@@ -330,7 +330,7 @@ Usage: {{ $warnings = concat $warnings (include "gpt-oss.safetyWarnings" . | fro
   "the restricted Pod Security profile allows (%s); a namespace that enforces it refuses them, and a compromised container "
   "reaches the node") (join ", " $grants)) }}
 {{- end }}
-{{- $cache := include "gpt-oss.cachePlacement" . | fromYaml }}
+{{- $cache := index . (include "gpt-oss.object" (list "gpt-oss.cachePlacement" .)) }}
 {{- if and $cache.singleNode (not $cache.spans) }}
 {{- $warnings = append $warnings (printf (print "modelCache.accessMode=%s: one node mounts the cache at a time, so every pod that "
   "mounts it (%s) must run on the node that mounted it first; %s keeps the serving pods together, but a download Job, "

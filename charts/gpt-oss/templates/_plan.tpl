@@ -39,7 +39,7 @@ Usage: {{ $plan := include "gpt-oss.computePlan" . | fromYaml }} (templates read
 {{- $roles := list }}
 {{- $totalGpus := 0 }}
 {{- /* Replica counts an autoscaler or the planner owns, and the DGD fields that turn on their adapters. */}}
-{{- $owners := include "gpt-oss.replicaOwners" . | fromYaml }}
+{{- $owners := index . (include "gpt-oss.object" (list "gpt-oss.replicaOwners" .)) }}
 {{- if eq .Values.runtime "trtllm-serve" }}
 {{- /* One role: the trtllm-serve pods, TP = EP = gpus. */}}
 {{- $t := .Values.trtllmServe }}

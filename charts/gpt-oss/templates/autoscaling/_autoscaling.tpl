@@ -24,9 +24,17 @@ replicas is what the chart writes: the values' count, or for a role an autoscale
 the live DGD's count (kept on upgrade) or else the values' count clamped into [minReplicas, maxReplicas]; for a role
 whose scaling is turned off while its live component still has a scaling adapter, the live count (keptFromAdapter).
 fields: the DGD component fields that turn the role's scaling adapter on (scalingAdapter: {}).
-Usage: {{ $owners := include "gpt-oss.replicaOwners" . | fromYaml }}
+Usage: {{ $owners := index . (include "gpt-oss.object" (list "gpt-oss.replicaOwners" .)) }}
 */}}
 {{- define "gpt-oss.replicaOwners" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeReplicaOwners" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.replicaOwners, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computeReplicaOwners" . }} (templates read it through gpt-oss.replicaOwners)
+*/}}
+{{- define "gpt-oss.computeReplicaOwners" -}}
 {{- $owners := dict }}
 {{- if eq .Values.runtime "trtllm-serve" }}
 {{- $t := .Values.trtllmServe }}
@@ -100,6 +108,14 @@ this chart's PodMonitors both on, a pod is scraped twice.
 Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.autoscalers" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeAutoscalers" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.autoscalers, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computeAutoscalers" . }} (templates read it through gpt-oss.autoscalers)
+*/}}
+{{- define "gpt-oss.computeAutoscalers" -}}
 {{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 {{- $series := include "gpt-oss.seriesSelectors" . | fromYaml }}
 {{- $metrics := index . (include "gpt-oss.object" (list "gpt-oss.dynamoMetrics" .)) }}
@@ -215,7 +231,7 @@ Usage: {{ range include "gpt-oss.autoscalingWarnings" . | fromYamlArray }}
   "serve the external metrics API, and a cluster has one (v1beta1.external.metrics.k8s.io), so one kind "
   "will read no metric: set every autoscaling.scaler to keda, or every one to hpa") (join ", " $byScaler.keda) (join ", " $byScaler.hpa)) }}
 {{- end }}
-{{- range $key, $owner := include "gpt-oss.replicaOwners" . | fromYaml }}
+{{- range $key, $owner := index . (include "gpt-oss.object" (list "gpt-oss.replicaOwners" .)) }}
 {{- if $owner.keptFromAdapter }}
 {{- $where := ternary "frontend" (printf "workers.%s" $key) (eq $key "frontend") }}
 {{- $warnings = append $warnings

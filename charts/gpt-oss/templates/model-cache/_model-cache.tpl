@@ -70,6 +70,14 @@ refuses a fullname that takes it over 63 (a Job's name is its pods' job-name lab
 Usage: {{ include "gpt-oss.downloadJobName" . }}
 */}}
 {{- define "gpt-oss.downloadJobName" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeDownloadJobName" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.downloadJobName, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computeDownloadJobName" . }} (templates read it through gpt-oss.downloadJobName)
+*/}}
+{{- define "gpt-oss.computeDownloadJobName" -}}
 {{- $source := pick .Values.modelCache "source" "manifestSha256" "proxy" "caBundle" }}
 {{- /* Each source's own values (modelCache.<source>, where it has any). */}}
 {{- range $name, $_ := index . (include "gpt-oss.object" (list "gpt-oss.modelSources" .)) }}
@@ -232,9 +240,17 @@ be more than one pod for ReadWriteOncePod), why (what lets them spread), pinnedB
 node today), holder (one node, or one pod) and fix (the value that would keep them there).
 gpt-oss.checkValues.placement refuses a single-node claim that spans; gpt-oss.safetyWarnings warns about one that does
 not.
-Usage: {{ $cache := include "gpt-oss.cachePlacement" . | fromYaml }}
+Usage: {{ $cache := index . (include "gpt-oss.object" (list "gpt-oss.cachePlacement" .)) }}
 */}}
 {{- define "gpt-oss.cachePlacement" -}}
+{{- include "gpt-oss.memo" (list "gpt-oss.computeCachePlacement" .) }}
+{{- end }}
+
+{{/*
+The computation behind gpt-oss.cachePlacement, run once per render (gpt-oss.memo keeps its text).
+Usage: {{ include "gpt-oss.computeCachePlacement" . }} (templates read it through gpt-oss.cachePlacement)
+*/}}
+{{- define "gpt-oss.computeCachePlacement" -}}
 {{- $source := index . (include "gpt-oss.object" (list "gpt-oss.modelSource" .)) }}
 {{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 {{- $mode := .Values.modelCache.accessMode }}

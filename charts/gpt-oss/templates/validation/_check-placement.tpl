@@ -51,7 +51,7 @@ Usage: {{ include "gpt-oss.checkValues.placement" . }}
   $most (join "; " $mostParts) .Values.gpu.type (int $gpu.perNode) (int $gpu.perNode)) }}
 {{- end }}
 {{- end }}
-{{- $cache := include "gpt-oss.cachePlacement" . | fromYaml }}
+{{- $cache := index . (include "gpt-oss.object" (list "gpt-oss.cachePlacement" .)) }}
 {{- /* Rule: a cache one node mounts is used only by pods that stay on one node. */}}
 {{- if and $cache.singleNode $cache.spans }}
 {{- fail (printf (print "modelCache.accessMode=%s lets %s mount the model cache at a time, but %s (it is mounted by %s), "
