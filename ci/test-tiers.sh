@@ -73,23 +73,27 @@ rm -rf "$logs/predictions"
 export GPT_OSS_PREDICTION_CACHE="$logs/predictions"
 # The slowest steps of each group, so a run's time can be read from its log (the budgets in docs/testing.md).
 durations=(--durations=15 --durations-min=5)
+# and each group's JUnit report, which python -m ci.cluster timings sums per file at the end.
+rm -f "$logs"/*-tests.xml
 # What the machine does meanwhile (CPU, memory, I/O every 30 s), to read a slow run by.
 if command -v vmstat >/dev/null 2>&1; then
   vmstat -t 30 >"$logs/vmstat.log" 2>&1 &
   sampler=$!
 fi
 echo "serial and node tests: running beside the others, each group on its own control plane; their output follows"
-KUBECONFIG="$serial_plane/kubeconfig" run_behind "$PYTHON" -m pytest -m serial "${durations[@]}" "$@" >"$logs/serial-tests.log" 2>&1 &
+KUBECONFIG="$serial_plane/kubeconfig" run_behind "$PYTHON" -m pytest -m serial "${durations[@]}" \
+  --junitxml="$logs/serial-tests.xml" "$@" >"$logs/serial-tests.log" 2>&1 &
 background+=($!)
 : >"$logs/node-steps.log"
 KUBECONFIG="$node_plane/kubeconfig" GPT_OSS_NODE_STEPS_LOG="$logs/node-steps.log" "$PYTHON" -m pytest -m node \
-  "${durations[@]}" "$@" >"$logs/node-tests.log" 2>&1 &
+  "${durations[@]}" --junitxml="$logs/node-tests.xml" "$@" >"$logs/node-tests.log" 2>&1 &
 background+=($!)
-KUBECONFIG="$gitops_plane/kubeconfig" run_behind "$PYTHON" -m pytest -m argocd "${durations[@]}" "$@" >"$logs/argocd-tests.log" 2>&1 &
+KUBECONFIG="$gitops_plane/kubeconfig" run_behind "$PYTHON" -m pytest -m argocd "${durations[@]}" \
+  --junitxml="$logs/argocd-tests.xml" "$@" >"$logs/argocd-tests.log" 2>&1 &
 background+=($!)
 # In the background too (its own session does not get the terminal's Ctrl-C): stop_planes ends it.
 KUBECONFIG="$cluster_plane/kubeconfig" run_behind "$PYTHON" -m pytest -n 3 --dist loadfile -m "not serial and not node and not argocd" \
-  "${durations[@]}" "$@" &
+  "${durations[@]}" --junitxml="$logs/cluster-tests.xml" "$@" &
 background+=($!)
 for pid in "${background[@]}"; do wait "$pid" || status=1; done
 background=()
@@ -97,5 +101,7 @@ background=()
 cat "$logs/serial-tests.log" "$logs/node-tests.log" "$logs/argocd-tests.log"
 echo "== the node tests' steps (time of day, seconds since each run's start)"
 cat "$logs/node-steps.log"
+echo "== where each group's time went"
+"$PYTHON" -m ci.cluster timings "$logs"/{cluster,serial,node,argocd}-tests.xml
 [[ ! -s "$logs/vmstat.log" ]] || { echo "== vmstat every 30 s while the groups ran"; cat "$logs/vmstat.log"; }
 exit "$status"

@@ -11,6 +11,7 @@ VERBS = {
     "argocd": ("ci.cluster.argocd", "a live Argo CD in a control plane: start, stop"),
     "kind-nodes": ("ci.cluster.kind_nodes", "label and fake the GPU nodes of a kind cluster"),
     "behind": ("ci.cluster.processes", "run a command behind the node's tests (niceness and autogroup of its own)"),
+    "timings": ("ci.cluster.timings", "the test files that took a run's time, from each group's JUnit report"),
     "crds": ("ci.cluster.crds", "the pinned upstream CRDs the tests read, fetched and sha256-checked"),
 }
 

@@ -17,7 +17,7 @@ import json
 import sys
 
 from tools.gptoss.predict import (BACKEND, GEMM_MODE, MODEL, SYSTEMS, TRTLLM_DEFAULT_MAX_NUM_TOKENS,
-                                  aiconfigurator_version, moe_mode, quiet)
+                                  aiconfigurator_calls, aiconfigurator_version, moe_mode)
 
 # GPU -> (published column, attention-DP ranks = EP ways, quantization that ran, KV cache dtype)
 CONFIGURATIONS = {
@@ -71,7 +71,7 @@ def max_load(gpu: str, isl: int, osl: int) -> dict:
 
 def compare() -> list[dict]:
     rows = []
-    with quiet():
+    with aiconfigurator_calls():
         for (isl, osl), figures in PUBLISHED.items():
             for gpu, published in figures.items():
                 best = max_load(gpu, isl, osl)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from tools.gptoss.predict import BACKEND, GEMM_MODE, MODEL, MOE_MODES, SYSTEMS, aiconfigurator_version, moe_mode, quiet
+from tools.gptoss.predict import (BACKEND, GEMM_MODE, MODEL, MOE_MODES, SYSTEMS, aiconfigurator_calls,
+                                  aiconfigurator_version, moe_mode)
 
 from . import REPO, check_only, write_generated
 
@@ -77,7 +78,7 @@ def tables() -> tuple[dict, str]:
 
 def render() -> str:
     import yaml
-    with quiet():
+    with aiconfigurator_calls():
         data, database = tables()
     model = f"aiconfigurator {aiconfigurator_version()} ({database} SILICON database)"
     body = yaml.safe_dump({"model": model, "gpus": data}, sort_keys=False, width=200).rstrip("\n")

@@ -457,3 +457,32 @@ class TestPredictionCache:
         assert module.predict(["2xh100-truss.yaml"], best=False) == first
         with pytest.raises(pytest.fail.Exception, match="predicted again"):
             module.predict(["trtllm-serve-low-latency.yaml"], best=False)
+
+
+@needs_aiconfigurator
+class TestDatabaseIndex:
+    """aiconfigurator's database index is read once per process (tools/gptoss/predict.py read_database_index_once)."""
+
+    def test_should_read_the_index_once_per_process(self, monkeypatch):
+        from aiconfigurator_core.sdk import perf_database
+        from tools.gptoss import predict as module
+        reads = []
+
+        def read(systems_paths=None):
+            reads.append(systems_paths)
+            return {"gb200": {"trtllm": ["1.3.0rc20"]}}
+        monkeypatch.setattr(perf_database, "get_supported_databases", read)
+        with module.aiconfigurator_calls():
+            first = perf_database.get_supported_databases()
+        first["gb200"]["trtllm"].append("changed by a caller")
+        assert perf_database.get_supported_databases() == {"gb200": {"trtllm": ["1.3.0rc20"]}}
+        assert reads == [None]
+        perf_database.get_supported_databases(systems_paths="/elsewhere")
+        assert reads == [None, "/elsewhere"]
+
+    def test_should_answer_what_aiconfigurator_reads(self):
+        from aiconfigurator_core.sdk import perf_database
+        from tools.gptoss import predict as module
+        module.read_database_index_once()
+        once = perf_database.get_supported_databases
+        assert once() == once.__wrapped__() and "gb200" in once()

@@ -11,7 +11,9 @@ evaluated by predict(). Settings the model cannot take are listed with what was 
 from __future__ import annotations
 
 import contextlib
+import copy
 import fcntl
+import functools
 import hashlib
 import io
 import json
@@ -253,8 +255,10 @@ def aiconfigurator_inputs(target: dict) -> tuple[dict, list[str]]:
 
 
 @contextlib.contextmanager
-def quiet():
-    """aiconfigurator logs and warns on stdout/stderr at INFO; keep the plan readable."""
+def aiconfigurator_calls():
+    """Where every call into aiconfigurator runs: its INFO logs and warnings kept off stdout/stderr (the plan stays
+    readable), its database index read once per process (read_database_index_once)."""
+    read_database_index_once()
     logging.disable(logging.WARNING)
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
             contextlib.redirect_stderr(io.StringIO()):
@@ -263,6 +267,27 @@ def quiet():
             yield
         finally:
             logging.disable(logging.NOTSET)
+
+
+def read_database_index_once() -> None:
+    """aiconfigurator_core 0.12.0 reads its whole database index again (some 180 system YAML files, about a second of
+    CPU) on every get_supported_databases() call, which each estimate makes several times: nine tenths of the published
+    figures' and the sizing tables' CPU. The index is the installed package's own files, so one read per process serves
+    every call; each caller gets its own copy (they are mutable defaultdicts)."""
+    from aiconfigurator_core.sdk import perf_database
+    read = perf_database.get_supported_databases
+    if getattr(read, "read_once", False):
+        return
+    index: dict = {}
+
+    @functools.wraps(read)
+    def read_once(*args, **kwargs):
+        key = repr((args, sorted(kwargs.items())))
+        if key not in index:
+            index[key] = read(*args, **kwargs)
+        return copy.deepcopy(index[key])
+    read_once.read_once = True
+    perf_database.get_supported_databases = read_once
 
 
 def aiconfigurator_version() -> str:
@@ -407,7 +432,7 @@ def predict(values_files=(), values: dict | str | None = None, best: bool = True
 def _predict(target: dict, best: bool) -> dict:
     """predict() past the render: aiconfigurator's estimate, speed of light and best configuration (no calibration)."""
     kwargs, notes = aiconfigurator_inputs(target)
-    with quiet():
+    with aiconfigurator_calls():
         estimate, database = _estimate(kwargs, notes)
     raw = estimate.raw
     bench = target["benchmark"]
@@ -433,7 +458,7 @@ def _predict(target: dict, best: bool) -> dict:
         result["limit"] = {"side": side, "prefill_requests_per_s": round(prefill, 2),
                            "decode_requests_per_s": round(decode, 2),
                            "factor": round(max(prefill, decode) / min(prefill, decode), 2)}
-    with quiet():
+    with aiconfigurator_calls():
         result["sol"] = speed_of_light(kwargs)
     result["fraction_of_sol"] = round(result["tokens_per_s_per_gpu"] / result["sol"]["tokens_per_s_per_gpu"], 2)
     # Closed loop: each benchmark user waits users/throughput seconds per request; beyond the request's
@@ -441,7 +466,7 @@ def _predict(target: dict, best: bool) -> dict:
     cycle = bench["concurrency"] / result["requests_per_s"]
     result["benchmark_queue_s"] = round(max(0.0, cycle - result["request_latency_s"]), 1)
     if best:
-        with quiet():
+        with aiconfigurator_calls():
             result["best"] = best_configuration(kwargs, target, result["itl_ms"], result["ttft_ms"])
         if result["best"]["found"]:
             result["ratio_to_best"] = round(result["tokens_per_s_per_gpu"] / result["best"]["tokens_per_s_per_gpu"], 2)

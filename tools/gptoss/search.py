@@ -22,7 +22,7 @@ import shlex
 import time
 
 from . import calibration
-from .predict import BACKEND, GEMM_MODE, MODEL, SYSTEMS, PredictionError, moe_mode, quiet
+from .predict import BACKEND, GEMM_MODE, MODEL, SYSTEMS, PredictionError, aiconfigurator_calls, moe_mode
 
 # Exit code of a search whose traffic the GPUs cannot meet (3 is the tools' unexpected-error code: docs/tools.md).
 UNMET = 4
@@ -167,7 +167,7 @@ def search(gpu: str, isl: int, osl: int, rate: str, ttft: float = 2000.0, itl: f
         raise SearchError(f"--gpu {gpu}: no aiconfigurator system (allowed: {', '.join(SYSTEMS)})")
     kind, amount = parse_rate(rate)
     started, cpu = time.monotonic(), _cpu_seconds()
-    with quiet():
+    with aiconfigurator_calls():
         rows = _candidates(gpu, isl, osl, float(ttft), float(itl))
     seconds, cpu_seconds = round(time.monotonic() - started, 1), round(_cpu_seconds() - cpu, 1)
     every = [_candidate(mode, row, gpu, isl, osl, kind, amount, max_gpus) for mode, found in rows.items()
@@ -189,7 +189,7 @@ def search(gpu: str, isl: int, osl: int, rate: str, ttft: float = 2000.0, itl: f
         return dict(answer, met=False, best=best, ranked=[best], why=why)
     if not every:
         # aiconfigurator's search returns nothing this far below what the GPU reaches: its lowest-latency point.
-        with quiet():
+        with aiconfigurator_calls():
             row = _lowest_latency(gpu, isl, osl)
         if row is None:
             return dict(answer, met=False, best=None, ranked=[],
