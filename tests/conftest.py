@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from tests import passed_elsewhere
 from tests.helpers import REPO_ROOT, marks_may_select
 
 
@@ -35,9 +37,18 @@ def pytest_ignore_collect(collection_path, config):
 
 
 def pytest_collection_modifyitems(config, items):
-    # The heavy modules first: pytest-xdist (--dist=loadfile) hands its workers the files in this order, so each
-    # starts on one of them instead of the last file of a run being minutes of one worker's CPU. Stable otherwise.
-    items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
+    # In a pytest-xdist worker, the longest files first: the controller hands them out in this order (--dist=loadfile
+    # --no-loadscope-reorder, pyproject.toml), so no file of minutes starts last on one worker while the others idle.
+    # A heavy module gives its seconds in CI's cluster plane (@pytest.mark.heavy(seconds)); the others follow by their
+    # number of tests, the order pytest-xdist would give them itself. A run without workers keeps its order.
+    if not hasattr(config, "workerinput"):
+        return
+    tests_per_file = Counter(item.nodeid.split("::")[0] for item in items)
+
+    def longest_first(item) -> tuple[int, int]:
+        heavy = item.get_closest_marker("heavy")
+        return -(heavy.args[0] if heavy else 0), -tests_per_file[item.nodeid.split("::")[0]]
+    items.sort(key=longest_first)
 
 
 def pytest_runtest_setup(item):
@@ -89,6 +100,8 @@ def children_keep_gogc(markexpr: str) -> bool:
 def pytest_configure(config):
     # tests/helpers/schemas.py finds the upstream CRDs through the environment; --shared-dir says the same thing.
     os.environ["GPT_OSS_SHARED_DIR"] = config.getoption("--shared-dir")
+    # CI's second run of the offline tests leaves out those its first passed (tests/passed_elsewhere.py).
+    config.pluginmanager.register(passed_elsewhere, "gpt-oss-passed-elsewhere")
     if os.environ.get(HELM_GOGC_MARK) is not None and os.environ.get("GOGC") == os.environ[HELM_GOGC_MARK]:
         # a worker, its Helm library loaded with tests.helpers above
         del os.environ[HELM_GOGC_MARK]

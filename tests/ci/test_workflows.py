@@ -1,8 +1,11 @@
 """The GitHub workflows run what .ci/run runs, tier by tier, each job installing what its tier needs."""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -376,17 +379,79 @@ def test_should_collect_every_offline_test_module(request):
     assert sorted(p.relative_to(REPO_ROOT).as_posix() for p in offline if p not in collected) == []
 
 
-def test_should_hand_pytest_xdist_the_heavy_modules_first():
-    """tests/conftest.py: modules marked heavy (minutes of CPU) are scheduled first, the others keep their order."""
+def test_should_hand_pytest_xdist_the_longest_modules_first():
+    """tests/conftest.py: in a pytest-xdist worker, heavy modules by their seconds, then the others by their number of
+    tests; each file's tests stay together and in order. Without workers the order stays."""
     from tests.conftest import pytest_collection_modifyitems
 
     class Item:
-        def __init__(self, name: str, heavy: bool):
-            self.name, self.heavy = name, heavy
+        def __init__(self, nodeid: str, seconds: int | None = None):
+            self.nodeid, self.seconds = nodeid, seconds
 
         def get_closest_marker(self, name):
-            return object() if self.heavy and name == "heavy" else None
+            return pytest.mark.heavy(self.seconds).mark if name == "heavy" and self.seconds else None
 
-    items = [Item("a", False), Item("b", True), Item("c", False), Item("d", True)]
-    pytest_collection_modifyitems(None, items)
-    assert [item.name for item in items] == ["b", "d", "a", "c"]
+    def items():
+        return [Item("a.py::one"), Item("b.py::one", 60), Item("c.py::one"), Item("c.py::two"),
+                Item("d.py::one", 800), Item("d.py::two", 800), Item("e.py::one")]
+
+    worker = items()
+    pytest_collection_modifyitems(types.SimpleNamespace(workerinput={}), worker)
+    assert [item.nodeid for item in worker] == ["d.py::one", "d.py::two", "b.py::one", "c.py::one", "c.py::two",
+                                                "a.py::one", "e.py::one"]
+    alone = items()
+    pytest_collection_modifyitems(types.SimpleNamespace(), alone)
+    assert [item.nodeid for item in alone] == [item.nodeid for item in items()]
+
+
+def test_should_mark_as_extras_each_offline_module_that_asks_what_is_installed():
+    """CI's cluster plane leaves out the offline tests that passed in the light venv (GPT_OSS_SKIP_PASSED,
+    tests/conftest.py) unless marked extras: a module that asks whether a package is installed (find_spec) to choose
+    what it checks has the mark (a skip needs none: a skipped test runs again anyway)."""
+    tiers = {REPO_ROOT / "tests" / "cluster", REPO_ROOT / "tests" / "e2e"}
+    asking = [p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / "tests").rglob("test_*.py")
+              if not tiers & set(p.parents) and "find_spec(" in p.read_text()]
+    assert "tests/docs/test_commands.py" in asking
+    assert [path for path in asking if "mark.extras" not in (REPO_ROOT / path).read_text()] == []
+
+
+class TestPassedElsewhere:
+    """GPT_OSS_RECORD_PASSED and GPT_OSS_SKIP_PASSED (tests/passed_elsewhere.py) on a scratch suite, with pytest-xdist."""
+
+    SUITE = '''
+import pytest
+
+def test_passes():
+    pass
+
+def test_fails():
+    assert False
+
+def test_skips():
+    pytest.skip("not here")
+
+@pytest.mark.extras
+def test_passes_with_extras():
+    pass
+'''
+
+    def run(self, folder, *options, **env):
+        # the project's pytest settings and this plugin alone (no other plugin's start-up): a second, not ten
+        return subprocess.run([sys.executable, "-m", "pytest", "-p", "xdist", "-p", "tests.passed_elsewhere",
+                               "-p", "no:cacheprovider", "-n", "2", *options, "--rootdir", str(folder),
+                               "-c", str(REPO_ROOT / "pyproject.toml"), "--confcutdir", str(folder),
+                               str(folder / "test_scratch.py")],
+                              capture_output=True, text=True, cwd=REPO_ROOT, timeout=120,
+                              env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **env})
+
+    def test_should_record_the_passed_and_leave_them_out_but_extras(self, tmp_path):
+        (tmp_path / "test_scratch.py").write_text(self.SUITE)
+        record = tmp_path / "passed.txt"
+        first = self.run(tmp_path, GPT_OSS_RECORD_PASSED=str(record))
+        assert first.returncode == 1, first.stdout[-2000:]
+        assert record.read_text().splitlines() == ["test_scratch.py::test_passes",
+                                                   "test_scratch.py::test_passes_with_extras"]
+        second = self.run(tmp_path, "-rA", GPT_OSS_SKIP_PASSED=str(record))
+        assert "2 tests that passed in passed.txt are not run again (those marked extras are)" in second.stdout
+        ran = sorted(re.findall(r"^(PASSED|FAILED|SKIPPED) .*?::?(test_\w+)", second.stdout, re.M))
+        assert ran == [("FAILED", "test_fails"), ("PASSED", "test_passes_with_extras")], second.stdout[-2000:]

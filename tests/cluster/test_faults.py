@@ -24,7 +24,8 @@ from tests.cluster.control import SlowProxy
 from tests.cluster.test_release import CHANGED, CHANGED_TRTLLM_SERVE, SERVING_KINDS, bound_download_pod, download_job
 from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, RUNTIMES, TRTLLM_SERVE_OVERLAYS, deep_merge
 
-pytestmark = pytest.mark.cluster
+# heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it first
+pytestmark = [pytest.mark.cluster, pytest.mark.heavy(130)]
 
 HELM_RELEASE = "meta.helm.sh/release-name"
 # One target of each runtime for the faults that restart a component (each restart costs ~10s).

@@ -10,7 +10,8 @@ import pytest
 from tests.cluster import kube
 from tests.helpers import OVERLAYS, RUNTIMES, dgd_components, dgd_workers, find
 
-pytestmark = pytest.mark.cluster
+# heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it first
+pytestmark = [pytest.mark.cluster, pytest.mark.heavy(260)]
 
 # The value an upgrade changes in the download Job's immutable pod template, and one in the serving objects.
 CHANGED = {"modelCache": {"download": {"transfer": "xet"}}, "frontend": {"replicas": 2}}

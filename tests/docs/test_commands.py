@@ -22,9 +22,9 @@ import pytest
 
 from tests.helpers import REPO_ROOT
 
-# the docs' --predict and --search commands run aiconfigurator where it is installed: scheduled first
-# (tests/conftest.py).
-pytestmark = pytest.mark.heavy
+# the docs' --predict and --search commands run aiconfigurator where it is installed; heavy: the module's seconds in CI's
+# cluster plane, so that pytest-xdist starts it first (tests/conftest.py).
+pytestmark = pytest.mark.heavy(220)
 
 # The command, its room or module, and the word after it: a verb, an option or nothing.
 # A placeholder (`python -m ci.<room>`) is not a command.
@@ -288,7 +288,10 @@ COMMANDS = fenced_commands()
 
 
 class TestFencedCommands:
-    @pytest.mark.parametrize("command", COMMANDS, ids=[c.where for c in COMMANDS])
+    # extras: a --predict or --search runs aiconfigurator only where it is installed (problems_of).
+    @pytest.mark.parametrize("command", [pytest.param(c, marks=pytest.mark.extras)
+                                         if re.search(r"--(predict|search)\b", c.text) else c for c in COMMANDS],
+                             ids=[c.where for c in COMMANDS])
     def test_should_run_or_refuse_as_the_page_shows(self, command, tmp_path, monkeypatch):
         monkeypatch.chdir(REPO_ROOT)
         assert problems_of(command, tmp_path) == []

@@ -24,6 +24,8 @@ NATS_PORT = worker_port(14222)
 TWO_WORKERS = {"workers": {"worker": {"replicas": 2}}}
 KV = {"frontend": {"routerMode": "kv"}, "workers": {"worker": {"engine": {"kv_cache_config": {"enable_block_reuse": True}}}}}
 PROBE = Path(__file__).with_name("kv_probe.py")
+# heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it first
+pytestmark = pytest.mark.heavy(115)
 
 
 def run_probe(values: dict, python: str, tokenizer: Path, run_dir: Path) -> tuple[dict, e2e.StackRun]:

@@ -13,7 +13,8 @@ import pytest
 from tests.e2e.plan import rendered_replicas
 from tests.helpers import find, flag_value
 
-pytestmark = pytest.mark.e2e
+# heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it first
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy(800)]
 
 
 def _served(run) -> dict[str, dict[str, float]]:

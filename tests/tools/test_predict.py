@@ -1,6 +1,6 @@
 """aiconfigurator's predictions behind `tools/plan.py --predict` (the published figures and the sizing tables:
 test_published_figures.py and test_sizing_tables.py, each a file of its own so that each runs in a pytest-xdist
-worker of its own: minutes of aiconfigurator's CPU each).
+worker of its own).
 
 The mapping of rendered roles onto aiconfigurator's inputs needs no aiconfigurator and always runs; the
 predictions need requirements-predict.txt (the version its figures belong to) and skip without it.
@@ -16,8 +16,9 @@ from tests.helpers import (DYNAMO_OVERLAYS, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OV
 from tests.helpers import PREDICTION_TOLERANCE as TOLERANCE
 from tools.gptoss.predict import aiconfigurator_inputs, format_release_match, read_target, release_match
 
-# aiconfigurator's predictions of every target: minutes of CPU, scheduled first (tests/conftest.py).
-pytestmark = pytest.mark.heavy
+# aiconfigurator's predictions of every target: minutes of CPU; heavy: its seconds in CI's cluster plane, so that
+# pytest-xdist starts it first (tests/conftest.py).
+pytestmark = pytest.mark.heavy(480)
 
 # overlay -> the aiconfigurator inputs each rendered role maps to (TensorRT-LLM TP with attention-DP is
 # aiconfigurator's attention DP; batch = benchmark users per rank up to max_batch_size; a prefill step

@@ -9,9 +9,6 @@ import pytest
 from tests.helpers import PREDICTION_TOLERANCE as TOLERANCE
 from tests.helpers import REPO_ROOT, needs_aiconfigurator
 
-# aiconfigurator on 22 published points: minutes of CPU, scheduled first (tests/conftest.py).
-pytestmark = pytest.mark.heavy
-
 
 # (ISL, OSL, GPU) -> TensorRT-LLM's published output tokens/s/GPU and aiconfigurator's at maximum load for the
 # published configuration (FACTS.md "Published throughput": B200 DEP2, GB200 TP1, H200 TP1, H100 DEP4).

@@ -11,7 +11,7 @@ from ci.generate import trtllm_fields as sync
 from tools.gptoss import plan as plan_tool
 from tests.helpers import (DGD, DYNAMO_OVERLAYS, ENGINE_CONFIG, OVERLAYS, REPO_ROOT, TRTLLM_SERVE_OVERLAYS, Refusal,
                            assert_refused, dgd_workers, dynamo_line_values, find, plan_document, refusal_params,
-                           render_chart, render_error, render_notes)
+                           needs_aiconfigurator, render_chart, render_error, render_notes)
 from tools.gptoss.yaml_text import load_yaml
 
 # The whole extra-engine-args YAML of each role, as FACTS.md lists it (flags folded into keys:
@@ -552,8 +552,7 @@ class TestHistory:
             "1.2.1", "1.3.0rc14", "1.3.0rc29", "1.3.0"]
 
 
-@pytest.mark.skipif(not __import__("importlib.util").util.find_spec("aiconfigurator"),
-                    reason="aiconfigurator is not installed (pip install -r requirements-predict.txt)")
+@needs_aiconfigurator
 @pytest.mark.parametrize("release", ["1.3.0rc14"])
 def test_should_know_every_key_aiconfigurator_writes_for_the_release(release):
     """aiconfigurator (NVIDIA's, pinned in requirements-predict.txt) ships an extra-engine-args template per

@@ -1,12 +1,8 @@
 """python -m ci.cluster timings: each group's JUnit report summed per test file, the slowest first."""
 from __future__ import annotations
 
-import subprocess
-import sys
+from ci.cluster import timings
 
-from tests.helpers import REPO_ROOT
-
-COMMAND = [sys.executable, "-m", "ci.cluster", "timings"]
 # Two files' cases as pytest writes them: a class's (classname ends in the class) and a module-level test's.
 REPORT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest" tests="4">
@@ -19,19 +15,16 @@ REPORT = """<?xml version="1.0" encoding="utf-8"?>
 
 
 class TestTimings:
-    def test_should_sum_each_file_slowest_first(self, tmp_path):
+    def test_should_sum_each_file_slowest_first(self, tmp_path, capsys):
         report = tmp_path / "cluster-tests.xml"
         report.write_text(REPORT)
-        result = subprocess.run([*COMMAND, str(report)], capture_output=True, text=True, cwd=REPO_ROOT, timeout=60)
-        assert result.returncode == 0, result.stderr
-        assert result.stdout.splitlines() == [
+        assert timings.main([str(report)]) == 0
+        assert capsys.readouterr().out.splitlines() == [
             "cluster-tests.xml: 4 tests, 351 s in all; the slowest files:",
             "    200.5 s      2 tests  tests/tools/test_predict.py",
             "    150.8 s      2 tests  tests/cluster/test_node.py",
         ]
 
-    def test_should_say_when_a_group_left_no_report(self, tmp_path):
-        result = subprocess.run([*COMMAND, "--top", "1", str(tmp_path / "node-tests.xml")], capture_output=True,
-                                text=True, cwd=REPO_ROOT, timeout=60)
-        assert (result.returncode, result.stdout.strip()) == (0, f"{tmp_path / 'node-tests.xml'}: no report "
-                                                                  "(the group did not run)")
+    def test_should_say_when_a_group_left_no_report(self, tmp_path, capsys):
+        assert timings.main(["--top", "1", str(tmp_path / "node-tests.xml")]) == 0
+        assert capsys.readouterr().out.strip() == f"{tmp_path / 'node-tests.xml'}: no report (the group did not run)"
