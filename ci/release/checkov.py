@@ -29,6 +29,7 @@ import yaml
 from tools.gptoss.objects import dgd_pods
 from tools.gptoss.render import parse_manifests, render_manifests
 from tools.gptoss.values import overlays
+from tools.gptoss.yaml_text import dump_yaml_all
 
 from . import REPO
 
@@ -83,7 +84,7 @@ def write_scan_input(target: str, folder: Path) -> None:
     folder.mkdir(parents=True)
     overlay, values = target.split(" + ")[0], SCAN_TARGETS[target]
     objects = parse_manifests(render_manifests([overlay], values))
-    (folder / "chart.yaml").write_text(yaml.safe_dump_all(objects, sort_keys=False))
+    (folder / "chart.yaml").write_text(dump_yaml_all(objects))
     if not any(obj["kind"] == "DynamoGraphDeployment" for obj in objects):
         return  # runtime trtllm-serve: its Deployment is already a pod template Checkov reads
     for api_version in API_VERSIONS:
@@ -94,7 +95,7 @@ def write_scan_input(target: str, folder: Path) -> None:
             for pod in pods:  # both versions make pods of the same names: keep them apart in the report
                 pod["metadata"]["name"] += "-" + api_version.split("/")[1]
                 pod["metadata"]["namespace"] = "llm"
-            (folder / f"dgd-pods-{api_version.split('/')[1]}.yaml").write_text(yaml.safe_dump_all(pods, sort_keys=False))
+            (folder / f"dgd-pods-{api_version.split('/')[1]}.yaml").write_text(dump_yaml_all(pods))
 
 
 def waived_checks() -> list[str]:

@@ -25,7 +25,7 @@ from tests.cluster.test_release import CHANGED, CHANGED_TRTLLM_SERVE, SERVING_KI
 from tests.helpers import DYNAMO_OVERLAYS, OVERLAYS, RUNTIMES, TRTLLM_SERVE_OVERLAYS, deep_merge
 
 # heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it first
-pytestmark = [pytest.mark.cluster, pytest.mark.heavy(130)]
+pytestmark = [pytest.mark.cluster, pytest.mark.heavy(160)]
 
 HELM_RELEASE = "meta.helm.sh/release-name"
 # One target of each runtime for the faults that restart a component (each restart costs ~10s).

@@ -37,7 +37,7 @@ from tools.gptoss.yaml_text import load_yaml_all
 
 # 2000 generated cases rendered and sent to the API server: minutes of CPU; heavy: its seconds in CI's cluster plane,
 # so that pytest-xdist starts it first (tests/conftest.py).
-pytestmark = pytest.mark.heavy(180)
+pytestmark = pytest.mark.heavy(380)
 
 EXAMPLES = int(os.environ.get("GPT_OSS_GENERATED_EXAMPLES", "2000"))
 MIN_ACCEPTED = 400  # issue 53's budget: accepted renders sent to the API server per CI run

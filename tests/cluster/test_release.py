@@ -11,7 +11,7 @@ from tests.cluster import kube
 from tests.helpers import OVERLAYS, RUNTIMES, dgd_components, dgd_workers, find
 
 # heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it first
-pytestmark = [pytest.mark.cluster, pytest.mark.heavy(260)]
+pytestmark = [pytest.mark.cluster, pytest.mark.heavy(390)]
 
 # The value an upgrade changes in the download Job's immutable pod template, and one in the serving objects.
 CHANGED = {"modelCache": {"download": {"transfer": "xet"}}, "frontend": {"replicas": 2}}

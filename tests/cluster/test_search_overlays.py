@@ -16,7 +16,7 @@ from tests.cluster import kube
 from tests.helpers import render_chart, skip_for_missing_part
 from tools.gptoss.objects import plan_document
 
-pytestmark = [pytest.mark.cluster, pytest.mark.heavy(60)]  # heavy: aiconfigurator's searches
+pytestmark = [pytest.mark.cluster, pytest.mark.heavy(85)]  # heavy: aiconfigurator's searches
 
 # GPU -> the request: ISL, OSL, rate, ITL limit in ms (TTFT 2000 ms); H200 is the GPU no overlay uses.
 REQUESTS = {

@@ -24,7 +24,7 @@ from tests.helpers import REPO_ROOT
 
 # the docs' --predict and --search commands run aiconfigurator where it is installed; heavy: the module's seconds in CI's
 # cluster plane, so that pytest-xdist starts it first (tests/conftest.py).
-pytestmark = pytest.mark.heavy(220)
+pytestmark = pytest.mark.heavy(35)
 
 # The command, its room or module, and the word after it: a verb, an option or nothing.
 # A placeholder (`python -m ci.<room>`) is not a command.

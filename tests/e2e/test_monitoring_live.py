@@ -30,7 +30,7 @@ from tests.e2e import prometheus as prom
 from tests.helpers import REPO_ROOT, deep_merge, find, load_values, render_chart
 
 # heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it first
-pytestmark = [pytest.mark.e2e, pytest.mark.heavy(170)]
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy(155)]
 PROBE = Path(__file__).with_name("monitoring_probe.py")
 INTERVAL = "1s"
 PROMETHEUS_PORTS = {"chart": 19090, "platform": 19091, "both": 19092}

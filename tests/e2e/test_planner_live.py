@@ -30,7 +30,7 @@ from tests.helpers import (DYNAMO_LINE_RELEASES, dgd_components, deep_merge, fin
                            skip_for_missing_part, worker_port)
 
 # heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it first
-pytestmark = [pytest.mark.e2e, pytest.mark.heavy(150)]
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy(185)]
 PROBE = Path(__file__).with_name("monitoring_probe.py")
 TRAFFIC = Path(__file__).with_name("planner_traffic.py")
 ETCD_PORT, NATS_PORT, PROMETHEUS_PORT = worker_port(12379), worker_port(14223), worker_port(19095)

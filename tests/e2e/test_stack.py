@@ -14,7 +14,7 @@ from tests.e2e.plan import rendered_replicas
 from tests.helpers import find, flag_value
 
 # heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it first
-pytestmark = [pytest.mark.e2e, pytest.mark.heavy(800)]
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy(830)]
 
 
 def _served(run) -> dict[str, dict[str, float]]:

@@ -25,7 +25,7 @@ from tests.e2e.test_monitoring_live import stand_in_pods
 from tests.helpers import deep_merge, load_values, render_chart, worker_port
 
 # heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it first
-pytestmark = [pytest.mark.e2e, pytest.mark.heavy(50)]
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy(45)]
 PROBE = Path(__file__).with_name("cost_probe.py")
 OVERLAY = "agg.yaml"
 PORT = worker_port(18300)

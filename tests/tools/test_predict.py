@@ -18,7 +18,7 @@ from tools.gptoss.predict import aiconfigurator_inputs, format_release_match, re
 
 # aiconfigurator's predictions of every target: minutes of CPU; heavy: its seconds in CI's cluster plane, so that
 # pytest-xdist starts it first (tests/conftest.py).
-pytestmark = pytest.mark.heavy(480)
+pytestmark = pytest.mark.heavy(500)
 
 # overlay -> the aiconfigurator inputs each rendered role maps to (TensorRT-LLM TP with attention-DP is
 # aiconfigurator's attention DP; batch = benchmark users per rank up to max_batch_size; a prefill step

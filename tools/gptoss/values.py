@@ -21,6 +21,7 @@ import functools
 import io
 import json
 import os
+import pickle
 import secrets
 import sys
 import tarfile
@@ -76,13 +77,22 @@ def resolve_values_file(path: str | os.PathLike) -> Path | str:
 def deep_merge(base: dict, override: dict) -> dict:
     """Helm's loader.MergeMaps (-f files, documents, --set-json objects): maps merge key by key, anything else
     replaces. Returns a new map; neither argument is changed or shared."""
-    merged = copy.deepcopy(base)
+    return _copied(_merged(base, override))
+
+
+def _merged(base: dict, override: dict) -> dict:
+    """deep_merge's maps, new at each level where both have one; the leaves still those of the arguments."""
+    merged = dict(base)
     for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
+        merged[key] = _merged(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) \
+            else value
     return merged
+
+
+def _copied(values):
+    """A deep copy, as a pickle round trip: in C, several times faster than copy.deepcopy on values' trees (the tests
+    merge values tens of thousands of times)."""
+    return pickle.loads(pickle.dumps(values, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 # Parsed values files by (path, mtime, size): the tests read the same overlays thousands of times.
@@ -101,7 +111,7 @@ def read_values_file(path: str | os.PathLike) -> dict:
     key = (str(resolved.resolve()), stat.st_mtime_ns, stat.st_size)
     if key not in _parsed_files:
         _parsed_files[key] = _parse_values_file(path, _read_bounded(path, resolved))
-    return copy.deepcopy(_parsed_files[key])
+    return _copied(_parsed_files[key])
 
 
 def _read_bounded(given, resolved: Path | str) -> bytes:
