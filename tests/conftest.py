@@ -51,6 +51,23 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=longest_first)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    # --dist=loadfile hands a worker its next file while two of its tests are still pending: behind a file of one or two
+    # long tests (the generated values: minutes) the next file then waits while other workers idle. Here it goes when
+    # one test is left, the least a worker needs (it runs a test once it knows the next).
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class NextFileAtTheLastTest(LoadFileScheduling):
+        def _reschedule(self, node):
+            if not node.shutting_down and self.workqueue and self._pending_of(self.assigned_work[node]) > 1:
+                return
+            super()._reschedule(node)
+    return NextFileAtTheLastTest(config, log)
+
+
 def pytest_runtest_setup(item):
     # A serial test restarts the API server or etcd under every other worker's test, and a node test needs the one
     # node of its host to itself: neither runs in a pytest-xdist worker.

@@ -455,3 +455,27 @@ def test_passes_with_extras():
         assert "2 tests that passed in passed.txt are not run again (those marked extras are)" in second.stdout
         ran = sorted(re.findall(r"^(PASSED|FAILED|SKIPPED) .*?::?(test_\w+)", second.stdout, re.M))
         assert ran == [("FAILED", "test_fails"), ("PASSED", "test_passes_with_extras")], second.stdout[-2000:]
+
+
+def test_should_give_a_worker_its_next_file_at_its_last_pending_test(monkeypatch):
+    """tests/conftest.py's scheduler: a worker with two tests of a file pending gets nothing more (pytest-xdist's own
+    would queue the next file behind them); with one left it gets the next file."""
+    from xdist.scheduler import loadscope
+
+    from tests.conftest import pytest_xdist_make_scheduler
+    monkeypatch.setattr(loadscope, "parse_tx_spec_config", lambda config: ["popen", "popen"])
+    config = types.SimpleNamespace(getvalue=lambda name: {"dist": "loadfile"}[name])
+    scheduler = pytest_xdist_make_scheduler(config, None)
+    assert pytest_xdist_make_scheduler(types.SimpleNamespace(getvalue=lambda name: "load"), None) is None
+    class Node:
+        shutting_down = False
+    node = Node()
+    given = []
+    monkeypatch.setattr(scheduler, "_assign_work_unit", lambda worker: given.append(worker))
+    scheduler.workqueue["tests/b.py"] = {"tests/b.py::one": False}
+    scheduler.assigned_work[node] = {"tests/a.py": {"tests/a.py::long": False, "tests/a.py::tally": False}}
+    scheduler._reschedule(node)
+    assert given == []
+    scheduler.assigned_work[node]["tests/a.py"]["tests/a.py::long"] = True
+    scheduler._reschedule(node)
+    assert given == [node]
