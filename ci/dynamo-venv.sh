@@ -19,7 +19,8 @@ python3 -m venv "$venv"
 # pip pinned by version and hash (requirements-pip.txt), not whatever the index serves.
 "$venv/bin/python" -m pip install --quiet --require-hashes -r requirements-pip.txt
 mapfile -t dynamo < <(grep -E '^ai-dynamo(-runtime)?==' "$requirements")
-"$venv/bin/python" -m pip install --quiet --no-deps "${dynamo[@]}"
-"$venv/bin/python" -m pip install --quiet --no-deps -r "$requirements"
+# by uv, as pip would (ci/uv-install.sh)
+bash ci/uv-install.sh "$venv" --no-deps "${dynamo[@]}"
+bash ci/uv-install.sh "$venv" --no-deps -r "$requirements"
 "$venv/bin/python" -c "import dynamo.frontend, dynamo.mocker, prometheus_api_client"
 echo "ai-dynamo $("$venv/bin/python" -c 'from importlib.metadata import version; print(version("ai-dynamo"))') in $venv"

@@ -29,9 +29,12 @@ logs="$PWD/.envtest"
 background=()
 declare -A plane_of=()
 sampler=""
+starting=()
 
 stop_planes() {
   [[ -z "$sampler" ]] || kill "$sampler" 2>/dev/null || true
+  # a plane still starting (another's start failed) ends first: then its record lists all it started
+  for pid in "${starting[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
   # a group run behind the node's leads a process group of its own (its xdist workers): end all of it
   for pid in "${background[@]}"; do
     { kill -- "-$pid" 2>/dev/null || kill -- "$pid" 2>/dev/null; } && wait "$pid" 2>/dev/null
@@ -44,15 +47,29 @@ stop_planes() {
 trap stop_planes EXIT
 trap 'exit 130' INT TERM
 
-# start_plane FOLDER NICENESS [ENV...]: exit code 3 (no Kubernetes binaries here) lets the tiers skip, saying why,
-# outside CI.
+# start_plane FOLDER NICENESS [ENV...]: in the background, its output in the plane's start log. The four planes start
+# at once: a start mostly waits on its servers' health (about 34 s one after the other, CI's run of 2026-12-05).
 start_plane() {
-  local folder="$1" niceness="$2" started=0
+  local folder="$1" niceness="$2" name="${1#"$logs"/}"
   shift 2
-  nice -n "$niceness" env "$@" "$PYTHON" -m ci.cluster control-plane start --dir "$folder" || started=$?
-  if [[ $started -ne 0 && ( $started -ne 3 || "${CI:-}" == "true" ) ]]; then
-    exit "$started"
-  fi
+  mkdir -p "$logs"
+  nice -n "$niceness" env "$@" "$PYTHON" -m ci.cluster control-plane start --dir "$folder" \
+    >"$logs/start-${name%%/*}.log" 2>&1 &
+  starting+=($!)
+}
+# planes_started: each start's output; exit code 3 (no Kubernetes binaries here) lets the tiers skip, saying why,
+# outside CI.
+planes_started() {
+  local pid started plane
+  for pid in "${starting[@]}"; do
+    started=0
+    wait "$pid" || started=$?
+    if [[ $started -ne 0 && ( $started -ne 3 || "${CI:-}" == "true" ) ]]; then
+      cat "$logs"/start-*.log
+      exit "$started"
+    fi
+  done
+  for plane in cluster serial gitops node; do cat "$logs/start-$plane.log"; done
 }
 # The node's tests wait on real pods far more than they compute (alone they use about a third of two cores), yet they
 # are the longest group: the other groups, CPU-bound, run behind them at a lower priority, and take what the node
@@ -66,9 +83,9 @@ start_plane "$cluster_plane" "$behind" GPT_OSS_NODE=0
 start_plane "$serial_plane" "$behind" GPT_OSS_NODE=0
 start_plane "$gitops_plane" "$behind" GPT_OSS_NODE=0
 start_plane "$node_plane" 0
+planes_started
 
 status=0
-mkdir -p "$logs"
 # aiconfigurator's predictions, made once per run and shared by the groups' processes (tools/gptoss/predict.py).
 rm -rf "$logs/predictions"
 export GPT_OSS_PREDICTION_CACHE="$logs/predictions"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests import passed_elsewhere
-from tests.helpers import REPO_ROOT, marks_may_select
+from tests.helpers import REPO_ROOT, marks_may_select, marks_may_select_without
 
 
 def pytest_addoption(parser):
@@ -25,13 +25,24 @@ def pytest_addoption(parser):
                      help="cluster tier: the Dynamo operator runs in the cluster (env GPT_OSS_DYNAMO_OPERATOR)")
 
 
-CLUSTER_TESTS = Path(__file__).parent / "cluster"
+TESTS = Path(__file__).parent
+CLUSTER_TESTS = TESTS / "cluster"
+# The marks of the groups that run alone, each on its control plane (ci/test-tiers.sh), and the only folders whose
+# modules carry them (tests/ci/test_workflows.py checks).
+ALONE_MARKS = ("serial", "node", "argocd")
+ALONE_FOLDERS = (CLUSTER_TESTS, TESTS / "e2e")
 
 
 def pytest_ignore_collect(collection_path, config):
     # Everything under tests/cluster is of the cluster tier (its conftest marks it so): when -m selects none of it
     # (the offline tier), each worker would import the folder's modules only to deselect them (~0.8 s).
-    if collection_path == CLUSTER_TESTS and not marks_may_select(config.option.markexpr, "cluster"):
+    markexpr = config.option.markexpr
+    if collection_path == CLUSTER_TESTS and not marks_may_select(markexpr, "cluster"):
+        return True
+    # A group that runs alone (-m serial, node or argocd) collects its two folders only, not the 3000 tests it would
+    # deselect: on CI's loaded cores each group's collection of them took seconds of CPU at the tiers' start.
+    if (collection_path.parent == TESTS and collection_path.is_dir() and collection_path not in ALONE_FOLDERS
+            and not marks_may_select_without(markexpr, ALONE_MARKS)):
         return True
     return None
 

@@ -154,7 +154,7 @@ def wait_listening(port: int, what: str, state: Path, log: str, timeout: float =
 def record(state: Path, name: str, argv: list[str], env: dict[str, str]) -> None:
     with open(state / "logs" / f"{name}.log", "ab") as log:
         process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True, env=env, cwd=state)
+                                   start_new_session=True, env=processes.server_env(env), cwd=state)
     processes.keep_niceness(process.pid)
     pids = json.loads((state / "pids.json").read_text()) if (state / "pids.json").exists() else {}
     pids[name] = {"pid": process.pid, "start_time": processes.start_time(process.pid), "exe": argv[0]}

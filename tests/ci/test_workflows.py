@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import REPO_ROOT, marks_may_select
+from tests import conftest
+from tests.helpers import REPO_ROOT, marks_may_select, marks_may_select_without
 
 WORKFLOWS = sorted((REPO_ROOT / ".github" / "workflows").glob("*.yaml"))
 CI_RUN = (REPO_ROOT / ".ci" / "run").read_text()
@@ -253,6 +254,23 @@ class TestSupplyChain:
         version, hashes = entries["pip"]
         assert re.fullmatch(r"\d+(\.\d+)+", version) and hashes
 
+    def test_should_pin_uv_by_version_and_hash(self):
+        entries = locked(REPO_ROOT / "requirements-uv.txt")
+        assert list(entries) == ["uv"]
+        version, hashes = entries["uv"]
+        assert re.fullmatch(r"\d+(\.\d+)+", version) and len(hashes) >= 2
+
+    def test_should_run_uv_only_as_installed_from_its_pin(self):
+        # every uv install goes through ci/uv-install.sh, which installs uv from its hash-locked file first
+        helper = CI_SCRIPTS["ci/uv-install.sh"]
+        assert re.search(r'^"\$venv/bin/python" -m pip install --quiet --require-hashes -r requirements-uv\.txt$', helper,
+                         re.M)
+        assert helper.count('"$venv/bin/uv" pip install') == 1
+        for name, text in CI_SCRIPTS.items():
+            if name != "ci/uv-install.sh":
+                assert "uv pip" not in text and "/uv " not in text, name
+        assert "bash ci/uv-install.sh .venv -r requirements-test.txt" in CI_RUN
+
     @pytest.mark.parametrize("script", sorted(CI_SCRIPTS))
     def test_should_install_pinned_pip_in_every_venv_a_script_makes(self, script):
         text = CI_SCRIPTS[script]
@@ -353,6 +371,45 @@ def test_should_start_the_workers_helm_at_gogc_800_and_their_children_at_gos_def
     ("not serial and not node and not argocd", True), ("not (e2e or serial)", True)])
 def test_should_tell_whether_m_can_select_a_cluster_test(markexpr, selectable):
     assert marks_may_select(markexpr, "cluster") is selectable
+
+
+@pytest.mark.parametrize("markexpr, selectable", [
+    ("serial", False), ("node", False), ("argocd", False), ("node or argocd", False), ("serial and e2e", False),
+    ("", True), ("not serial and not node and not argocd", True), ("cluster", True), ("not e2e and not cluster", True),
+    ("serial or cluster", True)])
+def test_should_tell_whether_m_can_select_a_test_without_the_alone_marks(markexpr, selectable):
+    assert marks_may_select_without(markexpr, ("serial", "node", "argocd")) is selectable
+
+
+class TestAloneGroupsCollection:
+    """The serial, node and Argo CD groups collect only the folders whose modules carry their marks."""
+
+    @staticmethod
+    def ignored(path, markexpr: str):
+        config = types.SimpleNamespace(option=types.SimpleNamespace(markexpr=markexpr))
+        return conftest.pytest_ignore_collect(path, config)
+
+    @pytest.mark.parametrize("markexpr", ["serial", "node", "argocd"])
+    def test_should_skip_every_other_folder_in_an_alone_group(self, markexpr):
+        tests = REPO_ROOT / "tests"
+        for folder in ("chart", "ci", "docs", "tools", "examples"):
+            assert self.ignored(tests / folder, markexpr) is True, folder
+        assert self.ignored(tests / "cluster", markexpr) is None
+        assert self.ignored(tests / "e2e", markexpr) is None
+
+    def test_should_collect_every_folder_in_the_other_groups(self):
+        for markexpr in ("not serial and not node and not argocd", ""):
+            assert self.ignored(REPO_ROOT / "tests" / "chart", markexpr) is None, markexpr
+
+    def test_should_find_the_alone_marks_only_in_their_folders(self):
+        carries = re.compile(r"mark\.(?:serial|node|argocd)\b|add_marker\([\"'](?:serial|node|argocd)[\"']")
+        outside = [str(path.relative_to(REPO_ROOT)) for path in (REPO_ROOT / "tests").rglob("*.py")
+                   if not any(path.is_relative_to(folder) for folder in conftest.ALONE_FOLDERS)
+                   and carries.search(path.read_text())]
+        assert outside == []
+        inside = [path for folder in conftest.ALONE_FOLDERS for path in folder.rglob("test_*.py")
+                  if carries.search(path.read_text())]
+        assert len(inside) >= 9, inside
 
 
 def test_should_not_collect_the_cluster_tier_when_m_selects_none_of_it(request):

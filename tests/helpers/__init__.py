@@ -125,12 +125,21 @@ def skip_for_missing_part(reason: str) -> None:
 def marks_may_select(markexpr: str, mark: str) -> bool:
     """Whether `pytest -m markexpr` can select a test that carries `mark`, whichever other marks it carries (every
     choice of the other names in the expression is tried); an expression with arguments (`name(x=1)`) always can."""
+    return _may_select(markexpr, carried={mark}, absent=set())
+
+
+def marks_may_select_without(markexpr: str, marks: Iterable[str]) -> bool:
+    """Whether `pytest -m markexpr` can select a test that carries none of `marks`, whichever other marks it carries."""
+    return _may_select(markexpr, carried=set(), absent=set(marks))
+
+
+def _may_select(markexpr: str, carried: set[str], absent: set[str]) -> bool:
     from _pytest.mark.expression import Expression  # pytest's own reader of -m (pytest pinned: requirements-test.txt)
-    others = sorted(set(re.findall(r"[\w:+\-.\[\]\\/]+", markexpr)) - {"and", "or", "not", mark})
+    others = sorted(set(re.findall(r"[\w:+\-.\[\]\\/]+", markexpr)) - {"and", "or", "not"} - carried - absent)
     if not markexpr.strip() or "=" in markexpr or len(others) > 10:
         return True
     expression = Expression.compile(markexpr)
-    return any(expression.evaluate(lambda name, **_: name == mark or name in chosen)
+    return any(expression.evaluate(lambda name, **_: name in carried or name in chosen)
                for size in range(len(others) + 1) for chosen in itertools.combinations(others, size))
 
 

@@ -322,6 +322,19 @@ class TestProcesses:
         assert not PROCESSES.terminate(reused), "signalled a process that is not the one recorded"
         assert PROCESSES.alive(fake_kubelet)
 
+    def test_should_start_a_server_with_the_go_runtime_settings(self, fake_kubelet):
+        environ = dict(entry.split("=", 1) for entry in
+                       Path(f"/proc/{fake_kubelet['pid']}/environ").read_text().split("\0") if "=" in entry)
+        expected = "400" if "GOGC" not in os.environ else os.environ["GOGC"]
+        assert (environ.get("GOGC"), environ.get("GOMEMLIMIT", "1GiB")) == (expected, "1GiB")
+
+    def test_should_leave_a_gogc_the_environment_sets(self, monkeypatch):
+        monkeypatch.setenv("GOGC", "100")
+        assert PROCESSES.server_env({"KUBECONFIG": "/k"})["GOGC"] == "100"
+        monkeypatch.delenv("GOGC")
+        assert PROCESSES.server_env({"KUBECONFIG": "/k"})["GOGC"] == "400"
+        assert PROCESSES.server_env({"GOGC": "off"})["GOGC"] == "off"
+
     def test_should_end_the_process_and_its_group(self, fake_kubelet):
         assert PROCESSES.terminate(fake_kubelet, grace=5)
         assert not PROCESSES.alive(fake_kubelet)
