@@ -72,6 +72,20 @@ class TestWorkflows:
         assert re.search(r'^run_behind\(\) \{ "\$PYTHON" -m ci\.cluster behind "\$behind" -- "\$@"; \}$', TEST_TIERS, re.M)
         assert "python -m ci.cluster behind 10 -- bash -c 'python -m venv .venv-checkov" in CI_RUN
 
+    def test_should_time_the_offline_tier_alone(self):
+        # The set-up's background jobs (the venvs) are all waited for before the offline tier, whose time is the
+        # budget's; the Go parts' build starts only after it.
+        lines = CI_RUN.splitlines()
+        offline = next(i for i, line in enumerate(lines) if re.search(r'-m "not e2e and not cluster" -n 2', line))
+        started = [re.match(r"(\w+_pid)=\$!$", lines[i + 1]).group(1) for i, line in enumerate(lines[:offline])
+                   if line.rstrip().endswith("&")]
+        assert started == ["dynamo_16_pid", "dynamo_17_pid", "main_venv_pid"]
+        waited = "\n".join(lines[:offline])
+        for pid in started:
+            assert re.search(rf'^for part in .*"\${pid}"', waited, re.M), pid
+        assert re.search(r'^  wait "\$\{part#\*:\}"', waited, re.M)
+        assert CI_RUN.index("go-parts build") > CI_RUN.index('-m "not e2e and not cluster" -n 2')
+
     def test_should_install_what_ci_installs_across_the_jobs(self):
         ci_files = set(re.findall(r"-r (requirements-[a-z0-9]+\.txt)", CI_RUN))
         assert ci_files == {"requirements-pip.txt", "requirements-test.txt", "requirements-cluster.txt",

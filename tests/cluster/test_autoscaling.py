@@ -19,6 +19,10 @@ from tests.helpers import skip_for_missing_part
 from tests.helpers.schemas import crd_file
 from tools.gptoss.yaml_text import load_yaml
 
+# heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it before the
+# quick files and it does not run last while the other workers idle (tests/conftest.py)
+pytestmark = pytest.mark.heavy(40)
+
 ADAPTER_CRD = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
 ADAPTERS = "dynamographdeploymentscalingadapters"
 HPA_TIMEOUT = 120  # the HPA controller syncs every 15 s

@@ -19,6 +19,10 @@ from tests.e2e import conftest as e2e
 from tests.e2e import plan as e2e_plan
 from tests.helpers import deep_merge, dynamo_line_values, load_values, render_chart
 
+# heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it before the
+# quick files and it does not run last while the other workers idle (tests/conftest.py)
+pytestmark = pytest.mark.heavy(20)
+
 PROBE = Path(__file__).with_name("gate_probe.py")
 LINE = "1.7"  # the line whose workers have the gate
 REQUESTS, MAX_TOKENS = 3, 600

@@ -22,7 +22,9 @@ from tests.e2e.fake_hub import FakeHub, RepoFile
 from tests.e2e.model_job import job_run
 from tests.helpers import render_chart
 
-pytestmark = pytest.mark.e2e
+# heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it before the
+# quick files and it does not run last while the other workers idle (tests/conftest.py)
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy(20)]
 
 OVERLAY = "agg.yaml"
 BIG = "model-00000-of-00001.safetensors"

@@ -16,7 +16,9 @@ import pytest
 
 from tests.helpers import REPO_ROOT
 
-pytestmark = pytest.mark.e2e
+# heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it before the
+# quick files and it does not run last while the other workers idle (tests/conftest.py)
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy(25)]
 PROBE = "tests.e2e.stand_in_drain_probe"  # run as a module from the checkout's root
 
 

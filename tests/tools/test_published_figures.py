@@ -12,6 +12,10 @@ from tests.helpers import REPO_ROOT, needs_aiconfigurator
 
 # (ISL, OSL, GPU) -> TensorRT-LLM's published output tokens/s/GPU and aiconfigurator's at maximum load for the
 # published configuration (FACTS.md "Published throughput": B200 DEP2, GB200 TP1, H200 TP1, H100 DEP4).
+# heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it before the
+# quick files and it does not run last while the other workers idle (tests/conftest.py)
+pytestmark = pytest.mark.heavy(20)
+
 EXPECTED_PUBLISHED = {
     (1000, 1000, "B200"): (25943, 39281), (1000, 1000, "GB200"): (27198, 43834),
     (1000, 1000, "H200"): (6868, 9230), (1000, 1000, "H100"): (4685, 6606),

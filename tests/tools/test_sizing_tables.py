@@ -5,6 +5,11 @@ import pytest
 from tests.helpers import needs_aiconfigurator
 
 
+# heavy: its seconds in CI's cluster plane (python -m ci.cluster timings), so that pytest-xdist starts it before the
+# quick files and it does not run last while the other workers idle (tests/conftest.py)
+pytestmark = pytest.mark.heavy(15)
+
+
 @needs_aiconfigurator
 class TestSizingTables:
     def test_should_be_what_the_pinned_model_predicts(self):
