@@ -61,9 +61,11 @@ start_plane() {
 # outside CI.
 planes_started() {
   local pid started plane
-  for pid in "${starting[@]}"; do
+  while (( ${#starting[@]} )); do
+    pid="${starting[0]}"
     started=0
     wait "$pid" || started=$?
+    starting=("${starting[@]:1}")  # waited for: its pid may be another process's from now on
     if [[ $started -ne 0 && ( $started -ne 3 || "${CI:-}" == "true" ) ]]; then
       cat "$logs"/start-*.log
       exit "$started"
