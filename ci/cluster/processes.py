@@ -43,11 +43,11 @@ def keep_niceness(pid: int) -> None:
 
 
 # The Go servers' garbage collector (kube-apiserver, etcd, kubelet, the controllers): at Go's default, GOGC=100, it
-# took about a fifth of a busy API server's CPU (CI's cluster plane, 2026-12-05: go_cpu_classes_gc_total_cpu_seconds_total
-# 9.8 s beside 35 s of user code), on two cores the tiers share. At 400 it runs a quarter as often, the heap growing to
-# five times what is live; GOMEMLIMIT bounds each process's memory all the same. Measured on a scratch plane (the
-# generated values, 300 cases): the API server's CPU 8.5 and 8.8 s against 9.9 and 10.7 s at 100. A GOGC the environment
-# sets wins.
+# took about a fifth of a busy API server's CPU (CI's cluster plane, 2026-12-05:
+# go_cpu_classes_gc_total_cpu_seconds_total 9.8 s beside 35 s of user code), on two cores the tiers share. At 400 it
+# runs a quarter as often, the heap growing to five times what is live; GOMEMLIMIT bounds each process's memory all the
+# same. Measured on a scratch plane (the generated values, 300 cases; GOMEMLIMIT then 1.5 GiB): the API server's CPU
+# 8.5 and 8.8 s against 9.9 and 10.7 s at 100, 1.4 GB at most against 0.65 GB. A GOGC the environment sets wins.
 GO_SERVER_ENV = {"GOGC": "400", "GOMEMLIMIT": "1GiB"}
 
 

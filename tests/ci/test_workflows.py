@@ -277,8 +277,8 @@ class TestSupplyChain:
     def test_should_run_uv_only_as_installed_from_its_pin(self):
         # every uv install goes through ci/uv-install.sh, which installs uv from its hash-locked file first
         helper = CI_SCRIPTS["ci/uv-install.sh"]
-        assert re.search(r'^"\$venv/bin/python" -m pip install --quiet --require-hashes -r requirements-uv\.txt$', helper,
-                         re.M)
+        pinned = r'^"\$venv/bin/python" -m pip install --quiet --require-hashes -r requirements-uv\.txt$'
+        assert re.search(pinned, helper, re.M)
         assert helper.count('"$venv/bin/uv" pip install') == 1
         for name, text in CI_SCRIPTS.items():
             if name != "ci/uv-install.sh":
