@@ -26,6 +26,7 @@ serial_plane="$(state_folder serial)"
 node_plane="$(state_folder node)"
 gitops_plane="$(state_folder gitops)"
 logs="$PWD/.envtest"
+mkdir -p "$logs"
 background=()
 declare -A plane_of=()
 sampler=""
@@ -52,7 +53,6 @@ trap 'exit 130' INT TERM
 start_plane() {
   local folder="$1" niceness="$2" name="${1#"$logs"/}"
   shift 2
-  mkdir -p "$logs"
   nice -n "$niceness" env "$@" "$PYTHON" -m ci.cluster control-plane start --dir "$folder" \
     >"$logs/start-${name%%/*}.log" 2>&1 &
   starting+=($!)

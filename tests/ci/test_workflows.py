@@ -453,7 +453,6 @@ def test_should_collect_every_offline_test_module(request):
 def test_should_hand_pytest_xdist_the_longest_modules_first():
     """tests/conftest.py: in a pytest-xdist worker, heavy modules by their seconds, then the others by their number of
     tests; each file's tests stay together and in order. Without workers the order stays."""
-    from tests.conftest import pytest_collection_modifyitems
 
     class Item:
         def __init__(self, nodeid: str, seconds: int | None = None):
@@ -467,11 +466,11 @@ def test_should_hand_pytest_xdist_the_longest_modules_first():
                 Item("d.py::one", 800), Item("d.py::two", 800), Item("e.py::one")]
 
     worker = items()
-    pytest_collection_modifyitems(types.SimpleNamespace(workerinput={}), worker)
+    conftest.pytest_collection_modifyitems(types.SimpleNamespace(workerinput={}), worker)
     assert [item.nodeid for item in worker] == ["d.py::one", "d.py::two", "b.py::one", "c.py::one", "c.py::two",
                                                 "a.py::one", "e.py::one"]
     alone = items()
-    pytest_collection_modifyitems(types.SimpleNamespace(), alone)
+    conftest.pytest_collection_modifyitems(types.SimpleNamespace(), alone)
     assert [item.nodeid for item in alone] == [item.nodeid for item in items()]
 
 
@@ -533,11 +532,10 @@ def test_should_give_a_worker_its_next_file_at_its_last_pending_test(monkeypatch
     would queue the next file behind them); with one left it gets the next file."""
     from xdist.scheduler import loadscope
 
-    from tests.conftest import pytest_xdist_make_scheduler
     monkeypatch.setattr(loadscope, "parse_tx_spec_config", lambda config: ["popen", "popen"])
     config = types.SimpleNamespace(getvalue=lambda name: {"dist": "loadfile"}[name])
-    scheduler = pytest_xdist_make_scheduler(config, None)
-    assert pytest_xdist_make_scheduler(types.SimpleNamespace(getvalue=lambda name: "load"), None) is None
+    scheduler = conftest.pytest_xdist_make_scheduler(config, None)
+    assert conftest.pytest_xdist_make_scheduler(types.SimpleNamespace(getvalue=lambda name: "load"), None) is None
     class Node:
         shutting_down = False
     node = Node()
