@@ -22,6 +22,8 @@ import argparse
 import copy
 import json
 import re
+import re._constants as re_constants
+import re._parser as re_parser
 import sys
 import textwrap
 from pathlib import Path
@@ -116,6 +118,65 @@ def _types(node: dict) -> list:
     return kind if isinstance(kind, list) else [kind]
 
 
+def admits_no_control(pattern: str) -> bool:
+    """Whether `pattern` alone refuses every control character: anchored at both ends (^...$, which Go's RE2 reads as
+    the ends of the text), with nothing between them that can match one (literals, ranges and alternatives of them, no
+    `.`, no negated class, no \\s or other class escape, no flag). Such a key needs no control-character rule beside it,
+    and Helm compiles one pattern fewer for it in every render (its error names the key and its own pattern)."""
+    if "(?" in pattern:
+        return False
+    try:
+        return _anchored(list(re_parser.parse(pattern)))
+    except re.error:
+        return False
+
+
+def _anchored(items) -> bool:
+    """^ then an anchored tail, on every alternative (Python's parser moves a prefix the alternatives share out of
+    them: ^$|^a$ is ^ then ($|a$))."""
+    if items and items[0] == (re_constants.AT, re_constants.AT_BEGINNING):
+        return _anchored_tail(items[1:])
+    return (len(items) == 1 and items[0][0] is re_constants.BRANCH
+            and all(_anchored(list(branch)) for branch in items[0][1][1]))
+
+
+def _anchored_tail(items) -> bool:
+    """Nothing that can take a control character, then $ on every path."""
+    if not items:
+        return False
+    *body, (op, arg) = items
+    if (op, arg) == (re_constants.AT, re_constants.AT_END):
+        return _consumes_no_control(body)
+    return (op is re_constants.BRANCH and _consumes_no_control(body)
+            and all(_anchored_tail(list(branch)) for branch in arg[1]))
+
+
+def _consumes_no_control(items) -> bool:
+    for op, arg in items:
+        if op is re_constants.LITERAL:
+            if re.fullmatch(CONTROL, chr(arg)):
+                return False
+        elif op is re_constants.IN:
+            if any(kind not in (re_constants.LITERAL, re_constants.RANGE) for kind, _ in arg):
+                return False  # a negated class or a class escape (\\s, \\w) may take a control character
+            if any(re.fullmatch(CONTROL, chr(value)) if kind is re_constants.LITERAL
+                   else re.search(CONTROL, "".join(map(chr, range(value[0], value[1] + 1))))
+                   for kind, value in arg):
+                return False
+        elif op in (re_constants.MAX_REPEAT, re_constants.MIN_REPEAT):
+            if not _consumes_no_control(arg[2]):
+                return False
+        elif op is re_constants.SUBPATTERN:
+            if not _consumes_no_control(arg[-1]):
+                return False
+        elif op is re_constants.BRANCH:
+            if not all(_consumes_no_control(branch) for branch in arg[1]):
+                return False
+        else:
+            return False  # ., anchors inside, back-references: not provably free of control characters
+    return True
+
+
 def control_rules(node: dict, path: str = "", text: bool = False) -> None:
     """Add the control-character rules to `node` and every subschema under it, in place.
 
@@ -128,7 +189,8 @@ def control_rules(node: dict, path: str = "", text: bool = False) -> None:
         if path in URL_KEYS:
             node["not"] = {"pattern": CONTROL}
         elif "pattern" in node:
-            node["allOf"] = node.get("allOf", []) + [{"pattern": TEXT if text else SINGLE_LINE}]
+            if not admits_no_control(node["pattern"]):
+                node["allOf"] = node.get("allOf", []) + [{"pattern": TEXT if text else SINGLE_LINE}]
         elif "enum" not in node:
             node["pattern"] = TEXT if text else SINGLE_LINE
     for key, child in (node.get("properties") or {}).items():

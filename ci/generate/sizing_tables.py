@@ -11,7 +11,7 @@ import sys
 from tools.gptoss.predict import (BACKEND, GEMM_MODE, MODEL, MOE_MODES, SYSTEMS, aiconfigurator_calls,
                                   aiconfigurator_version, moe_mode)
 
-from . import REPO, check_only, write_generated
+from . import REPO, chart_json, check_only, write_generated
 
 TARGET = REPO / "charts" / "gpt-oss" / "templates" / "_sizing-tables.tpl"
 GPUS_PER_NODE = {"GB200": 4, "B200": 8, "H200": 8, "H100": 8}
@@ -77,11 +77,10 @@ def tables() -> tuple[dict, str]:
 
 
 def render() -> str:
-    import yaml
     with aiconfigurator_calls():
         data, database = tables()
     model = f"aiconfigurator {aiconfigurator_version()} ({database} SILICON database)"
-    body = yaml.safe_dump({"model": model, "gpus": data}, sort_keys=False, width=200).rstrip("\n")
+    body = chart_json({"model": model, "gpus": data})
     return "\n".join([
         "{{/*",
         f"Sizing numbers per GPU type for openai/gpt-oss-120b on TensorRT-LLM, predicted by NVIDIA's {model}.",
@@ -92,7 +91,7 @@ def render() -> str:
         f"GPU (one rank each) at {DECODE['isl']}+{DECODE['osl']} tokens.",
         "moeModes: the quantization TensorRT-LLM runs (gpt-oss.quantization) -> aiconfigurator's MoE mode that",
         "models it on this GPU, the nearest where it has none (tools/predict.py); prefill and ITL are keyed by mode.",
-        'Usage: {{ $tables := include "gpt-oss.sizingTables" . | fromYaml }}',
+        'Usage: {{ $tables := include "gpt-oss.sizingTables" . | fromJson }}',
         "*/}}",
         '{{- define "gpt-oss.sizingTables" -}}',
         body,

@@ -77,7 +77,7 @@ Usage: {{ $names := include "gpt-oss.limitedNames" . | fromYamlArray }}
 {{- if .Values.smokeTest.enabled }}
 {{- $names = append $names (dict "kind" "Pod" "name" (printf "%s-smoke-test" $fullname) "why" "its hostname") }}
 {{- end }}
-{{- range $s := include "gpt-oss.autoscalers" . | fromYamlArray }}
+{{- range $s := include "gpt-oss.autoscalers" . | fromJsonArray }}
 {{- if eq $s.kind "ScaledObject" }}
 {{- $names = append $names (dict "kind" "ScaledObject" "name" $s.name "why"
   (print "KEDA labels its HPA app.kubernetes.io/part-of=<its name> and selects metrics by scaledobject.keda.sh/name=<its "
@@ -215,9 +215,11 @@ Usage: {{ include "gpt-oss.memo" (list "gpt-oss.computeX" .) }}
 {{- end }}
 
 {{/*
-A memoized helper's YAML as an object, parsed once per render: the first call keeps it on the root context beside
-gpt-oss.memo's text; every call gives the key it is kept under, for index. A template must not change what it reads
-this way (every later reader would see the change): a template that edits it takes a deepCopy first.
+A memoized helper's text as an object, parsed once per render: the first call keeps it on the root context beside
+gpt-oss.memo's text; every call gives the key it is kept under, for index. A helper that builds its object with dict
+and set writes it with toJson (its text starts with "{"), which Helm parses several times faster than YAML; one
+written by hand stays YAML. A template must not change what it reads this way (every later reader would see the
+change): a template that edits it takes a deepCopy first.
 Usage: {{ $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 */}}
 {{- define "gpt-oss.object" -}}
@@ -225,7 +227,12 @@ Usage: {{ $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 {{- $root := index . 1 }}
 {{- $key := printf "gptOssObject/%s" $helper }}
 {{- if not (hasKey $root $key) }}
-{{- $_ := set $root $key (include $helper $root | fromYaml) }}
+{{- $text := include $helper $root }}
+{{- if hasPrefix "{" $text }}
+{{- $_ := set $root $key (fromJson $text) }}
+{{- else }}
+{{- $_ := set $root $key (fromYaml $text) }}
+{{- end }}
 {{- end }}
 {{- $key }}
 {{- end }}

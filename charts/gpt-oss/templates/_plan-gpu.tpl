@@ -118,7 +118,7 @@ a record (the schema's enum refuses it first).
 Usage: {{ include "gpt-oss.computeGpuRecord" . }} (templates read it through gpt-oss.gpuRecord)
 */}}
 {{- define "gpt-oss.computeGpuRecord" -}}
-{{- toYaml (get (index . (include "gpt-oss.object" (list "gpt-oss.gpuRecords" .))) (toString .Values.gpu.type)) }}
+{{- toJson (get (index . (include "gpt-oss.object" (list "gpt-oss.gpuRecords" .))) (toString .Values.gpu.type)) }}
 {{- end }}
 
 {{/*
@@ -140,7 +140,7 @@ Usage: {{ include "gpt-oss.computeGpuTypes" . }} (templates read it through gpt-
 {{- $_ := set $types $type (dict "nodeArch" $r.nodeArch "perNode" (int $r.perNode) "productLabel" (first $r.productLabels)
   "memoryMiB" (int $r.memoryMiB) "blackwell" (eq $r.architecture "Blackwell")) }}
 {{- end }}
-{{- toYaml $types }}
+{{- toJson $types }}
 {{- end }}
 
 {{/*
@@ -165,12 +165,12 @@ Usage: {{ include "gpt-oss.computeGpuFacts" . }} (templates read it through gpt-
 {{- end }}
 {{- end }}
 {{- $_ := set $facts "perNode" (int $facts.perNode) }}
-{{- toYaml $facts }}
+{{- toJson $facts }}
 {{- end }}
 
 {{/*
 Node labels every GPU pod selects: kubernetes.io/arch, and nvidia.com/gpu.product unless the label is "".
-Usage: {{ $selector := include "gpt-oss.gpuNodeSelector" . | fromYaml }}
+Usage: {{ $selector := include "gpt-oss.gpuNodeSelector" . | fromJson }}
 */}}
 {{- define "gpt-oss.gpuNodeSelector" -}}
 {{- $gpu := index . (include "gpt-oss.object" (list "gpt-oss.gpuFacts" .)) }}
@@ -178,5 +178,5 @@ Usage: {{ $selector := include "gpt-oss.gpuNodeSelector" . | fromYaml }}
 {{- with $gpu.productLabel }}
 {{- $_ := set $selector "nvidia.com/gpu.product" . }}
 {{- end }}
-{{- toYaml $selector }}
+{{- toJson $selector }}
 {{- end }}

@@ -12,7 +12,7 @@ Usage: {{ range include "gpt-oss.warnings" . | fromYamlArray }}
 {{- define "gpt-oss.warnings" -}}
 {{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
 {{- $gpu := index . (include "gpt-oss.object" (list "gpt-oss.gpuFacts" .)) }}
-{{- $tables := include "gpt-oss.sizingTables" . | fromYaml }}
+{{- $tables := include "gpt-oss.sizingTables" . | fromJson }}
 {{- $sizing := get $tables.gpus .Values.gpu.type }}
 {{- /* The tables of the quantization that runs (gpt-oss.quantization; moeModes names the aiconfigurator mode that
 models it): prefill's for prompts, decode's for tokens. */}}

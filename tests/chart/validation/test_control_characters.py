@@ -46,7 +46,8 @@ def string_sites(node: dict, value: str, pointer: str = ""):
     node = resolved(node)
     kinds = _types(node)
     if "string" in kinds and "object" not in kinds:
-        kind = "enum" if "enum" in node else "url" if pointer in URL_POINTERS else "line"
+        kind = ("enum" if "enum" in node else "url" if pointer in URL_POINTERS
+                else "own" if gen_schema.admits_no_control(node.get("pattern", "")) else "line")
         return value, {pointer: kind}
     if "array" in kinds and isinstance(node.get("items"), dict):
         item, sites = string_sites(node["items"], value, f"{pointer}/0")
@@ -62,7 +63,8 @@ def string_sites(node: dict, value: str, pointer: str = ""):
         sites.update({f"{pointer}/k/n": "text", f"{pointer}/k/l/0": "text"})
     elif isinstance(extra, dict) and "string" in _types(extra):
         tree["k"] = value
-        sites[f"{pointer}/k"] = "text" if f"{pointer}/k" in MULTI_LINE else "line"
+        sites[f"{pointer}/k"] = ("text" if f"{pointer}/k" in MULTI_LINE
+                                 else "own" if gen_schema.admits_no_control(extra.get("pattern", "")) else "line")
     return tree, sites
 
 
@@ -91,6 +93,8 @@ class TestSchema:
                 ok = TEXT_ERROR not in messages and SINGLE_LINE_ERROR not in messages
             elif kind == "enum":
                 ok = "value must be one of" in messages or "value must be '" in messages  # one value: no "one of"
+            elif kind == "own":  # a pattern of its own that admits no control character: no second rule
+                ok = "does not match pattern '^" in messages and SINGLE_LINE_ERROR not in messages
             else:
                 ok = {"line": SINGLE_LINE_ERROR, "text": TEXT_ERROR, "url": URL_ERROR}[kind] in messages
             if not ok:
@@ -101,7 +105,8 @@ class TestSchema:
         with pytest.raises(ChartRenderError) as refused:
             render_chart(["agg.yaml"], {"ingress": {"hosts": [{"host": "a.example\x1b[30;40m", "paths": [{"path": "/"}]}]}})
         message = str(refused.value)
-        assert "at '/ingress/hosts/0/host': 'a.example\\x1b[30;40m' " + SINGLE_LINE_ERROR in message
+        # The host's own pattern (a Kubernetes hostname) admits no control character: it alone refuses the value.
+        assert "at '/ingress/hosts/0/host': 'a.example\\x1b[30;40m' does not match pattern '^(\\\\*" in message
         assert "\x1b" not in message
 
     def test_should_refuse_a_control_character_in_a_map_key(self):
@@ -119,6 +124,49 @@ class TestSchema:
                    "hosts": [{"host": "llm.example.com", "paths": [{"path": "/", "pathType": "Prefix"}]}]}
         [rendered] = render_chart(["agg.yaml"], {"ingress": ingress}, show_only=["templates/exposure/ingress.yaml"])
         assert rendered["metadata"]["annotations"]["nginx.ingress.kubernetes.io/configuration-snippet"] == snippet
+
+
+class TestOwnPatterns:
+    """A key whose own pattern already refuses every control character gets no second rule (Helm compiles each
+    pattern in every render): only a pattern anchored at both ends, of literal characters and ranges, proves it."""
+
+    @pytest.mark.parametrize("pattern,refuses", [
+        (r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", True),
+        (r"^[0-9]+(ms|s|m|h)$", True),
+        (r"^$|^[a-z0-9]([a-z0-9-]*[a-z0-9])?$", True),
+        (r"^[ -~]*$", True),
+        (r"^[^\s]*$", False),
+        (r"^[^\n\r]*$", False),
+        (r"^\w+$", False),
+        (r"^a.b$", False),
+        (r"^[\x1f-z]$", False),
+        (r"[a-z]+", False),
+        (r"^a$|b", False),
+        (r"^[a-z]", False),
+        (r"(?i)^[a-z]$", False),
+    ])
+    def test_should_prove_only_anchored_patterns_of_printable_characters(self, pattern, refuses):
+        assert gen_schema.admits_no_control(pattern) is refuses
+
+    def test_should_keep_the_rule_beside_a_pattern_that_admits_one(self):
+        # modelCache.s3.prefix (no whitespace) and the benchmark's expected warnings (one line): ESC passes both
+        kept = [node for node in iter_nodes(SCHEMA) if node.get("pattern") in (r"^[^\s]*$", r"^[^\n\r]*$")]
+        assert kept and all({"pattern": gen_schema.SINGLE_LINE} in node.get("allOf", []) for node in kept)
+
+    def test_should_drop_it_beside_a_pattern_that_refuses_them_all(self):
+        own = [node for node in iter_nodes(SCHEMA) if gen_schema.admits_no_control(node.get("pattern", ""))]
+        assert len(own) > 50
+        assert not [node for node in own if {"pattern": gen_schema.SINGLE_LINE} in node.get("allOf", [])]
+
+
+def iter_nodes(node):
+    if isinstance(node, dict):
+        yield node
+        for child in node.values():
+            yield from iter_nodes(child)
+    elif isinstance(node, list):
+        for child in node:
+            yield from iter_nodes(child)
 
 
 def render_without_schema(folder, values_files, values) -> dict[str, str]:

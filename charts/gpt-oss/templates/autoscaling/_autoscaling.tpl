@@ -91,7 +91,7 @@ Usage: {{ include "gpt-oss.computeReplicaOwners" . }} (templates read it through
 {{- $_ := set $owners $row.key $entry }}
 {{- end }}
 {{- end }}
-{{- toYaml $owners }}
+{{- toJson $owners }}
 {{- end }}
 
 {{/*
@@ -105,7 +105,7 @@ threshold null: the benchmark concurrency); a worker role, requests in flight on
 trtllm-serve, requests waiting in its queue (gpt-oss.trtllmServe.queueSignal: the gauge where its release serves it,
 else the one queue signal TensorRT-LLM 1.2 serves). Every query counts each pod once (max by pod): with the platform's and
 this chart's PodMonitors both on, a pod is scraped twice.
-Usage: {{ range include "gpt-oss.autoscalers" . | fromYamlArray }}
+Usage: {{ range include "gpt-oss.autoscalers" . | fromJsonArray }}
 */}}
 {{- define "gpt-oss.autoscalers" -}}
 {{- include "gpt-oss.memo" (list "gpt-oss.computeAutoscalers" .) }}
@@ -209,7 +209,7 @@ Usage: {{ include "gpt-oss.computeAutoscalers" . }} (templates read it through g
 {{- $scalers = append $scalers $scaler }}
 {{- end }}
 {{- end }}
-{{- toYaml $scalers }}
+{{- toJson $scalers }}
 {{- end }}
 
 {{/*
@@ -221,7 +221,7 @@ Usage: {{ range include "gpt-oss.autoscalingWarnings" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.autoscalingWarnings" -}}
 {{- $byScaler := dict "keda" list "hpa" list }}
-{{- range include "gpt-oss.autoscalers" . | fromYamlArray }}
+{{- range include "gpt-oss.autoscalers" . | fromJsonArray }}
 {{- $_ := set $byScaler .scaler (append (get $byScaler .scaler) .valuesKey) }}
 {{- end }}
 {{- $warnings := list }}

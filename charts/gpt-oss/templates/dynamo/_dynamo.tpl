@@ -115,7 +115,7 @@ Node selector of GPU worker pods: gpt-oss.gpuNodeSelector and the user's extra l
 Usage: {{ include "gpt-oss.workerNodeSelector" . | nindent 8 }}
 */}}
 {{- define "gpt-oss.workerNodeSelector" -}}
-{{- include "gpt-oss.stringMap" (merge (deepCopy .Values.workers.nodeSelector) (include "gpt-oss.gpuNodeSelector" . | fromYaml)) }}
+{{- include "gpt-oss.stringMap" (merge (deepCopy .Values.workers.nodeSelector) (include "gpt-oss.gpuNodeSelector" . | fromJson)) }}
 {{- end }}
 
 {{/*

@@ -154,7 +154,7 @@ The computation behind gpt-oss.dynamoRelease, run once per render (gpt-oss.memo 
 Usage: {{ include "gpt-oss.computeDynamoRelease" . }} (templates read it through gpt-oss.dynamoRelease)
 */}}
 {{- define "gpt-oss.computeDynamoRelease" -}}
-{{- toYaml (get (include "gpt-oss.dynamoReleases" . | fromYaml) (include "gpt-oss.dynamoLine" .)) }}
+{{- toJson (get (include "gpt-oss.dynamoReleases" . | fromYaml) (include "gpt-oss.dynamoLine" .)) }}
 {{- end }}
 
 {{/*
@@ -188,5 +188,5 @@ Usage: {{ include "gpt-oss.computeDynamoImage" . }} (templates read it through g
 {{- if eq (toString $image.tag) "" }}
 {{- $_ := set $image "tag" (index . (include "gpt-oss.object" (list "gpt-oss.dynamoRelease" .))).runtime.tag }}
 {{- end }}
-{{- toYaml $image }}
+{{- toJson $image }}
 {{- end }}

@@ -50,7 +50,7 @@ The computation behind gpt-oss.engineKeyList, run once per render (gpt-oss.memo 
 Usage: {{ include "gpt-oss.computeEngineKeyList" . }} (templates read it through gpt-oss.engineKeyList)
 */}}
 {{- define "gpt-oss.computeEngineKeyList" -}}
-{{- $index := include "gpt-oss.trtllmKeyLists" . | fromYaml }}
+{{- $index := include "gpt-oss.trtllmKeyLists" . | fromJson }}
 {{- $release := include "gpt-oss.trtllmRelease" . }}
 {{- $listed := hasKey $index.releases $release }}
 {{- $runs := $release }}
@@ -93,7 +93,7 @@ Usage: {{ include "gpt-oss.engineKeyHistory" (dict "list" $list "path" "sampler_
 */}}
 {{- define "gpt-oss.engineKeyHistory" -}}
 {{- if .list.listed }}
-{{- $history := include (printf "gpt-oss.trtllmKeyHistory.%s" .list.list) . | fromYaml }}
+{{- $history := include (printf "gpt-oss.trtllmKeyHistory.%s" .list.list) . | fromJson }}
 {{- $said := get $history .path | default (get $history (regexReplaceAll "=.*$" .path "=")) }}
 {{- with $said }}; {{ . }}{{ end }}
 {{- end }}
@@ -107,7 +107,7 @@ Usage: {{ $warnings := include "gpt-oss.engineKeyWarnings" . | fromYamlArray }}
 */}}
 {{- define "gpt-oss.engineKeyWarnings" -}}
 {{- $list := index . (include "gpt-oss.object" (list "gpt-oss.engineKeyList" .)) }}
-{{- $index := include "gpt-oss.trtllmKeyLists" . | fromYaml }}
+{{- $index := include "gpt-oss.trtllmKeyLists" . | fromJson }}
 {{- $warnings := list }}
 {{- if not $list.listed }}
 {{- $warnings = append $warnings (printf (print "trtllmServe.engine was %s: a key that release dropped or renamed passes "

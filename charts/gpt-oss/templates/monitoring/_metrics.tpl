@@ -38,7 +38,7 @@ Usage: {{ include "gpt-oss.computeDynamoMetrics" . }} (templates read it through
 {{- /* The 1.7 line's series are the 1.6 line's: every one of them is still defined in 1.7.0.dev (RELEASE-1.7-FACTS.md
 section 4, seen live there). */}}
 {{- $_ := set $lines "1.7" (get $lines "1.6") }}
-{{- toYaml (get $lines (include "gpt-oss.dynamoLine" .)) }}
+{{- toJson (get $lines (include "gpt-oss.dynamoLine" .)) }}
 {{- end }}
 
 {{/*

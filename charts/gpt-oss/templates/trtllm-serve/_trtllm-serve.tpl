@@ -137,7 +137,7 @@ Node selector of the server pods: gpt-oss.gpuNodeSelector and the user's extra l
 Usage: {{ include "gpt-oss.trtllmServe.nodeSelector" . | nindent 8 }}
 */}}
 {{- define "gpt-oss.trtllmServe.nodeSelector" -}}
-{{- include "gpt-oss.stringMap" (merge (deepCopy .Values.trtllmServe.nodeSelector) (include "gpt-oss.gpuNodeSelector" . | fromYaml)) }}
+{{- include "gpt-oss.stringMap" (merge (deepCopy .Values.trtllmServe.nodeSelector) (include "gpt-oss.gpuNodeSelector" . | fromJson)) }}
 {{- end }}
 
 {{/*

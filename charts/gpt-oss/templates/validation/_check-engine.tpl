@@ -12,7 +12,7 @@ Usage: {{ include "gpt-oss.checkValues.engine" . }}
 {{- $t := .Values.trtllmServe }}
 {{- /* Rule: trtllm-serve runs a release the chart has an engine key list for, unless trtllmServe.allowUnlistedRelease. */}}
 {{- if and (not $list.listed) (not $t.allowUnlistedRelease) }}
-{{- $index := include "gpt-oss.trtllmKeyLists" . | fromYaml }}
+{{- $index := include "gpt-oss.trtllmKeyLists" . | fromJson }}
 {{- fail (printf (print "trtllmServe.image.tag=%s %s, so the chart cannot check trtllmServe.engine against the keys "
   "it accepts (TensorRT-LLM refuses an unknown key at start); allowed: a tag of a release with a list (%s), or "
   "trtllmServe.allowUnlistedRelease=true to check it against %s (the plan then warns)") (toString $t.image.tag)
@@ -23,9 +23,9 @@ Usage: {{ include "gpt-oss.checkValues.engine" . }}
 {{- $derived := dict "tensor_parallel_size" "gpus" "moe_expert_parallel_size" "gpus" "pipeline_parallel_size" "gpus"
   "enable_attention_dp" "attentionDP" "max_batch_size" "maxBatchSize" }}
 {{- include "gpt-oss.checkEngineKeys" (dict "key" "trtllmServe" "engine" $t.engine "derived" $derived "list" $list
-  "keys" (include (printf "gpt-oss.trtllmKeys.%s" $list.list) . | fromYaml)) }}
+  "keys" (include (printf "gpt-oss.trtllmKeys.%s" $list.list) . | fromJson)) }}
 {{- else }}
-{{- $keys := include (printf "gpt-oss.trtllmKeys.%s" $list.list) . | fromYaml }}
+{{- $keys := include (printf "gpt-oss.trtllmKeys.%s" $list.list) . | fromJson }}
 {{- $derivedKeys := dict "tensor_parallel_size" "tensorParallelSize" "pipeline_parallel_size" "pipelineParallelSize"
   "moe_expert_parallel_size" "expertParallelSize" "enable_attention_dp" "attentionDP" "max_batch_size" "maxBatchSize"
   "max_num_tokens" "maxNumTokens" "max_seq_len" "maxSeqLen" }}
