@@ -42,9 +42,13 @@ def write_generated(target: Path, text: str, check: bool, verb: str, source: str
 
 def chart_json(data, indent: int = 0) -> str:
     """`data` as the JSON of a table the chart reads with fromJson (several times faster in Helm than fromYaml's YAML,
-    once per render): an object's keys one per line, each list on one line."""
+    once per render): an object's keys one per line, a list of objects one object per line, other lists on one."""
+    if indent == 0 and "{{" in json.dumps(data):  # JSON's own braces never make one: a key or value did
+        raise ValueError("a table for the chart holds {{, which Helm would read as the start of a template action")
+    pad = "  " * (indent + 1)
     if isinstance(data, dict) and data:
-        pad = "  " * (indent + 1)
         rows = [f"{pad}{json.dumps(key)}: {chart_json(value, indent + 1)}" for key, value in data.items()]
         return "{\n" + ",\n".join(rows) + "\n" + "  " * indent + "}"
+    if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
+        return "[\n" + ",\n".join(pad + json.dumps(item) for item in data) + "\n" + "  " * indent + "]"
     return json.dumps(data)

@@ -1,7 +1,11 @@
 """Chart.yaml: installable offline and from Git, and consistent with the image it runs."""
+import json
 import re
 
+import pytest
 
+
+from ci.generate import chart_json
 from tests.helpers import CHART_DIR, REPO_ROOT, find, render_chart
 from tools.gptoss.yaml_text import load_yaml
 
@@ -51,6 +55,58 @@ class TestHelpers:
         assert not problems, problems
         assert len(names) == len(set(names)), "a helper is defined twice"
         assert len(names) >= 30
+
+
+class TestJsonHelpers:
+    """What a helper builds passes as JSON (Helm parses it several times faster than YAML, in every render)."""
+
+    OPENS = re.compile(r"\{\{-?\s*(?:if|range|with|define|block)\b")
+    ENDS = re.compile(r"\{\{-?\s*end\b")
+
+    @classmethod
+    def bodies(cls) -> dict[str, str]:
+        """Each define's body, by name (its own `end` found by counting the blocks it opens)."""
+        found = {}
+        for path in (CHART_DIR / "templates").rglob("_*.tpl"):
+            lines = path.read_text().splitlines()
+            for start, line in enumerate(lines):
+                name = re.match(r'\{\{- define "([^"]+)" -\}\}$', line)
+                if name:
+                    depth, end = 1, start
+                    while depth:
+                        end += 1
+                        depth += len(cls.OPENS.findall(lines[end])) - len(cls.ENDS.findall(lines[end]))
+                    found[name[1]] = "\n".join(lines[start + 1:end])
+        return found
+
+    def test_should_read_a_helper_that_ends_in_tojson_as_json(self):
+        bodies = self.bodies()
+        json_helpers = [name for name, body in bodies.items() if body.splitlines()[-1].startswith("{{- toJson ")]
+        assert len(json_helpers) >= 8, json_helpers
+        texts = "\n".join(path.read_text() for path in (CHART_DIR / "templates").rglob("*") if path.is_file())
+        memo_of = {re.search(r'gpt-oss\.memo" \(list "([^"]+)"', body)[1]: name for name, body in bodies.items()
+                   if 'include "gpt-oss.memo"' in body}
+        read_as_yaml = [name for name in json_helpers for reader in (name, memo_of.get(name))
+                        if reader and re.search(rf'include "{re.escape(reader)}" [^|}}]*\| fromYaml', texts)]
+        assert read_as_yaml == []
+
+    def test_should_write_the_generated_tables_as_json(self):
+        bodies = self.bodies()
+        tables = [name for name in bodies if name.startswith(("gpt-oss.trtllmKey", "gpt-oss.sizingTables"))]
+        assert len(tables) == 13  # the sizing tables; the key index; per release (5) its keys and history; shared
+        for name in tables:
+            assert isinstance(json.loads(bodies[name]), dict), name
+
+    def test_should_write_a_table_that_reads_back_as_given(self):
+        table = {"order": ["1.2.0", "1.3.0rc14"], "gpus": {"GB200": {"prefill": [{"isl": 1024, "tps": 36016.5}]}},
+                 "empty": {}, "none": [], "words": 'a "quoted" word'}
+        text = chart_json(table)
+        assert json.loads(text) == table
+        assert '\n        {"isl": 1024, "tps": 36016.5}\n' in text  # a list of objects: one per line
+
+    def test_should_refuse_a_table_that_would_open_a_template_action(self):
+        with pytest.raises(ValueError, match="template action"):
+            chart_json({"words": "a {{ word }}"})
 
 
 class TestLayout:

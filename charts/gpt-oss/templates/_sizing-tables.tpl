@@ -29,12 +29,44 @@ Usage: {{ $tables := include "gpt-oss.sizingTables" . | fromJson }}
       },
       "prefillReference": "TP1 EP1",
       "prefillTokensPerSecondPerGpu": {
-        "w4a16_mxfp4": [{"isl": 1024, "tokensPerSecondPerGpu": 36016}, {"isl": 4096, "tokensPerSecondPerGpu": 35305}, {"isl": 8192, "tokensPerSecondPerGpu": 34432}, {"isl": 16384, "tokensPerSecondPerGpu": 35520}, {"isl": 32768, "tokensPerSecondPerGpu": 32102}, {"isl": 65536, "tokensPerSecondPerGpu": 26755}],
-        "w4a8_mxfp4_mxfp8": [{"isl": 1024, "tokensPerSecondPerGpu": 145456}, {"isl": 4096, "tokensPerSecondPerGpu": 134514}, {"isl": 8192, "tokensPerSecondPerGpu": 122672}, {"isl": 16384, "tokensPerSecondPerGpu": 117157}, {"isl": 32768, "tokensPerSecondPerGpu": 86712}, {"isl": 65536, "tokensPerSecondPerGpu": 56312}]
+        "w4a16_mxfp4": [
+          {"isl": 1024, "tokensPerSecondPerGpu": 36016},
+          {"isl": 4096, "tokensPerSecondPerGpu": 35305},
+          {"isl": 8192, "tokensPerSecondPerGpu": 34432},
+          {"isl": 16384, "tokensPerSecondPerGpu": 35520},
+          {"isl": 32768, "tokensPerSecondPerGpu": 32102},
+          {"isl": 65536, "tokensPerSecondPerGpu": 26755}
+        ],
+        "w4a8_mxfp4_mxfp8": [
+          {"isl": 1024, "tokensPerSecondPerGpu": 145456},
+          {"isl": 4096, "tokensPerSecondPerGpu": 134514},
+          {"isl": 8192, "tokensPerSecondPerGpu": 122672},
+          {"isl": 16384, "tokensPerSecondPerGpu": 117157},
+          {"isl": 32768, "tokensPerSecondPerGpu": 86712},
+          {"isl": 65536, "tokensPerSecondPerGpu": 56312}
+        ]
       },
       "interTokenLatencyMs": {
-        "w4a16_mxfp4": [{"sequencesPerGpu": 16, "ms": 12.5}, {"sequencesPerGpu": 32, "ms": 15.0}, {"sequencesPerGpu": 64, "ms": 17.2}, {"sequencesPerGpu": 128, "ms": 22.4}, {"sequencesPerGpu": 256, "ms": 33.7}, {"sequencesPerGpu": 384, "ms": 45.5}, {"sequencesPerGpu": 512, "ms": 56.1}, {"sequencesPerGpu": 1024, "ms": 102.4}],
-        "w4a8_mxfp4_mxfp8": [{"sequencesPerGpu": 16, "ms": 5.9}, {"sequencesPerGpu": 32, "ms": 7.1}, {"sequencesPerGpu": 64, "ms": 9.1}, {"sequencesPerGpu": 128, "ms": 13.4}, {"sequencesPerGpu": 256, "ms": 21.7}, {"sequencesPerGpu": 384, "ms": 30.2}, {"sequencesPerGpu": 512, "ms": 37.6}, {"sequencesPerGpu": 1024, "ms": 66.6}]
+        "w4a16_mxfp4": [
+          {"sequencesPerGpu": 16, "ms": 12.5},
+          {"sequencesPerGpu": 32, "ms": 15.0},
+          {"sequencesPerGpu": 64, "ms": 17.2},
+          {"sequencesPerGpu": 128, "ms": 22.4},
+          {"sequencesPerGpu": 256, "ms": 33.7},
+          {"sequencesPerGpu": 384, "ms": 45.5},
+          {"sequencesPerGpu": 512, "ms": 56.1},
+          {"sequencesPerGpu": 1024, "ms": 102.4}
+        ],
+        "w4a8_mxfp4_mxfp8": [
+          {"sequencesPerGpu": 16, "ms": 5.9},
+          {"sequencesPerGpu": 32, "ms": 7.1},
+          {"sequencesPerGpu": 64, "ms": 9.1},
+          {"sequencesPerGpu": 128, "ms": 13.4},
+          {"sequencesPerGpu": 256, "ms": 21.7},
+          {"sequencesPerGpu": 384, "ms": 30.2},
+          {"sequencesPerGpu": 512, "ms": 37.6},
+          {"sequencesPerGpu": 1024, "ms": 66.6}
+        ]
       }
     },
     "B200": {
@@ -55,12 +87,44 @@ Usage: {{ $tables := include "gpt-oss.sizingTables" . | fromJson }}
       },
       "prefillReference": "TP1 EP1",
       "prefillTokensPerSecondPerGpu": {
-        "w4a16_mxfp4": [{"isl": 1024, "tokensPerSecondPerGpu": 33323}, {"isl": 4096, "tokensPerSecondPerGpu": 32680}, {"isl": 8192, "tokensPerSecondPerGpu": 31870}, {"isl": 16384, "tokensPerSecondPerGpu": 32927}, {"isl": 32768, "tokensPerSecondPerGpu": 29715}, {"isl": 65536, "tokensPerSecondPerGpu": 24791}],
-        "w4a8_mxfp4_mxfp8": [{"isl": 1024, "tokensPerSecondPerGpu": 135220}, {"isl": 4096, "tokensPerSecondPerGpu": 125217}, {"isl": 8192, "tokensPerSecondPerGpu": 114100}, {"isl": 16384, "tokensPerSecondPerGpu": 107479}, {"isl": 32768, "tokensPerSecondPerGpu": 79446}, {"isl": 65536, "tokensPerSecondPerGpu": 51892}]
+        "w4a16_mxfp4": [
+          {"isl": 1024, "tokensPerSecondPerGpu": 33323},
+          {"isl": 4096, "tokensPerSecondPerGpu": 32680},
+          {"isl": 8192, "tokensPerSecondPerGpu": 31870},
+          {"isl": 16384, "tokensPerSecondPerGpu": 32927},
+          {"isl": 32768, "tokensPerSecondPerGpu": 29715},
+          {"isl": 65536, "tokensPerSecondPerGpu": 24791}
+        ],
+        "w4a8_mxfp4_mxfp8": [
+          {"isl": 1024, "tokensPerSecondPerGpu": 135220},
+          {"isl": 4096, "tokensPerSecondPerGpu": 125217},
+          {"isl": 8192, "tokensPerSecondPerGpu": 114100},
+          {"isl": 16384, "tokensPerSecondPerGpu": 107479},
+          {"isl": 32768, "tokensPerSecondPerGpu": 79446},
+          {"isl": 65536, "tokensPerSecondPerGpu": 51892}
+        ]
       },
       "interTokenLatencyMs": {
-        "w4a16_mxfp4": [{"sequencesPerGpu": 16, "ms": 13.1}, {"sequencesPerGpu": 32, "ms": 14.9}, {"sequencesPerGpu": 64, "ms": 18.2}, {"sequencesPerGpu": 128, "ms": 24.0}, {"sequencesPerGpu": 256, "ms": 35.2}, {"sequencesPerGpu": 384, "ms": 47.7}, {"sequencesPerGpu": 512, "ms": 59.4}, {"sequencesPerGpu": 1024, "ms": 106.2}],
-        "w4a8_mxfp4_mxfp8": [{"sequencesPerGpu": 16, "ms": 5.9}, {"sequencesPerGpu": 32, "ms": 7.2}, {"sequencesPerGpu": 64, "ms": 9.3}, {"sequencesPerGpu": 128, "ms": 13.6}, {"sequencesPerGpu": 256, "ms": 22.2}, {"sequencesPerGpu": 384, "ms": 34.3}, {"sequencesPerGpu": 512, "ms": 41.0}, {"sequencesPerGpu": 1024, "ms": 70.2}]
+        "w4a16_mxfp4": [
+          {"sequencesPerGpu": 16, "ms": 13.1},
+          {"sequencesPerGpu": 32, "ms": 14.9},
+          {"sequencesPerGpu": 64, "ms": 18.2},
+          {"sequencesPerGpu": 128, "ms": 24.0},
+          {"sequencesPerGpu": 256, "ms": 35.2},
+          {"sequencesPerGpu": 384, "ms": 47.7},
+          {"sequencesPerGpu": 512, "ms": 59.4},
+          {"sequencesPerGpu": 1024, "ms": 106.2}
+        ],
+        "w4a8_mxfp4_mxfp8": [
+          {"sequencesPerGpu": 16, "ms": 5.9},
+          {"sequencesPerGpu": 32, "ms": 7.2},
+          {"sequencesPerGpu": 64, "ms": 9.3},
+          {"sequencesPerGpu": 128, "ms": 13.6},
+          {"sequencesPerGpu": 256, "ms": 22.2},
+          {"sequencesPerGpu": 384, "ms": 34.3},
+          {"sequencesPerGpu": 512, "ms": 41.0},
+          {"sequencesPerGpu": 1024, "ms": 70.2}
+        ]
       }
     },
     "H200": {
@@ -81,10 +145,26 @@ Usage: {{ $tables := include "gpt-oss.sizingTables" . | fromJson }}
       },
       "prefillReference": "TP1 EP1",
       "prefillTokensPerSecondPerGpu": {
-        "w4a16_mxfp4": [{"isl": 1024, "tokensPerSecondPerGpu": 33345}, {"isl": 4096, "tokensPerSecondPerGpu": 32380}, {"isl": 8192, "tokensPerSecondPerGpu": 31098}, {"isl": 16384, "tokensPerSecondPerGpu": 32073}, {"isl": 32768, "tokensPerSecondPerGpu": 27322}, {"isl": 65536, "tokensPerSecondPerGpu": 20952}]
+        "w4a16_mxfp4": [
+          {"isl": 1024, "tokensPerSecondPerGpu": 33345},
+          {"isl": 4096, "tokensPerSecondPerGpu": 32380},
+          {"isl": 8192, "tokensPerSecondPerGpu": 31098},
+          {"isl": 16384, "tokensPerSecondPerGpu": 32073},
+          {"isl": 32768, "tokensPerSecondPerGpu": 27322},
+          {"isl": 65536, "tokensPerSecondPerGpu": 20952}
+        ]
       },
       "interTokenLatencyMs": {
-        "w4a16_mxfp4": [{"sequencesPerGpu": 16, "ms": 11.2}, {"sequencesPerGpu": 32, "ms": 14.2}, {"sequencesPerGpu": 64, "ms": 20.2}, {"sequencesPerGpu": 128, "ms": 27.7}, {"sequencesPerGpu": 256, "ms": 51.7}, {"sequencesPerGpu": 384, "ms": 67.5}, {"sequencesPerGpu": 512, "ms": 82.4}, {"sequencesPerGpu": 1024, "ms": 146.4}]
+        "w4a16_mxfp4": [
+          {"sequencesPerGpu": 16, "ms": 11.2},
+          {"sequencesPerGpu": 32, "ms": 14.2},
+          {"sequencesPerGpu": 64, "ms": 20.2},
+          {"sequencesPerGpu": 128, "ms": 27.7},
+          {"sequencesPerGpu": 256, "ms": 51.7},
+          {"sequencesPerGpu": 384, "ms": 67.5},
+          {"sequencesPerGpu": 512, "ms": 82.4},
+          {"sequencesPerGpu": 1024, "ms": 146.4}
+        ]
       }
     },
     "H100": {
@@ -105,10 +185,26 @@ Usage: {{ $tables := include "gpt-oss.sizingTables" . | fromJson }}
       },
       "prefillReference": "TP2 EP2",
       "prefillTokensPerSecondPerGpu": {
-        "w4a16_mxfp4": [{"isl": 1024, "tokensPerSecondPerGpu": 23354}, {"isl": 4096, "tokensPerSecondPerGpu": 22768}, {"isl": 8192, "tokensPerSecondPerGpu": 22213}, {"isl": 16384, "tokensPerSecondPerGpu": 24870}, {"isl": 32768, "tokensPerSecondPerGpu": 21963}, {"isl": 65536, "tokensPerSecondPerGpu": 17707}]
+        "w4a16_mxfp4": [
+          {"isl": 1024, "tokensPerSecondPerGpu": 23354},
+          {"isl": 4096, "tokensPerSecondPerGpu": 22768},
+          {"isl": 8192, "tokensPerSecondPerGpu": 22213},
+          {"isl": 16384, "tokensPerSecondPerGpu": 24870},
+          {"isl": 32768, "tokensPerSecondPerGpu": 21963},
+          {"isl": 65536, "tokensPerSecondPerGpu": 17707}
+        ]
       },
       "interTokenLatencyMs": {
-        "w4a16_mxfp4": [{"sequencesPerGpu": 16, "ms": 12.6}, {"sequencesPerGpu": 32, "ms": 15.3}, {"sequencesPerGpu": 64, "ms": 22.6}, {"sequencesPerGpu": 128, "ms": 32.6}, {"sequencesPerGpu": 256, "ms": 59.3}, {"sequencesPerGpu": 384, "ms": 79.3}, {"sequencesPerGpu": 512, "ms": 99.3}, {"sequencesPerGpu": 1024, "ms": 180.4}]
+        "w4a16_mxfp4": [
+          {"sequencesPerGpu": 16, "ms": 12.6},
+          {"sequencesPerGpu": 32, "ms": 15.3},
+          {"sequencesPerGpu": 64, "ms": 22.6},
+          {"sequencesPerGpu": 128, "ms": 32.6},
+          {"sequencesPerGpu": 256, "ms": 59.3},
+          {"sequencesPerGpu": 384, "ms": 79.3},
+          {"sequencesPerGpu": 512, "ms": 99.3},
+          {"sequencesPerGpu": 1024, "ms": 180.4}
+        ]
       }
     }
   }
