@@ -79,15 +79,26 @@ class TestJsonHelpers:
                     found[name[1]] = "\n".join(lines[start + 1:end])
         return found
 
-    def test_should_read_a_helper_that_ends_in_tojson_as_json(self):
+    @staticmethod
+    def is_json(body: str) -> bool:
+        try:
+            json.loads(body)
+        except ValueError:
+            return False
+        return True
+
+    def test_should_read_a_helper_that_writes_json_as_json(self):
         bodies = self.bodies()
-        json_helpers = [name for name, body in bodies.items() if body.splitlines()[-1].startswith("{{- toJson ")]
-        assert len(json_helpers) >= 8, json_helpers
+        json_helpers = [name for name, body in bodies.items()
+                        if body.splitlines()[-1].startswith("{{- toJson ") or self.is_json(body)]
+        assert len(json_helpers) >= 22 and "gpt-oss.roleTable" in json_helpers, json_helpers
         texts = "\n".join(path.read_text() for path in (CHART_DIR / "templates").rglob("*") if path.is_file())
         memo_of = {re.search(r'gpt-oss\.memo" \(list "([^"]+)"', body)[1]: name for name, body in bodies.items()
                    if 'include "gpt-oss.memo"' in body}
         read_as_yaml = [name for name in json_helpers for reader in (name, memo_of.get(name))
                         if reader and re.search(rf'include "{re.escape(reader)}" [^|}}]*\| fromYaml', texts)]
+        # the printf-named tables too (gpt-oss.trtllmKeys.<release>)
+        read_as_yaml += re.findall(r'include \(printf "gpt-oss\.trtllmKey[^"]*"[^|}]*\| fromYaml', texts)
         assert read_as_yaml == []
 
     def test_should_write_the_generated_tables_as_json(self):

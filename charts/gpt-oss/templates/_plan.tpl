@@ -1,19 +1,16 @@
 {{- /* The plan: the worker roles and every number the chart computes from them (_plan-*.tpl: the rest of the plan). */}}
 
 {{/*
-Worker roles in a fixed order, with the Dynamo component name and disaggregation mode of each.
-Usage: {{ range $role := include "gpt-oss.roleTable" . | fromYamlArray }}
+Worker roles in a fixed order, with the Dynamo component name and disaggregation mode of each. JSON: eight checks
+and templates read it in every render.
+Usage: {{ range $role := include "gpt-oss.roleTable" . | fromJsonArray }}
 */}}
 {{- define "gpt-oss.roleTable" -}}
-- key: worker
-  component: TRTLLMWorker
-  mode: agg
-- key: prefill
-  component: TRTLLMPrefillWorker
-  mode: prefill
-- key: decode
-  component: TRTLLMDecodeWorker
-  mode: decode
+[
+  {"key": "worker", "component": "TRTLLMWorker", "mode": "agg"},
+  {"key": "prefill", "component": "TRTLLMPrefillWorker", "mode": "prefill"},
+  {"key": "decode", "component": "TRTLLMDecodeWorker", "mode": "decode"}
+]
 {{- end }}
 
 {{/*
@@ -57,7 +54,7 @@ Usage: {{ $plan := include "gpt-oss.computePlan" . | fromYaml }} (templates read
   "scaledBy" $owner.scaledBy "minReplicas" (int $owner.minReplicas) "maxReplicas" (int $owner.maxReplicas)) }}
 {{- $totalGpus = $gpus }}
 {{- else }}
-{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- range $row := include "gpt-oss.roleTable" . | fromJsonArray }}
 {{- $role := get $.Values.workers $row.key }}
 {{- if $role.enabled }}
 {{- $owner := get $owners $row.key }}

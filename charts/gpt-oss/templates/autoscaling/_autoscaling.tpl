@@ -49,7 +49,7 @@ Usage: {{ include "gpt-oss.computeReplicaOwners" . }} (templates read it through
 {{- $_ := set $owners "server" $entry }}
 {{- else }}
 {{- $live := include "gpt-oss.liveDGD" . | fromJson }}
-{{- $rows := prepend (include "gpt-oss.roleTable" . | fromYamlArray) (dict "key" "frontend" "component" "Frontend" "mode" "frontend") }}
+{{- $rows := prepend (include "gpt-oss.roleTable" . | fromJsonArray) (dict "key" "frontend" "component" "Frontend" "mode" "frontend") }}
 {{- range $row := $rows }}
 {{- $role := ternary $.Values.frontend (get $.Values.workers $row.key) (eq $row.key "frontend") }}
 {{- $a := $role.autoscaling }}

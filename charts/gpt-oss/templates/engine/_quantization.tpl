@@ -16,7 +16,7 @@ Usage: {{ $quant := include "gpt-oss.quantization" . | fromYaml }}
 {{- $_ := set $roles "server" (dict "override" .Values.trtllmServe.overrideQuantAlgo "overrideKey" "trtllmServe.overrideQuantAlgo" "backend"
   (include "gpt-oss.trtllmServe.moeBackend" .)) }}
 {{- else }}
-{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- range $row := include "gpt-oss.roleTable" . | fromJsonArray }}
 {{- $role := get $.Values.workers $row.key }}
 {{- if $role.enabled }}
 {{- $backend := get (get (default dict $role.engine) "moe_config" | default dict) "backend" | default "" }}

@@ -27,7 +27,7 @@ Usage: {{ include "gpt-oss.checkValues.benchmark" . }}
 {{- end }}
 {{- $w := .Values.workers }}
 {{- $bench := .Values.benchmark }}
-{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- range $row := include "gpt-oss.roleTable" . | fromJsonArray }}
 {{- $role := get $w $row.key }}
 {{- if $role.enabled }}
 {{- $key := printf "workers.%s" $row.key }}

@@ -30,7 +30,7 @@ Usage: {{ include "gpt-oss.checkValues.engine" . }}
   "moe_expert_parallel_size" "expertParallelSize" "enable_attention_dp" "attentionDP" "max_batch_size" "maxBatchSize"
   "max_num_tokens" "maxNumTokens" "max_seq_len" "maxSeqLen" }}
 {{- $w := .Values.workers }}
-{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- range $row := include "gpt-oss.roleTable" . | fromJsonArray }}
 {{- $role := get $w $row.key }}
 {{- if $role.enabled }}
 {{- $key := printf "workers.%s" $row.key }}

@@ -28,7 +28,7 @@ Usage: {{ include "gpt-oss.checkValues.hardware" . }}
 {{- $engines = append $engines (dict "key" $key "backend" (include "gpt-oss.trtllmServe.moeBackend" .) "quantKey" "trtllmServe.overrideQuantAlgo"
   "quant" $t.overrideQuantAlgo) }}
 {{- else }}
-{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- range $row := include "gpt-oss.roleTable" . | fromJsonArray }}
 {{- $role := get $.Values.workers $row.key }}
 {{- if $role.enabled }}
 {{- $engines = append $engines (dict "key" (printf "workers.%s.engine.moe_config.backend" $row.key)

@@ -13,7 +13,7 @@ Usage: {{ include "gpt-oss.checkValues.liveState" . }}
 {{- $liveNames := list }}
 {{- range (dig "spec" "components" list $live) }}{{ $liveNames = append $liveNames .name }}{{ end }}
 {{- $names := list "Frontend" }}
-{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- range $row := include "gpt-oss.roleTable" . | fromJsonArray }}
 {{- if (get $.Values.workers $row.key).enabled }}{{ $names = append $names $row.component }}{{ end }}
 {{- end }}
 {{- $liveList := sortAlpha $liveNames | join ", " }}

@@ -8,7 +8,7 @@ Usage: {{ include "gpt-oss.checkValues.parallelism" . }}
 {{- if eq .Values.runtime "dynamo" }}
 {{- $gpu := index . (include "gpt-oss.object" (list "gpt-oss.gpuFacts" .)) }}
 {{- $w := .Values.workers }}
-{{- range $row := include "gpt-oss.roleTable" . | fromYamlArray }}
+{{- range $row := include "gpt-oss.roleTable" . | fromJsonArray }}
 {{- $role := get $w $row.key }}
 {{- if $role.enabled }}
 {{- $key := printf "workers.%s" $row.key }}
