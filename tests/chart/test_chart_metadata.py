@@ -6,7 +6,7 @@ import pytest
 
 
 from ci.generate import chart_json
-from tests.helpers import CHART_DIR, REPO_ROOT, find, render_chart
+from tests.helpers import CHART_DIR, REPO_ROOT, find, render_chart, template_defines
 from tools.gptoss.yaml_text import load_yaml
 
 CHART = load_yaml((CHART_DIR / "Chart.yaml").read_text())
@@ -60,25 +60,6 @@ class TestHelpers:
 class TestJsonHelpers:
     """What a helper builds passes as JSON (Helm parses it several times faster than YAML, in every render)."""
 
-    OPENS = re.compile(r"\{\{-?\s*(?:if|range|with|define|block)\b")
-    ENDS = re.compile(r"\{\{-?\s*end\b")
-
-    @classmethod
-    def bodies(cls) -> dict[str, str]:
-        """Each define's body, by name (its own `end` found by counting the blocks it opens)."""
-        found = {}
-        for path in (CHART_DIR / "templates").rglob("_*.tpl"):
-            lines = path.read_text().splitlines()
-            for start, line in enumerate(lines):
-                name = re.match(r'\{\{- define "([^"]+)" -\}\}$', line)
-                if name:
-                    depth, end = 1, start
-                    while depth:
-                        end += 1
-                        depth += len(cls.OPENS.findall(lines[end])) - len(cls.ENDS.findall(lines[end]))
-                    found[name[1]] = "\n".join(lines[start + 1:end])
-        return found
-
     @staticmethod
     def is_json(body: str) -> bool:
         try:
@@ -88,7 +69,7 @@ class TestJsonHelpers:
         return True
 
     def test_should_read_a_helper_that_writes_json_as_json(self):
-        bodies = self.bodies()
+        bodies = template_defines("_*.tpl")
         json_helpers = [name for name, body in bodies.items()
                         if body.splitlines()[-1].startswith("{{- toJson ") or self.is_json(body)]
         assert len(json_helpers) >= 22 and "gpt-oss.roleTable" in json_helpers, json_helpers
@@ -102,7 +83,7 @@ class TestJsonHelpers:
         assert read_as_yaml == []
 
     def test_should_write_the_generated_tables_as_json(self):
-        bodies = self.bodies()
+        bodies = template_defines("_*.tpl")
         tables = [name for name in bodies if name.startswith(("gpt-oss.trtllmKey", "gpt-oss.sizingTables"))]
         assert len(tables) == 13  # the sizing tables; the key index; per release (5) its keys and history; shared
         for name in tables:
