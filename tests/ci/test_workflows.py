@@ -506,9 +506,10 @@ def test_passes_with_extras():
 '''
 
     def run(self, folder, *options, **env):
-        # the project's pytest settings and this plugin alone (no other plugin's start-up): a second, not ten
+        # the project's pytest settings and this plugin alone (no other plugin's start-up): a second, not ten; one
+        # pytest-xdist worker, whose reports reach the controller as CI's two workers' do
         return subprocess.run([sys.executable, "-m", "pytest", "-p", "xdist", "-p", "tests.passed_elsewhere",
-                               "-p", "no:cacheprovider", "-n", "2", *options, "--rootdir", str(folder),
+                               "-p", "no:cacheprovider", "-n", "1", *options, "--rootdir", str(folder),
                                "-c", str(REPO_ROOT / "pyproject.toml"), "--confcutdir", str(folder),
                                str(folder / "test_scratch.py")],
                               capture_output=True, text=True, cwd=REPO_ROOT, timeout=120,

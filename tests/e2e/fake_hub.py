@@ -85,7 +85,7 @@ class FakeHub:
         self.server.daemon_threads = True
         if ssl_context is not None:
             self.server.socket = ssl_context.wrap_socket(self.server.socket, server_side=True)
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
         scheme = "https" if ssl_context is not None else "http"
         return f"{scheme}://{host}:{self.server.server_address[1]}"
 

@@ -30,11 +30,11 @@ def free_port() -> int:
 class TestStackRunner:
     def test_should_wait_until_a_service_listens(self):
         port = free_port()
-        process = subprocess.Popen([sys.executable, "-c", LATE_LISTENER, str(port), "0.5"])
+        process = subprocess.Popen([sys.executable, "-c", LATE_LISTENER, str(port), "0.25"])
         try:
             started = time.monotonic()
             stack.wait_listening("nats", process, f"127.0.0.1:{port}")
-            assert time.monotonic() - started >= 0.4
+            assert time.monotonic() - started >= 0.25
             assert process.poll() is None
         finally:
             process.kill()

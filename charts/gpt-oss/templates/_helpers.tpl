@@ -60,7 +60,7 @@ NetworkPolicies, RBAC, PodDisruptionBudgets, CRs, exceed the fullname by at most
 plus a fixed text, so gpt-oss.checkValues.names gets the longest fullname this configuration allows from the widest
 gap. 63: a Service name and a label value are DNS-1123 labels; a Job's name is its pods' job-name label; a Pod's name
 its hostname; a KEDA ScaledObject's name a label of the HPA KEDA makes.
-Usage: {{ $names := include "gpt-oss.limitedNames" . | fromYamlArray }}
+Usage: {{ $names := include "gpt-oss.limitedNames" . | fromJsonArray }}
 */}}
 {{- define "gpt-oss.limitedNames" -}}
 {{- $fullname := include "gpt-oss.fullname" . }}
@@ -122,7 +122,7 @@ Usage: {{ $names := include "gpt-oss.limitedNames" . | fromYamlArray }}
 {{- $_ := set . "limit" 63 }}
 {{- if not (hasKey . "length") }}{{ $_ = set . "length" (len .name) }}{{ end }}
 {{- end }}
-{{- toYaml $names }}
+{{- toJson $names }}
 {{- end }}
 
 {{/*

@@ -8,8 +8,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import subprocess
-import sys
 
 import jsonschema
 import pytest
@@ -19,6 +17,7 @@ from tests.helpers import (CHART_DIR, DGD, DYNAMO_OVERLAYS, HPA, OVERLAYS, REPO_
                            TRTLLM_SERVE_OVERLAYS, Refusal, assert_refused, dgd_components, dgd_workers, find,
                            load_values, refusal_params, render_chart, render_notes)
 from tests.helpers.schemas import _strict, crd_file, dgd_errors, kubernetes_errors
+from tools.gptoss import plan as plan_tool
 from tools.gptoss.plan import scaling_lines
 from tools.gptoss.yaml_text import load_yaml
 
@@ -416,29 +415,31 @@ class TestReadout:
         assert "; aiconfigurator model gb200, ISL 8192 / OSL 1024\n    decides by throughput" in aic
 
 
-    def test_should_print_ranges_gpus_metric_and_planner_in_the_plan_command(self):
+    def test_should_print_ranges_gpus_metric_and_planner_in_the_plan_command(self, capsys):
         values = {**LINE_1_2, "workers": {"decode": {"autoscaling": {"enabled": True, "maxReplicas": 4, "scaler": "hpa"}}},
                   "frontend": {"autoscaling": {"enabled": True, "maxReplicas": 3}}}
-        result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "plan.py"), "values/disagg-k8s.yaml",
-                                 "--set-json", json.dumps(values)], capture_output=True, text=True, cwd=REPO_ROOT)
-        assert result.returncode == 0, result.stderr
+        # tools/plan.py's main, in this process (its renders memoized)
+        code = plan_tool.main(["values/disagg-k8s.yaml", "--set-json", json.dumps(values)])
+        out, err = capsys.readouterr()
+        assert code == 0, err
         assert ("Autoscaling workers.decode: 1-4 replicas, 4-16 GPUs, HorizontalPodAutoscaler gpt-oss-decode -> "
                 "DynamoGraphDeploymentScalingAdapter gpt-oss-trtllmdecodeworker; metric External "
-                'dynamo_component_inflight_requests {"averageValue": "1280", "type": "AverageValue"}') in result.stdout
+                'dynamo_component_inflight_requests {"averageValue": "1280", "type": "AverageValue"}') in out
         assert ("Autoscaling frontend: 1-3 replicas, 0-0 GPUs, ScaledObject gpt-oss-frontend -> "
-                "DynamoGraphDeploymentScalingAdapter gpt-oss-frontend; metric prometheus " + FRONTEND_INFLIGHT) in result.stdout
+                "DynamoGraphDeploymentScalingAdapter gpt-oss-frontend; metric prometheus " + FRONTEND_INFLIGHT) in out
         # Each scaler's query and the scrape setups its series come from (tools/plan.py monitoring_lines).
         assert ("  Query of ScaledObject gpt-oss-frontend (KEDA): " + FRONTEND_INFLIGHT + "\n"
-                "    scrape: the Dynamo platform's dynamo-frontend PodMonitor or monitoring.podMonitor") in result.stdout
+                "    scrape: the Dynamo platform's dynamo-frontend PodMonitor or monitoring.podMonitor") in out
         assert ("  Query of HorizontalPodAutoscaler gpt-oss-decode (prometheus-adapter (rules: docs/monitoring.md)): "
                 'sum(max by (namespace, pod, worker_id, model) (dynamo_component_inflight_requests{namespace="llm",'
                 'dynamo_component="tensorrt_llm",dynamo_endpoint="generate"}))\n'
-                "    scrape: any scrape of the workers' system port") in result.stdout
-        planner = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "plan.py"), "values/agg.yaml",
-                                  "--set-json", json.dumps({"planner": {**AIC_PLANNER, "maxGpuBudget": 12}})],
-                                 capture_output=True, text=True, cwd=REPO_ROOT)
+                "    scrape: any scrape of the workers' system port") in out
+        planner_values = {"planner": {**AIC_PLANNER, "maxGpuBudget": 12}}
+        code = plan_tool.main(["values/agg.yaml", "--set-json", json.dumps(planner_values)])
+        planner, err = capsys.readouterr()
+        assert code == 0, err
         assert ("SLA planner (component Planner, agg, sla): TTFT 500 ms, ITL 50 ms, GPU budget -1..12, "
-                "min 1 replica(s) per worker role, aiconfigurator gb200 ISL 128 / OSL 1000") in planner.stdout, planner.stderr
+                "min 1 replica(s) per worker role, aiconfigurator gb200 ISL 128 / OSL 1000") in planner
 
 
 class TestLint:
@@ -450,10 +451,9 @@ class TestLint:
                                               "monitoring": {"podMonitor": {"enabled": True}}}),
     ], ids=["agg-scalers", "disagg-planner", "trtllm-serve-scaler-and-podmonitor"])
     def test_should_lint_the_new_templates_strictly(self, overlay, values):
-        import helm_python
-        from tests.chart.test_lint import problems
+        from tests.chart.test_lint import lint, problems
         for kube_version in ("1.29.0", "1.37.0"):
-            report = helm_python.lint(CHART_DIR, load_values([overlay], values), strict=True, kube_version=kube_version)
+            report = lint(load_values([overlay], values), kube_version)
             assert problems(report) == [], kube_version
 
 

@@ -335,14 +335,14 @@ class TestPlan:
                             "template(s); pods need no local disk for the model")
         assert lines[3] == "    the servers start offline (HF_HUB_OFFLINE=1): they never reach the Hub"
 
-    def test_should_show_an_image_volume_and_its_check(self, plan_tool):
-        result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "plan.py"), "values/agg.yaml", "--set-json",
-                                 json.dumps(SOURCES["oci-imageVolume"])], capture_output=True, text=True, cwd=REPO_ROOT)
-        assert result.returncode == 0, result.stderr
-        assert f"from the OCI image {REPOSITORY}@{DIGEST}" in result.stdout
+    def test_should_show_an_image_volume_and_its_check(self, plan_tool, capsys):
+        status = plan_tool.main(["values/agg.yaml", "--set-json", json.dumps(SOURCES["oci-imageVolume"])])
+        out, err = capsys.readouterr()
+        assert status == 0, err
+        assert f"from the OCI image {REPOSITORY}@{DIGEST}" in out
         assert (f"checked: check-model init containers check every file against manifest sha256 {MANIFEST} before the "
-                "containers of gpt-oss/Frontend, gpt-oss/TRTLLMWorker start") in result.stdout
-        assert "disk: each node running them holds the image in its container runtime's image store; no PVC" in result.stdout
+                "containers of gpt-oss/Frontend, gpt-oss/TRTLLMWorker start") in out
+        assert "disk: each node running them holds the image in its container runtime's image store; no PVC" in out
 
 
 class TestDownloaderImage:

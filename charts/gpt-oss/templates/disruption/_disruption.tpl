@@ -6,7 +6,7 @@ selected by the labels the operator itself puts on every pod of a component, on 
 Deployment pathway alike (nvidia.com/dynamo-graph-deployment-name and nvidia.com/dynamo-component, the
 DGD component name; tests/chart/exposure/test_exposure.py cites the operator source); trtllm-serve pods by the
 Deployment's own selector.
-Usage: {{ range include "gpt-oss.disruptionBudgets" . | fromYamlArray }}
+Usage: {{ range include "gpt-oss.disruptionBudgets" . | fromJsonArray }}
 */}}
 {{- define "gpt-oss.disruptionBudgets" -}}
 {{- $plan := index . (include "gpt-oss.object" (list "gpt-oss.plan" .)) }}
@@ -24,5 +24,5 @@ Usage: {{ range include "gpt-oss.disruptionBudgets" . | fromYamlArray }}
   (merge (dict "nvidia.com/dynamo-component" .component) $operatorLabels)) }}
 {{- end }}
 {{- end }}
-{{- toYaml $budgets }}
+{{- toJson $budgets }}
 {{- end }}

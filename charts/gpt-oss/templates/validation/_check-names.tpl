@@ -26,7 +26,7 @@ Usage: {{ include "gpt-oss.checkValues.names" . }}
 {{- /* Rule: every name of the release within its limit (63 for each name gpt-oss.limitedNames lists). */}}
 {{- $longest := dict }}
 {{- $room := 0 }}
-{{- range $i, $n := include "gpt-oss.limitedNames" . | fromYamlArray }}
+{{- range $i, $n := include "gpt-oss.limitedNames" . | fromJsonArray }}
 {{- $fits := sub (int $n.limit) (sub (int $n.length) (len $fullname)) }}
 {{- if or (eq $i 0) (lt $fits $room) }}{{ $room = $fits }}{{ $longest = $n }}{{ end }}
 {{- end }}

@@ -38,11 +38,15 @@ Usage: {{ include "gpt-oss.checkValues.urls" . }}
   (list "planner.prometheusEndpoint" .Values.planner.prometheusEndpoint $withPath "http(s)://host[:port][/path]") }}
 {{- $misshapen := list }}
 {{- $withCredentials := list }}
+{{- /* Each (form, URL) matched once: most keys share a form and a default (Helm compiles a pattern per match). */}}
+{{- $matched := dict }}
 {{- range $forms }}
 {{- $url := index . 1 }}
-{{- if not (regexMatch (index . 2) $url) }}
+{{- $key := printf "%s %s" (index . 2) $url }}
+{{- if not (hasKey $matched $key) }}{{ $_ := set $matched $key (regexMatch (index . 2) $url) }}{{ end }}
+{{- if not (get $matched $key) }}
 {{- $misshapen = append $misshapen (printf "%s=%q (allowed: %s)" (index . 0) (include "gpt-oss.maskedUrl" $url) (index . 3)) }}
-{{- else if regexMatch `^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@` $url }}
+{{- else if and (contains "@" $url) (regexMatch `^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@` $url) }}
 {{- $withCredentials = append $withCredentials (printf "%s=%s" (index . 0) (include "gpt-oss.maskedUrl" $url)) }}
 {{- end }}
 {{- end }}

@@ -8,23 +8,22 @@ beyond what a pod asks for. tests/chart/validation/test_passthroughs.py checks i
 Usage: {{ $millis := include "gpt-oss.quantityMillis" "16Gi" }}
 */}}
 {{- define "gpt-oss.quantityMillis" -}}
+{{- /* The number, then the rest must be a suffix: one pattern compiled per call (Helm compiles each regex anew). */}}
 {{- $quantity := toString . }}
-{{- if regexMatch "^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$" $quantity }}
 {{- $number := regexFind "^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)" $quantity }}
 {{- $suffix := trimPrefix $number $quantity }}
-{{- $factors := dict "" "1000" "m" "1" "k" "1e6" "M" "1e9" "G" "1e12" "T" "1e15" "P" "1e18" "E" "1e21"
+{{- $factor := get (dict "" "1000" "m" "1" "k" "1e6" "M" "1e9" "G" "1e12" "T" "1e15" "P" "1e18" "E" "1e21"
   "Ki" "1024000" "Mi" "1048576000" "Gi" "1073741824000" "Ti" "1099511627776000" "Pi" "1125899906842624000"
-  "Ei" "1152921504606846976000" }}
-{{- $factor := 1000.0 }}
-{{- if hasKey $factors $suffix }}
-{{- $factor = float64 (get $factors $suffix) }}
-{{- else }}
+  "Ei" "1152921504606846976000") $suffix }}
+{{- if and $number $factor }}
+{{- printf "%v" (mulf (float64 $number) (float64 $factor)) }}
+{{- else if and $number (regexMatch "^[eE][+-]?[0-9]+$" $suffix) }}
 {{- /* an exponent: e3 is 10^3 */}}
 {{- $exponent := int (trimPrefix "+" (substr 1 (len $suffix) $suffix)) }}
+{{- $millis := 1000.0 }}
 {{- range until (int (max $exponent (sub 0 $exponent))) }}
-{{- $factor = ternary (mulf $factor 10.0) (divf $factor 10.0) (gt $exponent 0) }}
+{{- $millis = ternary (mulf $millis 10.0) (divf $millis 10.0) (gt $exponent 0) }}
 {{- end }}
-{{- end }}
-{{- printf "%v" (mulf (float64 $number) $factor) }}
+{{- printf "%v" (mulf (float64 $number) $millis) }}
 {{- end }}
 {{- end }}
