@@ -63,6 +63,11 @@ def help_of(words: tuple[str, ...]) -> str:
         status = 0
     except SystemExit as leaving:
         status = leaving.code if isinstance(leaving.code, int) else 0 if leaving.code is None else 1
+        if isinstance(leaving.code, str):
+            stderr.write(leaving.code)  # what the interpreter prints for sys.exit("message")
+    except Exception as error:  # the last line of the traceback the interpreter would print
+        status = 1
+        stderr.write(f"{type(error).__name__}: {error}")
     finally:
         sys.argv = argv
     if status or not stdout.getvalue().startswith(f"usage: python -m {' '.join(words)}"):
