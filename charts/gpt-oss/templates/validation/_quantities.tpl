@@ -8,7 +8,7 @@ beyond what a pod asks for. tests/chart/validation/test_passthroughs.py checks i
 Usage: {{ $millis := include "gpt-oss.quantityMillis" "16Gi" }}
 */}}
 {{- define "gpt-oss.quantityMillis" -}}
-{{- /* The number, then the rest must be a suffix: one pattern compiled per call (Helm compiles each regex anew). */}}
+{{- /* The number, then the rest a suffix of the table: one pattern to compile, a second for an exponent (Helm compiles each anew). */}}
 {{- $quantity := toString . }}
 {{- $number := regexFind "^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)" $quantity }}
 {{- $suffix := trimPrefix $number $quantity }}
