@@ -16,6 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 from typing import NamedTuple
+from unittest import mock
 
 import pytest
 
@@ -55,10 +56,9 @@ def help_of(words: tuple[str, ...]) -> str:
     if words[0] not in ROOMS:
         return f"{words[0]} is not a room's entry point ({', '.join(ROOMS)})"
     stdout, stderr = io.StringIO(), io.StringIO()
-    argv = sys.argv
-    sys.argv = [words[0], *words[1:], "--help"]
     try:
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        with mock.patch.object(sys, "argv", [words[0], *words[1:], "--help"]), contextlib.redirect_stdout(stdout), \
+                contextlib.redirect_stderr(stderr):
             runpy.run_module(words[0], run_name="__main__", alter_sys=False)
         status = 0
     except SystemExit as leaving:
@@ -68,8 +68,6 @@ def help_of(words: tuple[str, ...]) -> str:
     except Exception as error:  # the last line of the traceback the interpreter would print
         status = 1
         stderr.write(f"{type(error).__name__}: {error}")
-    finally:
-        sys.argv = argv
     if status or not stdout.getvalue().startswith(f"usage: python -m {' '.join(words)}"):
         return f"exit {status}: {(stderr.getvalue() or stdout.getvalue()).strip().splitlines()[-1:]}"
     return ""
